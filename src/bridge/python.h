@@ -1,0 +1,31 @@
+// The embedded Python interpreter (pybind11). References, the operator tracer
+// and Python-family solutions run in it; the C++ side talks to our Python
+// helpers (python/solbench_py/) through JSON strings, so no Python types leak
+// into other modules' headers.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace solbench::bridge {
+
+// False when solbench was built without embedded Python.
+bool python_available();
+
+// Folder holding the `solbench_py` package: $SOLBENCH_PYTHON_DIR, else the
+// source tree's python/ folder recorded at build time, else <exe>/../share/solbench/python.
+std::filesystem::path python_package_dir();
+
+// Starts the interpreter once per process (idempotent) with python_package_dir()
+// on sys.path. Throws std::runtime_error when unavailable.
+void ensure_interpreter();
+
+// Calls solbench_py.<module>.<function>(arg) where arg and the result are JSON
+// text. A Python exception becomes std::runtime_error carrying its traceback.
+std::string call_json(std::string_view module, std::string_view function, const std::string& arg);
+
+// torch.__version__, or "" when torch cannot be imported.
+std::string torch_version();
+
+}  // namespace solbench::bridge

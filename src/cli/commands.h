@@ -1,0 +1,17 @@
+// The subcommands of `solbench`. Each registers itself on the CLI11 app and
+// returns the process exit code through the callback it installs.
+//
+// Exit codes (every subcommand): 0 success/valid, 1 invalid input or a failed
+// evaluation step, 2 usage error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace solbench::cli {
+
+// Set by a subcommand's callback; main() returns it.
+int& exit_code();
+
+void add_validate_command(CLI::App& app);
+
+}  // namespace solbench::cli

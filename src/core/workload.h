@@ -1,0 +1,73 @@
+// workload.jsonl: concrete axis values, input sources and tolerances, one per line.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/json.h"
+
+namespace solbench {
+
+struct Definition;
+
+enum class InputKind { Random, Scalar, Safetensors, Custom };
+
+struct InputSource {
+  InputKind kind = InputKind::Random;
+  json value;              // Scalar: the value (number or bool)
+  std::string path;        // Safetensors: relative to the data set root
+  std::string tensor_key;  // Safetensors
+  bool operator==(const InputSource&) const = default;
+};
+
+struct Tolerance {
+  double max_atol = 1e-2;
+  double max_rtol = 1e-2;
+  double required_matched_ratio = 0.99;
+  std::optional<double> max_error_cap;
+  bool allow_negative_inf = false;
+  bool operator==(const Tolerance&) const = default;
+};
+
+struct Workload {
+  std::string uuid;
+  std::vector<std::pair<std::string, int64_t>> axes;           // var axes only
+  std::vector<std::pair<std::string, InputSource>> inputs;     // by input name
+  std::optional<Tolerance> tolerance;  // as written; nullopt: defaults
+  json extra = json::object();         // unknown keys, preserved on write
+  int line = 0;                        // 1-based line in its file (0: not from a file)
+
+  Tolerance effective_tolerance() const { return tolerance.value_or(Tolerance{}); }
+  std::optional<int64_t> axis(std::string_view name) const;
+  const InputSource* input(std::string_view name) const;
+
+  // Equality ignores `line`.
+  bool operator==(const Workload& o) const {
+    return uuid == o.uuid && axes == o.axes && inputs == o.inputs &&
+           tolerance == o.tolerance && extra == o.extra;
+  }
+};
+
+std::string_view input_kind_name(InputKind k);
+
+// Parses one workload object (shape of the line only, without a definition).
+Workload parse_workload(const json& j, const std::string& file, int line, Diagnostics& diags);
+
+// Checks a workload against its definition: axes are exactly the var axes,
+// every input has a source of a fitting kind, constraints hold, shapes resolve.
+void check_workload(const Definition& def, const Workload& w, const std::string& file,
+                    Diagnostics& diags);
+
+// Reads every line (blank lines skipped); a bad line is reported and skipped,
+// the good ones are returned. Duplicate uuids are reported.
+std::vector<Workload> load_workloads(const std::filesystem::path& path, Diagnostics& diags);
+
+json to_json(const Workload& w);
+std::string to_jsonl(const std::vector<Workload>& ws);
+
+}  // namespace solbench
