@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -63,6 +65,67 @@ struct Definition {
 
   bool operator==(const Definition&) const = default;
 };
+
+namespace detail {
+
+// Helpers shared by the format parsers (definition, workload, solution, trace).
+
+// A JSON value as quoted in messages: "found 3", "found \"x\"", "found an array".
+std::string describe_json(const json& j);
+// JSON paths: join_path("inputs", "x") == "inputs.x"; index_path("shape", 1) == "shape[1]".
+// Keys that are not identifier-like are quoted: inputs["a b"].
+std::string join_path(std::string_view base, std::string_view key);
+std::string index_path(std::string_view base, size_t index);
+
+// Reads typed fields of one JSON document (or one JSONL line) and reports
+// what is wrong with the file, line and JSON path. Every accessor returns
+// nothing (and reports) when a required field is missing or a field has the
+// wrong type; optional fields that are absent or null return nothing silently.
+class FieldReader {
+ public:
+  FieldReader(std::string file, int line, Diagnostics& diags)
+      : file_(std::move(file)), line_(line), diags_(diags) {}
+
+  void error(const std::string& path, std::string message) const {
+    diags_.add(file_, line_, path, std::move(message));
+  }
+  // True when `v` is an object; reports "expected an object" otherwise.
+  bool expect_object(const json& v, const std::string& path) const;
+
+  const json* field(const json& obj, const std::string& obj_path, std::string_view key,
+                    bool required) const;
+  std::optional<std::string> string(const json& obj, const std::string& obj_path,
+                                    std::string_view key, bool required) const;
+  std::optional<int64_t> integer(const json& obj, const std::string& obj_path,
+                                 std::string_view key, bool required) const;
+  std::optional<double> number(const json& obj, const std::string& obj_path,
+                               std::string_view key, bool required) const;
+  std::optional<bool> boolean(const json& obj, const std::string& obj_path,
+                              std::string_view key, bool required) const;
+  // An array of strings; null counts as absent.
+  std::optional<std::vector<std::string>> strings(const json& obj, const std::string& obj_path,
+                                                  std::string_view key, bool required) const;
+
+  // Value checks on an already-found value.
+  std::optional<int64_t> as_integer(const json& v, const std::string& path) const;
+
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  Diagnostics& diags() const { return diags_; }
+
+ private:
+  std::string file_;
+  int line_;
+  Diagnostics& diags_;
+};
+
+// The keys of `obj` not listed in `known`, in file order.
+json unknown_keys(const json& obj, std::initializer_list<std::string_view> known);
+
+// True when `source` has a top-level `def NAME(` (Python function definition).
+bool defines_python_function(std::string_view source, std::string_view name);
+
+}  // namespace detail
 
 // Parses and validates. Problems go to `diags` (with `file` and JSON paths);
 // the returned object holds whatever could be read.

@@ -10,6 +10,7 @@
 
 #include "core/diagnostics.h"
 #include "core/json.h"
+#include "core/resolve.h"
 
 namespace solbench {
 
@@ -62,6 +63,11 @@ Workload parse_workload(const json& j, const std::string& file, int line, Diagno
 // every input has a source of a fitting kind, constraints hold, shapes resolve.
 void check_workload(const Definition& def, const Workload& w, const std::string& file,
                     Diagnostics& diags);
+// check_workload, also returning the resolution when the workload is valid
+// (nullopt when any problem was reported), so callers need not resolve twice.
+std::optional<ResolvedWorkload> check_and_resolve_workload(const Definition& def, const Workload& w,
+                                                           const std::string& file,
+                                                           Diagnostics& diags);
 
 // Reads every line (blank lines skipped); a bad line is reported and skipped,
 // the good ones are returned. Duplicate uuids are reported.

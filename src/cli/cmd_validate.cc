@@ -1,0 +1,298 @@
+// `solbench validate`: checks problem folders (or a data set of them), a
+// solution, and prints a summary of every problem or every error found.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/json.h"
+#include "core/problem.h"
+#include "core/solution.h"
+
+namespace solbench::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ValidateOptions {
+  std::vector<std::string> dirs;
+  std::string definition;
+  std::string workload;
+  std::string solution;
+  bool json_output = false;
+};
+
+struct ProblemResult {
+  std::string label;  // the problem folder as found
+  Problem problem;
+  Diagnostics diags;
+};
+
+struct SolutionResult {
+  std::string path;
+  Solution solution;
+  Diagnostics diags;
+};
+
+std::string human_bytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double v = double(bytes) / 1024;
+  size_t unit = 0;
+  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", v, kUnits[unit]);
+}
+
+std::string_view axis_kind(AxisKind k) {
+  switch (k) {
+    case AxisKind::Const: return "const";
+    case AxisKind::Var: return "var";
+    case AxisKind::Expr: return "expr";
+  }
+  return "?";
+}
+
+std::string axis_summary(const Axis& a) {
+  switch (a.kind) {
+    case AxisKind::Const: return fmt::format("{}=const/{}", a.name, a.value);
+    case AxisKind::Var: return fmt::format("{}=var", a.name);
+    case AxisKind::Expr: return fmt::format("{}=expr/\"{}\"", a.name, a.expression);
+  }
+  return a.name;
+}
+
+json diagnostic_json(const Diagnostic& d) {
+  json j = json::object();
+  j["file"] = d.file;
+  j["line"] = d.line;
+  j["path"] = d.path;
+  j["message"] = d.message;
+  return j;
+}
+
+json diagnostics_json(const Diagnostics& ds) {
+  json a = json::array();
+  for (const auto& d : ds.items()) a.push_back(diagnostic_json(d));
+  return a;
+}
+
+// The problems to validate: one folder with --definition/--workload
+// overrides, or every problem folder at or below each PROBLEM_DIR.
+std::vector<ProblemPaths> collect_targets(const ValidateOptions& o, Diagnostics& global) {
+  std::vector<ProblemPaths> out;
+  if (!o.definition.empty() || !o.workload.empty()) {
+    fs::path base = !o.dirs.empty()           ? fs::path(o.dirs[0])
+                    : !o.definition.empty()   ? fs::path(o.definition).parent_path()
+                                              : fs::path(o.workload).parent_path();
+    if (base.empty()) base = ".";
+    ProblemPaths p = problem_paths(base);
+    if (!o.definition.empty()) p.definition = o.definition;
+    if (!o.workload.empty()) p.workloads = o.workload;
+    out.push_back(std::move(p));
+    return out;
+  }
+  for (const auto& d : o.dirs) {
+    std::error_code ec;
+    if (!fs::exists(d, ec)) {
+      global.add(d, 0, "", "no such file or folder");
+      continue;
+    }
+    auto dirs = find_problem_dirs(d);
+    if (dirs.empty()) global.add(d, 0, "", "no problem folders (with a definition.json) found here");
+    for (const auto& dir : dirs) out.push_back(problem_paths(dir));
+  }
+  return out;
+}
+
+void print_problem_text(const ProblemResult& r) {
+  const Problem& p = r.problem;
+  const Definition& d = p.definition;
+  fmt::print("{}: {}{}{}\n", r.label, d.name.empty() ? "(unnamed)" : d.name,
+             d.op_type.empty() ? "" : " [" + d.op_type + "]",
+             r.diags.empty() ? "" : fmt::format("  INVALID ({} error{})", r.diags.size(),
+                                                r.diags.size() == 1 ? "" : "s"));
+  if (!d.axes.empty()) {
+    std::string axes;
+    for (const auto& a : d.axes) axes += (axes.empty() ? "" : " ") + axis_summary(a);
+    fmt::print("  axes: {}\n", axes);
+  }
+  fmt::print("  workloads: {}\n", p.workloads.size());
+  for (size_t i = 0; i < p.workloads.size(); ++i) {
+    const Workload& w = p.workloads[i];
+    std::string axes;
+    for (const auto& [n, v] : w.axes) axes += fmt::format("{}{}={}", axes.empty() ? "" : " ", n, v);
+    const auto& res = i < p.resolved.size() ? p.resolved[i] : std::nullopt;
+    if (res) {
+      fmt::print("    {:<8}  {}  in {}  out {}\n", w.uuid.substr(0, 8), axes,
+                 human_bytes(res->input_bytes), human_bytes(res->output_bytes));
+    } else {
+      fmt::print("    {:<8}  {}  (invalid)\n", w.uuid.substr(0, 8), axes);
+    }
+  }
+}
+
+json problem_json(const ProblemResult& r) {
+  const Problem& p = r.problem;
+  const Definition& d = p.definition;
+  json j = json::object();
+  j["dir"] = r.label;
+  j["definition"] = p.paths.definition.string();
+  j["workload_file"] = p.paths.workloads.string();
+  j["name"] = d.name;
+  j["op_type"] = d.op_type;
+  j["valid"] = r.diags.empty();
+  json axes = json::array();
+  for (const auto& a : d.axes) {
+    json ja = json::object();
+    ja["name"] = a.name;
+    ja["kind"] = axis_kind(a.kind);
+    if (a.kind == AxisKind::Const) ja["value"] = a.value;
+    if (a.kind == AxisKind::Expr) ja["expression"] = a.expression;
+    axes.push_back(std::move(ja));
+  }
+  j["axes"] = std::move(axes);
+  j["workload_count"] = p.workloads.size();
+  json ws = json::array();
+  for (size_t i = 0; i < p.workloads.size(); ++i) {
+    const Workload& w = p.workloads[i];
+    const auto& res = i < p.resolved.size() ? p.resolved[i] : std::nullopt;
+    json jw = json::object();
+    jw["uuid"] = w.uuid;
+    jw["line"] = w.line;
+    jw["valid"] = res.has_value();
+    json wa = json::object();
+    for (const auto& [n, v] : w.axes) wa[n] = v;
+    jw["axes"] = std::move(wa);
+    if (res) {
+      jw["input_bytes"] = res->input_bytes;
+      jw["output_bytes"] = res->output_bytes;
+    }
+    ws.push_back(std::move(jw));
+  }
+  j["workloads"] = std::move(ws);
+  j["errors"] = diagnostics_json(r.diags);
+  return j;
+}
+
+void run_validate(const ValidateOptions& o) {
+  if (o.dirs.empty() && o.definition.empty() && o.workload.empty() && o.solution.empty())
+    throw CLI::ValidationError("validate",
+                               "nothing to validate: give PROBLEM_DIR, --definition, --workload "
+                               "or --solution");
+  if ((!o.definition.empty() || !o.workload.empty()) && o.dirs.size() > 1)
+    throw CLI::ValidationError("validate",
+                               "--definition/--workload apply to one problem; give at most one PROBLEM_DIR");
+
+  Diagnostics global;  // problems not tied to one problem folder
+  std::vector<ProblemResult> results;
+  for (auto& paths : collect_targets(o, global)) {
+    ProblemResult r;
+    r.label = paths.definition.parent_path().string();
+    if (r.label.empty()) r.label = ".";
+    r.problem = load_problem(paths, r.diags);
+    results.push_back(std::move(r));
+  }
+
+  std::optional<SolutionResult> sol;
+  if (!o.solution.empty()) {
+    sol.emplace();
+    sol->path = o.solution;
+    sol->solution = load_solution(o.solution, sol->diags);
+    // With problems given, the solution must be for one of them.
+    const std::string& want = sol->solution.definition;
+    bool found = results.empty() || want.empty();
+    for (const auto& r : results) found = found || r.problem.definition.name == want;
+    if (!found) {
+      std::string names;
+      for (const auto& r : results)
+        names += (names.empty() ? "\"" : ", \"") + r.problem.definition.name + "\"";
+      sol->diags.add(o.solution, 0, "definition",
+                     fmt::format("solution is for \"{}\", which is not among the problems "
+                                 "validated ({})",
+                                 want, results.size() > 8 ? fmt::format("{} problems", results.size())
+                                                          : names));
+    }
+  }
+
+  Diagnostics all;
+  all.append(global);
+  size_t invalid = 0, workloads = 0;
+  for (const auto& r : results) {
+    all.append(r.diags);
+    invalid += r.diags.empty() ? 0 : 1;
+    workloads += r.problem.workloads.size();
+  }
+  if (sol) all.append(sol->diags);
+
+  if (o.json_output) {
+    json doc = json::object();
+    doc["valid"] = all.empty();
+    json problems = json::array();
+    for (const auto& r : results) problems.push_back(problem_json(r));
+    doc["problems"] = std::move(problems);
+    if (sol) {
+      json js = json::object();
+      js["path"] = sol->path;
+      js["name"] = sol->solution.name;
+      js["definition"] = sol->solution.definition;
+      js["valid"] = sol->diags.empty();
+      js["errors"] = diagnostics_json(sol->diags);
+      doc["solution"] = std::move(js);
+    }
+    doc["errors"] = diagnostics_json(all);
+    json summary = json::object();
+    summary["problems"] = results.size();
+    summary["invalid_problems"] = invalid;
+    summary["workloads"] = workloads;
+    summary["errors"] = all.size();
+    doc["summary"] = std::move(summary);
+    fmt::print("{}\n", doc.dump(2));
+  } else {
+    for (const auto& r : results) print_problem_text(r);
+    if (sol) {
+      const Solution& s = sol->solution;
+      std::string langs;
+      for (auto l : s.spec.languages) langs += (langs.empty() ? "" : ",") + std::string(language_name(l));
+      fmt::print("solution {}: {} for {} [{}] entry {}{}\n", sol->path, s.name, s.definition, langs,
+                 s.spec.entry_point, sol->diags.empty() ? "" : "  INVALID");
+    }
+    for (const auto& d : all.items()) fmt::print(stderr, "{}\n", d.str());
+    std::string what = fmt::format("{} problem{}, {} workload{}{}", results.size(),
+                                   results.size() == 1 ? "" : "s", workloads,
+                                   workloads == 1 ? "" : "s", sol ? ", 1 solution" : "");
+    if (all.empty()) {
+      fmt::print("validated {}: all valid\n", what);
+    } else {
+      std::fflush(stdout);
+      fmt::print(stderr, "validated {}: {} error{} ({} invalid problem{}{})\n", what, all.size(),
+                 all.size() == 1 ? "" : "s", invalid, invalid == 1 ? "" : "s",
+                 sol && !sol->diags.empty() ? ", invalid solution" : "");
+    }
+  }
+  exit_code() = all.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto opts = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Check problem folders (definition.json + workload.jsonl), data sets of them, and solutions");
+  cmd->add_option("PROBLEM_DIR", opts->dirs,
+                  "problem folder, or a folder searched recursively for problem folders");
+  cmd->add_option("--definition", opts->definition, "definition.json to use (one problem)");
+  cmd->add_option("--workload", opts->workload, "workload.jsonl to use (one problem)");
+  cmd->add_option("--solution", opts->solution, "solution.json to check");
+  cmd->add_flag("--json", opts->json_output, "print one JSON document instead of text");
+  cmd->callback([opts] { run_validate(*opts); });
+}
+
+}  // namespace solbench::cli

@@ -1,0 +1,138 @@
+#include "core/json.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace solbench {
+
+namespace {
+
+std::string errno_text(int err) { return std::generic_category().message(err); }
+
+// nlohmann's message starts with "[json.exception.parse_error.101] parse error
+// at line 1, column 5: "; we report our own position, so keep only the reason.
+std::string parse_error_reason(const std::string& what) {
+  std::string s = what;
+  if (auto close = s.find("] "); s.rfind("[json.exception.", 0) == 0 && close != std::string::npos)
+    s = s.substr(close + 2);
+  if (s.rfind("parse error", 0) == 0) {
+    if (auto colon = s.find(": "); colon != std::string::npos) s = s.substr(colon + 2);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::filesystem::path& path) {
+  // POSIX calls rather than iostreams: they report why a read failed (errno),
+  // including EISDIR for a folder, which ifstream would hide.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path.string(), 0, "", "cannot read: " + errno_text(errno));
+  std::string out;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw InputError(path.string(), 0, "", "cannot read: " + errno_text(err));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+json parse_json_text(const std::string& text, const std::string& file, int line) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is the 1-based index of the byte where parsing failed; turn it
+    // into a line and a byte column within that line.
+    size_t offset = e.byte == 0 ? 0 : e.byte - 1;
+    if (offset > text.size()) offset = text.size();
+    int text_line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < offset; ++i) {
+      if (text[i] == '\n') {
+        ++text_line;
+        line_start = i + 1;
+      }
+    }
+    const size_t column = offset - line_start + 1;
+    // For a JSONL record the caller's line number is the file line; the text
+    // is normally one line, but a record with embedded newlines still maps
+    // onto the right file line.
+    const int report_line = line > 0 ? line + text_line - 1 : text_line;
+    throw InputError(file, report_line, "",
+                     "invalid JSON at column " + std::to_string(column) + ": " +
+                         parse_error_reason(e.what()));
+  }
+}
+
+json load_json_file(const std::filesystem::path& path) {
+  return parse_json_text(read_text_file(path), path.string());
+}
+
+void write_text_file(const std::filesystem::path& path, const std::string& text) {
+  const std::string shown = path.string();
+  auto fail = [&](const std::string& what, int err) {
+    throw InputError(shown, 0, "", what + ": " + errno_text(err));
+  };
+
+  const std::filesystem::path parent = path.parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw InputError(shown, 0, "", "cannot create folder " + parent.string() + ": " + ec.message());
+  }
+
+  // The temp file sits in the destination folder so rename() stays on one
+  // file system and is atomic: readers see the old file or the new one, never
+  // a partial write. The name is unique per process and call; O_EXCL guards
+  // against leftovers. 0666 lets the umask decide permissions, like a plain open.
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = path;
+    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) fail("cannot write", errno);
+  }
+  if (fd < 0) fail("cannot create a temporary file", EEXIST);
+
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail("cannot write", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  // No fsync: atomicity against concurrent readers is what callers need; crash
+  // durability is not worth a disk flush per result file.
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("cannot write", err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("cannot write", err);
+  }
+}
+
+}  // namespace solbench

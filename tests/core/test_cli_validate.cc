@@ -1,0 +1,227 @@
+// `solbench validate` end to end: runs the built binary and checks exit codes,
+// stdout, stderr and the --json document.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/json.h"
+
+namespace solbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define EXPECT_HAS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "solbench-cli-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  TempDir(const TempDir&) = delete;  // owns one folder
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `solbench ARGS` with stdout and stderr captured in files.
+CliResult solbench(const TempDir& tmp, const std::string& args) {
+  const fs::path out = tmp.path() / "stdout.txt", err = tmp.path() / "stderr.txt";
+  std::string cmd = std::string("'") + SOLBENCH_BINARY + "' " + args + " >'" + out.string() +
+                    "' 2>'" + err.string() + "'";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+const char* kDefinition = R"({
+  "name": "add_one", "op_type": "elementwise",
+  "axes": {"n": {"type": "var"}, "d": {"type": "const", "value": 1024},
+           "half": {"type": "expr", "expression": "d // 2"}},
+  "inputs": {"x": {"shape": ["n", "d"], "dtype": "bfloat16"}, "s": {"shape": null, "dtype": "float32"}},
+  "outputs": {"y": {"shape": ["n", "half", "2"], "dtype": "float32"}},
+  "reference": "def run(x, s):\n    return x + s\n"
+})";
+
+const char* kWorkloads =
+    "{\"uuid\":\"1234567890abcdef\",\"axes\":{\"n\":512},\"inputs\":{\"x\":{\"type\":\"random\"},"
+    "\"s\":{\"type\":\"scalar\",\"value\":1.0}}}\n"
+    "{\"uuid\":\"fedcba0987654321\",\"axes\":{\"n\":1},\"inputs\":{\"x\":{\"type\":\"random\"},"
+    "\"s\":{\"type\":\"scalar\",\"value\":2}}}\n";
+
+fs::path make_problem(const fs::path& root, const std::string& rel, const std::string& defs = kDefinition,
+                      const std::string& workloads = kWorkloads) {
+  write(root / rel / "definition.json", defs);
+  write(root / rel / "workload.jsonl", workloads);
+  return root / rel;
+}
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+TEST(CliValidate, ValidProblem) {
+  TempDir tmp;
+  fs::path dir = make_problem(tmp.path(), "set/L1/add_one");
+  CliResult r = solbench(tmp, "validate " + quoted(dir));
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_HAS(r.out, "add_one [elementwise]");
+  EXPECT_HAS(r.out, "axes: n=var d=const/1024 half=expr/\"d // 2\"");
+  EXPECT_HAS(r.out, "workloads: 2");
+  // 512 x 1024 bf16 = 1 MiB in; 512 x 512 x 2 fp32 = 2 MiB out.
+  EXPECT_HAS(r.out, "12345678  n=512  in 1.0 MiB  out 2.0 MiB");
+  EXPECT_HAS(r.out, "fedcba09  n=1  in 2.0 KiB  out 4.0 KiB");
+  EXPECT_HAS(r.out, "validated 1 problem, 2 workloads: all valid");
+}
+
+TEST(CliValidate, InvalidProblem) {
+  TempDir tmp;
+  fs::path dir = make_problem(tmp.path(), "set/L1/add_one", kDefinition,
+                              std::string(kWorkloads) + "{\"uuid\":\"x\",\"axes\":{},\"inputs\":{}}\n");
+  CliResult r = solbench(tmp, "validate " + quoted(dir));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_HAS(r.err, "workload.jsonl:3: axes.n: missing value for var axis \"n\"");
+  EXPECT_HAS(r.err, "workload.jsonl:3: inputs.x: missing source for input \"x\"");
+  EXPECT_HAS(r.err, "validated 1 problem, 3 workloads: 3 errors (1 invalid problem)");
+  EXPECT_HAS(r.out, "INVALID (3 errors)");
+  EXPECT_HAS(r.out, "12345678  n=512  in 1.0 MiB");  // the good workloads are still listed
+}
+
+TEST(CliValidate, UsageErrors) {
+  TempDir tmp;
+  EXPECT_EQ(solbench(tmp, "validate --bogus").rc, 2);
+  EXPECT_EQ(solbench(tmp, "validate").rc, 2);
+  EXPECT_EQ(solbench(tmp, "frobnicate").rc, 2);
+  EXPECT_EQ(solbench(tmp, "validate a b --definition x.json").rc, 2);
+  CliResult help = solbench(tmp, "validate --help");
+  EXPECT_EQ(help.rc, 0);
+  EXPECT_HAS(help.out, "--json");
+}
+
+TEST(CliValidate, MissingFolderIsInvalidInput) {
+  TempDir tmp;
+  CliResult r = solbench(tmp, "validate " + quoted(tmp.path() / "nope"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_HAS(r.err, "nope: no such file or folder");
+  CliResult r2 = solbench(tmp, "validate " + quoted(tmp.path()));
+  EXPECT_EQ(r2.rc, 1);
+  EXPECT_HAS(r2.err, "no problem folders");
+}
+
+TEST(CliValidate, FolderOfProblems) {
+  TempDir tmp;
+  make_problem(tmp.path(), "set/L1/a");
+  make_problem(tmp.path(), "set/L2/b");
+  json bad = json::parse(kDefinition);
+  bad["axes"]["half"]["expression"] = "d // missing";
+  make_problem(tmp.path(), "set/L2/c", bad.dump());
+  CliResult r = solbench(tmp, "validate " + quoted(tmp.path() / "set"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_HAS(r.err, "c/definition.json: axes.half.expression: unknown axis \"missing\"");
+  EXPECT_HAS(r.err, "validated 3 problems, 6 workloads: 1 error (1 invalid problem)");
+  fs::remove_all(tmp.path() / "set/L2/c");
+  CliResult ok = solbench(tmp, "validate " + quoted(tmp.path() / "set"));
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_HAS(ok.out, "validated 2 problems, 4 workloads: all valid");
+}
+
+TEST(CliValidate, JsonOutput) {
+  TempDir tmp;
+  fs::path dir = make_problem(tmp.path(), "set/L1/add_one");
+  CliResult r = solbench(tmp, "validate --json " + quoted(dir));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_EQ(doc["valid"], true);
+  ASSERT_EQ(doc["problems"].size(), 1u);
+  const json& p = doc["problems"][0];
+  EXPECT_EQ(p["name"], "add_one");
+  EXPECT_EQ(p["op_type"], "elementwise");
+  EXPECT_EQ(p["workload_count"], 2);
+  EXPECT_EQ(p["axes"][1], json::parse(R"({"name":"d","kind":"const","value":1024})"));
+  EXPECT_EQ(p["workloads"][0]["uuid"], "1234567890abcdef");
+  EXPECT_EQ(p["workloads"][0]["input_bytes"], 1048576);
+  EXPECT_EQ(p["workloads"][0]["output_bytes"], 2097152);
+  EXPECT_EQ(p["workloads"][0]["axes"], json::parse(R"({"n":512})"));
+  EXPECT_EQ(doc["summary"]["errors"], 0);
+
+  write(dir / "workload.jsonl", std::string(kWorkloads) + "{oops\n");
+  CliResult bad = solbench(tmp, "validate --json " + quoted(dir));
+  EXPECT_EQ(bad.rc, 1);
+  json d2 = json::parse(bad.out);
+  EXPECT_EQ(d2["valid"], false);
+  ASSERT_EQ(d2["errors"].size(), 1u);
+  const json& e = d2["errors"][0];
+  EXPECT_EQ(e["file"], (dir / "workload.jsonl").string());
+  EXPECT_EQ(e["line"], 3);
+  EXPECT_EQ(e["path"], "");
+  EXPECT_HAS(e["message"].get<std::string>(), "invalid JSON");
+  EXPECT_EQ(d2["problems"][0]["errors"].size(), 1u);
+}
+
+TEST(CliValidate, ExplicitFilesAndSolution) {
+  TempDir tmp;
+  fs::path dir = make_problem(tmp.path(), "p");
+  write(tmp.path() / "other.jsonl",
+        "{\"uuid\":\"a\",\"axes\":{\"n\":4},\"inputs\":{\"x\":{\"type\":\"random\"},"
+        "\"s\":{\"type\":\"scalar\",\"value\":0}}}\n");
+  CliResult r = solbench(tmp, "validate --definition " + quoted(dir / "definition.json") + " --workload " +
+                            quoted(tmp.path() / "other.jsonl"));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_HAS(r.out, "workloads: 1");
+
+  json sol = json::parse(R"({"name":"s1","definition":"add_one","author":"me",
+    "spec":{"languages":["cpp"],"target_hardware":["cpu"],"entry_point":"k.cc::run",
+            "binding":"native"},
+    "sources":[{"path":"k.cc","content":"int run();"}]})");
+  write(tmp.path() / "solution.json", sol.dump());
+  CliResult s = solbench(tmp, "validate " + quoted(dir) + " --solution " + quoted(tmp.path() / "solution.json"));
+  EXPECT_EQ(s.rc, 0) << s.err;
+  EXPECT_HAS(s.out, "s1 for add_one [cpp] entry k.cc::run");
+
+  sol["definition"] = "other";
+  sol["sources"][0]["path"] = "../k.cc";
+  write(tmp.path() / "solution.json", sol.dump());
+  CliResult bad = solbench(tmp, "validate " + quoted(dir) + " --solution " + quoted(tmp.path() / "solution.json"));
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_HAS(bad.err, "solution.json: sources[0].path: unsafe path \"../k.cc\"");
+  EXPECT_HAS(bad.err, "solution.json: definition: solution is for \"other\"");
+
+  // A solution alone.
+  CliResult alone = solbench(tmp, "validate --solution " + quoted(tmp.path() / "solution.json"));
+  EXPECT_EQ(alone.rc, 1);
+  EXPECT_HAS(alone.err, "unsafe path");
+}
+
+}  // namespace
+}  // namespace solbench
