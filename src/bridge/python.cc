@@ -45,7 +45,19 @@ std::once_flag g_once;
 
 void ensure_interpreter() {
   std::call_once(g_once, [] {
-    g_interpreter = new py::scoped_interpreter();
+    // Start Python as if it were the interpreter found at configure time (or
+    // $SOLBENCH_PYTHON): its prefix, and a virtual environment's site-packages
+    // (pyvenv.cfg next to it), are then found the way that interpreter finds them.
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;  // the worker owns SIGINT/SIGTERM
+    std::string exe;
+    if (const char* env = std::getenv("SOLBENCH_PYTHON"); env && *env) exe = env;
+#ifdef SOLBENCH_PYTHON_EXECUTABLE
+    if (exe.empty()) exe = SOLBENCH_PYTHON_EXECUTABLE;
+#endif
+    if (!exe.empty()) PyConfig_SetBytesString(&config, &config.program_name, exe.c_str());
+    g_interpreter = new py::scoped_interpreter(&config);
     py::module_::import("sys").attr("path").attr("insert")(0, python_package_dir().string());
   });
 }
