@@ -13,5 +13,10 @@ namespace solbench::cli {
 int& exit_code();
 
 void add_validate_command(CLI::App& app);
+void add_sol_command(CLI::App& app);
+void add_hw_command(CLI::App& app);
+// `solbench eval` and the hidden worker mode it re-executes (`solbench __worker`).
+void add_eval_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
 
 }  // namespace solbench::cli

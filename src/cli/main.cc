@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "solbench 0.1.0");
   solbench::cli::add_validate_command(app);
+  solbench::cli::add_sol_command(app);
+  solbench::cli::add_hw_command(app);
+  solbench::cli::add_eval_command(app);
+  solbench::cli::add_worker_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -226,7 +226,10 @@ std::optional<int64_t> parse_digits(std::string_view s) {
 }
 
 std::string expr_error_message(const ExprError& e, std::string_view text) {
-  return fmt::format("{} at offset {} in \"{}\"", e.what(), e.position(), text);
+  // Most ExprError messages already name their offset.
+  const std::string what = e.what();
+  if (what.find(" at offset ") != std::string::npos) return fmt::format("{} in \"{}\"", what, text);
+  return fmt::format("{} at offset {} in \"{}\"", what, e.position(), text);
 }
 
 void parse_axes(const json& j, const FieldReader& r, Definition& d,
@@ -258,6 +261,10 @@ void parse_axes(const json& j, const FieldReader& r, Definition& d,
       }
     } else if (type == "var") {
       a.kind = AxisKind::Var;
+      if (v.contains("value"))
+        r.error(join_path(path, "value"),
+                "a var axis takes its size from each workload (expected no \"value\"; use "
+                "\"type\": \"const\" for a fixed size)");
     } else if (type == "expr") {
       a.kind = AxisKind::Expr;
       if (auto text = r.string(v, path, "expression", true)) {
@@ -344,6 +351,8 @@ std::vector<TensorSpec> parse_tensors(const json& j, std::string_view section, c
             const auto& s = e.get_ref<const std::string&>();
             if (auto lit = parse_digits(s)) {
               dim.literal = *lit;
+            } else if (s.size() > 1 && s[0] == '-' && parse_digits(s.substr(1))) {
+              r.error(epath, fmt::format("dimension {} is negative (expected >= 0)", s));
             } else if (d.find_axis(s)) {
               dim.axis = s;
             } else {
@@ -371,9 +380,20 @@ std::vector<TensorSpec> parse_tensors(const json& j, std::string_view section, c
         t.shape = std::vector<Dim>{};
       }
     }
+    const bool has_shape_field = v.contains("shape");
+    if (section == "outputs" && has_shape_field && t.is_scalar())
+      r.error(join_path(path, "shape"),
+              "an output cannot be a scalar: outputs are pre-allocated and written in place "
+              "(expected an array; [] for a 0-d tensor)");
     if (auto dt = r.string(v, path, "dtype", true)) {
       if (auto parsed = parse_dtype(*dt)) {
         t.dtype = *parsed;
+        if (dtype_info(t.dtype).values_per_element == 2 && has_shape_field &&
+            (t.is_scalar() || t.shape->empty()))
+          r.error(join_path(path, "shape"),
+                  fmt::format("{} packs two values per byte along the last dimension (expected a "
+                              "shape with at least one dimension)",
+                              *dt));
       } else {
         std::string known;
         for (const auto& info : all_dtypes()) known += (known.empty() ? "" : ", ") + std::string(info.name);

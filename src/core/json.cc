@@ -6,6 +6,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <set>
+#include <vector>
 #include <system_error>
 
 namespace solbench {
@@ -50,9 +53,75 @@ std::string read_text_file(const std::filesystem::path& path) {
   return out;
 }
 
+namespace {
+
+// nlohmann keeps the last of two equal keys without a word; a definition with two
+// `inputs.x` entries would silently lose one. This parser callback follows the
+// JSON path while parsing and reports the first repeated key.
+class DuplicateKeyCheck {
+ public:
+  std::string duplicate_path;  // empty while none was seen
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    using E = json::parse_event_t;
+    switch (event) {
+      case E::object_start: frames_.push_back({false, 0, {}, {}}); break;
+      case E::array_start: frames_.push_back({true, 0, {}, {}}); break;
+      case E::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second && duplicate_path.empty()) duplicate_path = path();
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        advance();
+        break;
+      case E::value: advance(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    size_t index;
+    std::set<std::string> keys;
+    std::string key;
+  };
+  std::vector<Frame> frames_;
+
+  void advance() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.array) {
+        out += "[" + std::to_string(f.index) + "]";
+      } else {
+        if (!out.empty()) out += ".";
+        out += f.key;
+      }
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
 json parse_json_text(const std::string& text, const std::string& file, int line) {
   try {
-    return json::parse(text);
+    DuplicateKeyCheck check;
+    json j = json::parse(text, std::ref(check));
+    if (!check.duplicate_path.empty()) {
+      const std::string& p = check.duplicate_path;
+      const std::string key = p.substr(p.find_last_of('.') == std::string::npos ? 0 : p.find_last_of('.') + 1);
+      throw InputError(file, line, p,
+                       "duplicate key \"" + key + "\" (expected each key once per object)");
+    }
+    return j;
   } catch (const json::parse_error& e) {
     // e.byte is the 1-based index of the byte where parsing failed; turn it
     // into a line and a byte column within that line.

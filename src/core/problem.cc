@@ -73,11 +73,20 @@ void check_safetensors_inputs(const ProblemPaths& paths, const Workload& w,
                   fmt::format("no tensor \"{}\" in {}", src->tensor_key, blob.string()));
         continue;
       }
-      if (st->dtype != t.dtype)
+      // Packed FP4x2 is stored as safetensors "F4" (one FP4 value per element), so
+      // the blob's last dimension counts values: twice the definition's bytes.
+      std::vector<int64_t> stored_shape = st->shape;
+      DType stored_dtype = st->dtype;
+      if (t.dtype == DType::Float4E2M1FNx2 && st->dtype == DType::Float4E2M1 &&
+          !stored_shape.empty() && stored_shape.back() % 2 == 0) {
+        stored_shape.back() /= 2;
+        stored_dtype = DType::Float4E2M1FNx2;
+      }
+      if (stored_dtype != t.dtype)
         diags.add(file, w.line, path,
                   fmt::format("tensor \"{}\" in {} has dtype {} (expected {})", src->tensor_key,
                               blob.string(), st->dtype_name, dtype_name(t.dtype)));
-      if (st->shape != t.shape)
+      if (stored_shape != t.shape)
         diags.add(file, w.line, path,
                   fmt::format("tensor \"{}\" in {} has shape [{}] (expected [{}])", src->tensor_key,
                               blob.string(), fmt::join(st->shape, ", "), fmt::join(t.shape, ", ")));

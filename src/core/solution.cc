@@ -99,7 +99,12 @@ void parse_spec(const json& j, const FieldReader& r, BuildSpec& spec) {
     if (!spec.has_language(*lang)) spec.languages.push_back(*lang);
   }
 
-  if (auto th = r.strings(*v, "spec", "target_hardware", true)) spec.target_hardware = *th;
+  if (auto th = r.strings(*v, "spec", "target_hardware", true)) {
+    spec.target_hardware = *th;
+    if (th->empty())
+      r.error("spec.target_hardware",
+              "is empty (expected at least one target, e.g. \"cuda\", \"B200\" or \"cpu\")");
+  }
   if (spec.has_language(Language::Cpp) && v->contains("target_hardware") &&
       std::find(spec.target_hardware.begin(), spec.target_hardware.end(), "cpu") ==
           spec.target_hardware.end())

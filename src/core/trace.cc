@@ -83,13 +83,67 @@ Environment parse_environment(const json& ev, const FieldReader& r) {
   return env;
 }
 
+// YYYY-MM-DDTHH:MM:SS, then optional fraction and zone: the shape iso8601_now() writes
+// and Python's datetime.isoformat() produces.
+bool looks_like_iso8601(const std::string& s) {
+  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
+  if (s.size() < kShape.size()) return false;
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    const char want = kShape[i];
+    const char c = s[i];
+    if (want == 'd' ? (c < '0' || c > '9') : (want == 'T' ? (c != 'T' && c != ' ') : c != want))
+      return false;
+  }
+  return true;
+}
+
+// The spec ties the presence of correctness and performance to the status:
+// correctness for PASSED and INCORRECT_NUMERICAL, performance for PASSED only.
+void check_status_fields(const Evaluation& ev, const FieldReader& r) {
+  const std::string_view status = status_name(ev.status);
+  const bool wants_correctness =
+      ev.status == Status::Passed || ev.status == Status::IncorrectNumerical;
+  if (ev.status == Status::Passed) {
+    if (!ev.performance)
+      r.error("evaluation.performance", "required when status is PASSED (expected an object)");
+    if (!ev.correctness)
+      r.error("evaluation.correctness", "required when status is PASSED (expected an object)");
+  } else if (ev.performance) {
+    r.error("evaluation.performance",
+            fmt::format("must be null when status is {} (only PASSED has timings)", status));
+  }
+  if (ev.correctness && !wants_correctness)
+    r.error("evaluation.correctness",
+            fmt::format("must be null when status is {} (only PASSED and INCORRECT_NUMERICAL "
+                        "carry errors)",
+                        status));
+  if (ev.performance) {
+    const auto& p = *ev.performance;
+    const std::pair<const char*, double> times[] = {{"latency_ms", p.latency_ms},
+                                                     {"reference_latency_ms", p.reference_latency_ms},
+                                                     {"speedup_factor", p.speedup_factor}};
+    for (const auto& [key, value] : times)
+      if (value < 0)
+        r.error(std::string("evaluation.performance.") + key,
+                fmt::format("{} is negative (expected a time or ratio >= 0)", value));
+  }
+  if (ev.correctness) {
+    if (ev.correctness->max_absolute_error < 0)
+      r.error("evaluation.correctness.max_absolute_error", "is negative (expected >= 0)");
+    if (ev.correctness->max_relative_error < 0)
+      r.error("evaluation.correctness.max_relative_error", "is negative (expected >= 0)");
+  }
+}
+
 Evaluation parse_evaluation(const json& j, const FieldReader& r) {
   Evaluation ev;
   const json* v = r.field(j, "", "evaluation", true);
   if (!v || !r.expect_object(*v, "evaluation")) return ev;
+  bool status_known = false;
   if (auto s = r.string(*v, "evaluation", "status", true)) {
     if (auto st = parse_status(*s)) {
       ev.status = *st;
+      status_known = true;
     } else {
       std::string known;
       for (const auto& [id, name] : kStatuses) known += (known.empty() ? "" : ", ") + std::string(name);
@@ -102,9 +156,15 @@ Evaluation parse_evaluation(const json& j, const FieldReader& r) {
   ev.correctness = parse_correctness(*v, r);
   ev.performance = parse_performance(*v, r);
   ev.environment = parse_environment(*v, r);
-  if (auto s = r.string(*v, "evaluation", "timestamp", false)) ev.timestamp = *s;
+  if (auto s = r.string(*v, "evaluation", "timestamp", false)) {
+    ev.timestamp = *s;
+    if (!looks_like_iso8601(*s))
+      r.error("evaluation.timestamp",
+              fmt::format("\"{}\" is not an ISO 8601 time (expected e.g. 2026-11-23T10:15:00Z)", *s));
+  }
   ev.extra = detail::unknown_keys(
       *v, {"status", "log", "correctness", "performance", "environment", "timestamp"});
+  if (status_known) check_status_fields(ev, r);
   return ev;
 }
 

@@ -79,7 +79,7 @@ TEST(Trace, NullCorrectnessAndPerformance) {
   Diagnostics diags;
   Trace t = parse_trace(json::parse(R"({"definition":"d","solution":"s","workload":{},
       "evaluation":{"status":"COMPILE_ERROR","log":"nvcc: error","correctness":null,
-      "performance":null,"environment":{"hardware":"cpu","libs":{}},"timestamp":"t"}})"),
+      "performance":null,"environment":{"hardware":"cpu","libs":{}},"timestamp":"2026-11-23T10:00:00Z"}})"),
                         "traces.jsonl", 1, diags);
   ASSERT_TRUE(diags.empty()) << diags.str();
   EXPECT_EQ(t.evaluation.status, Status::CompileError);

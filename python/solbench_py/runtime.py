@@ -1,0 +1,332 @@
+"""The Python half of the evaluation worker (src/harness/worker.cc).
+
+The C++ worker holds the objects made here (pybind11) and drives the
+evaluation: it generates inputs, runs the reference and the solution, checks
+outputs and times calls. Nothing here trusts the solution: its outputs are
+checked for type, shape, dtype and values; its module lives apart from the
+reference's.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import sys
+import types
+from typing import Any
+
+import torch
+
+from . import correctness, inputs as inputs_mod
+
+
+# ---------------------------------------------------------------- process setup
+
+def init(device: str) -> dict:
+    """Imports torch, warms its thread pools (so threads torch starts lazily are
+    not blamed on the solution), and describes the environment."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
+    torch.set_grad_enabled(False)
+    a = torch.randn(64, 64, device=dev)
+    (a @ a).sum().item()
+    torch.ones(1 << 16, device=dev).sum().item()
+    return {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "hardware": hardware_name(dev),
+        "num_threads": torch.get_num_threads(),
+    }
+
+
+def current_stream(device: str) -> int:
+    """The cudaStream_t (as an int) native kernels launch on: torch's current
+    stream of that device; 0 (NULL) on the CPU."""
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return 0
+    return int(torch.cuda.current_stream(dev).cuda_stream)
+
+
+def hardware_name(dev: torch.device) -> str:
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+# ---------------------------------------------------------------- loading code
+
+def load_reference(source: str, path: str) -> types.ModuleType:
+    """Executes the definition's reference in a module of its own.
+
+    The text is written to `path` first so that tools reading a function's
+    source (inspect, @triton.jit) find it. The module is not registered in
+    sys.modules: the solution cannot import it by name.
+    """
+    with open(path, "w") as f:
+        f.write(source)
+    mod = types.ModuleType("solbench_reference")
+    mod.__file__ = path
+    code = compile(source, path, "exec")
+    exec(code, mod.__dict__)
+    if not callable(mod.__dict__.get("run")):
+        raise RuntimeError("the reference does not define a top-level run() function")
+    return mod
+
+
+def reference_function(mod: types.ModuleType, name: str):
+    fn = mod.__dict__.get(name)
+    if not callable(fn):
+        raise RuntimeError(f"the reference has no function {name}()")
+    return fn
+
+
+def _block_extension_loading() -> None:
+    # Native code must come through the C++ build (import-checked, sandboxed);
+    # building extensions at run time would bypass that.
+    try:
+        import torch.utils.cpp_extension as ext
+    except Exception:  # pragma: no cover - depends on the torch build
+        return
+
+    def refused(*_a, **_k):
+        raise RuntimeError("torch.utils.cpp_extension.load()/load_inline() are not permitted in "
+                           "solbench workers; use a C++ solution (languages cpp or cuda_cpp)")
+
+    ext.load = refused
+    ext.load_inline = refused
+
+
+def load_solution(root: str, sources: list, entry_file: str, entry_function: str):
+    """Writes a Python-family solution's sources under `root` and imports its entry.
+
+    `sources` is [{path, content}] (paths already validated by the parent).
+    Returns the entry function.
+    """
+    for s in sources:
+        dest = os.path.join(root, s["path"])
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "w") as f:
+            f.write(s["content"])
+    _block_extension_loading()
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    if not entry_file.endswith(".py"):
+        raise RuntimeError(f"entry file {entry_file!r} is not a .py file")
+    module_name = entry_file[:-3].replace("/", ".")
+    importlib.invalidate_caches()
+    mod = importlib.import_module(module_name)
+    fn = getattr(mod, entry_function, None)
+    if not callable(fn):
+        raise RuntimeError(f"{entry_file} does not define a function {entry_function}()")
+    return fn
+
+
+def load_extension(path: str, module_name: str, entry_function: str):
+    """Imports a built torch extension (torch binding) and returns its entry."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot import the extension {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, entry_function, None)
+    if not callable(fn):
+        raise RuntimeError(f"the extension does not export {entry_function}()")
+    return fn
+
+
+# ---------------------------------------------------------------- outputs
+
+def normalize_outputs(result: Any, names: list, dtypes: list, device) -> list:
+    """A return-style call's result as a list of tensors in output order.
+
+    Accepts one tensor, a tuple/list in output order, a dict by name, or a
+    Python scalar for a single output (as SOL-ExecBench does).
+    """
+    device = torch.device(device)
+
+    def as_tensor(i, v):
+        if isinstance(v, torch.Tensor):
+            return v
+        if isinstance(v, (bool, int, float)):
+            return torch.tensor(v, dtype=inputs_mod.torch_dtype(dtypes[i]), device=device)
+        raise TypeError(f"output {names[i]}: got {type(v).__name__}, expected a tensor")
+
+    if isinstance(result, dict):
+        missing = [n for n in names if n not in result]
+        if missing:
+            raise TypeError(f"returned dict lacks outputs {missing}")
+        return [as_tensor(i, result[n]) for i, n in enumerate(names)]
+    if isinstance(result, (torch.Tensor, bool, int, float)):
+        if len(names) != 1:
+            raise TypeError(f"returned one value but {len(names)} outputs are defined")
+        return [as_tensor(0, result)]
+    if isinstance(result, (tuple, list)):
+        if len(result) != len(names):
+            raise TypeError(f"returned {len(result)} values but {len(names)} outputs are defined")
+        return [as_tensor(i, v) for i, v in enumerate(result)]
+    raise TypeError(f"returned {type(result).__name__}; expected a tensor, a tuple of "
+                    "tensors or a dict of output name -> tensor")
+
+
+def lazy_outputs(outs: list) -> str:
+    """Names the outputs that are not plain tensors (subclasses can defer or fake work)."""
+    bad = [f"{type(t).__module__}.{type(t).__name__}" for t in outs if type(t) is not torch.Tensor]
+    return ", ".join(bad)
+
+
+# ---------------------------------------------------------------- one workload
+
+class Workload:
+    """Inputs, reference and checks of one resolved workload.
+
+    `spec`: {uuid, axes: {name: value}, inputs: [{name, dtype, shape, description,
+    source}], outputs: [{name, dtype, shape}], tolerance: {...}, op_type,
+    dataset_root}.
+    """
+
+    def __init__(self, spec: dict, device: str, seed: int, reference_run, custom_fn=None):
+        self.spec = spec
+        self.device = torch.device(device)
+        self.seed = int(seed)
+        self.reference_run = reference_run
+        self.custom_fn = custom_fn
+        self.out_names = [o["name"] for o in spec["outputs"]]
+        self.out_dtypes = [o["dtype"] for o in spec["outputs"]]
+        self.tolerance = {**correctness.default_tolerance(), **(spec.get("tolerance") or {})}
+
+    def make_inputs(self, round_index: int) -> list:
+        return inputs_mod.generate_inputs(self.spec, self.seed, round_index, self.device,
+                                          self.custom_fn)
+
+    def run_reference(self, args: list) -> list:
+        # On copies: a reference that writes into its inputs must not change what
+        # the solution sees.
+        out = self.reference_run(*clone_all(args))
+        outs = normalize_outputs(out, self.out_names, self.out_dtypes, self.device)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return [t.detach().clone() if not t.is_contiguous() else t.detach() for t in outs]
+
+    def alloc_outputs(self, refs=None) -> list:
+        outs = inputs_mod.allocate_outputs(self.spec["outputs"], self.device)
+        for i, t in enumerate(outs):
+            inputs_mod.poison_(t, refs[i] if refs is not None else None)
+        return outs
+
+    def repoison(self, outs: list, refs=None) -> None:
+        for i, t in enumerate(outs):
+            inputs_mod.poison_(t, refs[i] if refs is not None else None)
+
+    def collect(self, result, dps_outputs: list, dps: bool) -> list:
+        if dps:
+            return dps_outputs
+        return normalize_outputs(result, self.out_names, self.out_dtypes, self.device)
+
+    def check(self, outs: list, refs: list, check_meta: bool = True) -> dict:
+        return correctness.check_outputs(outs, refs, self.out_names, self.tolerance, check_meta)
+
+    def arg_pool(self, input_sets: list, reference_sets: list, capacity: int, dps: bool):
+        return ArgPool(input_sets, reference_sets, self.spec["outputs"], capacity, dps,
+                       self.device)
+
+
+# ---------------------------------------------------------------- timing arguments
+
+class ArgPool:
+    """Arguments for timed calls: every call gets tensors at addresses no earlier
+    call saw, and values from a rotating set of pre-generated inputs.
+
+    Each tensor argument has one flat buffer; call i copies input set (i mod K)
+    into it at an offset shifted by 256 bytes per call (the copy happens outside
+    the measured span). DPS outputs get the same treatment and are poisoned
+    before every call. Memory: one tensor's storage + capacity * 256 bytes.
+    """
+
+    SHIFT_BYTES = 256
+
+    def __init__(self, input_sets, reference_sets, out_specs, capacity, dps, device):
+        self.sets = input_sets
+        self.refs = reference_sets
+        self.capacity = int(capacity)
+        self.dps = dps
+        self.calls = 0
+        self.in_entries = [self._entry(v) for v in input_sets[0]]
+        self.out_entries = []
+        if dps:
+            outs = inputs_mod.allocate_outputs(out_specs, device)
+            self.out_entries = [self._entry(t) for t in outs]
+
+    def _entry(self, v):
+        if not isinstance(v, torch.Tensor):
+            return None
+        t = v if all(s >= 0 for s in v.stride()) else v.contiguous()
+        span = 1
+        for size, stride in zip(t.shape, t.stride()):
+            if size == 0:
+                span = 0
+                break
+            span += (size - 1) * stride
+        step = max(1, self.SHIFT_BYTES // t.element_size())
+        pool = torch.empty(span + (self.capacity - 1) * step, dtype=t.dtype, device=t.device)
+        return {"pool": pool, "shape": tuple(t.shape), "stride": tuple(t.stride()),
+                "span": span, "step": step}
+
+    def _view(self, e, i):
+        return e["pool"].as_strided(e["shape"], e["stride"], i * e["step"])
+
+    def next(self):
+        """(set index, inputs, outputs) for the next call."""
+        if self.calls >= self.capacity:
+            raise RuntimeError(f"argument pool exhausted after {self.capacity} calls")
+        i = self.calls
+        k = i % len(self.sets)
+        self.calls += 1
+        args = []
+        for e, v in zip(self.in_entries, self.sets[k]):
+            if e is None:
+                args.append(v)
+                continue
+            view = self._view(e, i)
+            view.copy_(v)
+            args.append(view)
+        outs = []
+        for j, e in enumerate(self.out_entries):
+            view = self._view(e, i)
+            inputs_mod.poison_(view, self.refs[k][j])
+            outs.append(view)
+        return k, args, outs
+
+
+# ---------------------------------------------------------------- native binding
+
+def native_args(values: list, dtypes) -> tuple:
+    """Views for the native binding: (keepalive, [(data_ptr, dtype name, shape,
+    strides in elements, device)]) with device -1 for host memory, else the CUDA
+    ordinal. Scalars (`dtypes` gives their definition dtype) become host 0-d
+    tensors kept alive by `keepalive` until the next call."""
+    keep = []
+    views = []
+    for i, v in enumerate(values):
+        if not isinstance(v, torch.Tensor):
+            if dtypes is None:
+                raise TypeError(f"argument {i} is not a tensor")
+            v = torch.tensor(v, dtype=inputs_mod.torch_dtype(dtypes[i]))
+            keep.append(v)
+        dev = v.device
+        views.append((v.data_ptr(), str(v.dtype).replace("torch.", ""), tuple(v.shape),
+                      tuple(v.stride()), -1 if dev.type == "cpu" else int(dev.index or 0)))
+    return keep, views
+
+
+def clone_all(values: list) -> list:
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]

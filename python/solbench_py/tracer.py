@@ -1,0 +1,600 @@
+"""Operator tracer for speed-of-light bounds.
+
+Runs a definition's reference ``run()`` under a ``TorchDispatchMode`` recorder and
+returns the aten operators it issued as a JSON graph (the C++ cost model in
+src/sol/ turns that graph into work and bytes). Called from C++ through
+``bridge::call_json("tracer", "trace", request)``; the request and the answer are
+described in docs/sol.md ("The operator graph").
+
+Modes:
+  meta  inputs are meta tensors with the workload's shapes: nothing is computed,
+        so any size works, but a reference that reads values (``.item()``,
+        data-dependent sizes, Python branches on tensor values) fails.
+  cpu   inputs are real CPU tensors (random, or built by the definition's
+        custom_inputs_entrypoint); large matrix products are not computed (their
+        outputs are random) so that big shapes stay cheap.
+  auto  meta, then cpu when meta fails; the answer says which one ran and why.
+
+Whatever the reference does with devices, "cuda" is mapped to the tracing device.
+A dtype this torch lacks (torch 1.13 has no float8/float4) makes the problem
+"untraceable" with the reason; it is never a crash.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+import traceback
+import types
+
+try:
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError as _e:  # reported per request, not at import
+    torch = None
+    _TORCH_IMPORT_ERROR = str(_e)
+else:
+    _TORCH_IMPORT_ERROR = ""
+
+# Identical operators (same name, overload, argument shapes and values) are
+# recorded once with a count; references that loop in Python over thousands of
+# small operators stay small. The dataflow ids of an aggregated node are those
+# of its first occurrence.
+#
+# Matrix products above this many multiply-accumulates are not computed in cpu
+# mode: their shapes come from a meta run and their values are random.
+_HEAVY_MACS = 1 << 26
+# cpu mode allocates real tensors; refuse workloads whose inputs exceed this.
+_CPU_INPUT_LIMIT_BYTES = 6 << 30
+
+_FORMAT_DTYPES = {
+    "float64": "float64", "float32": "float32", "float16": "float16",
+    "bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2", "float4_e2m1": "float4_e2m1fn_x2",
+    "float4_e2m1fn_x2": "float4_e2m1fn_x2", "int64": "int64", "int32": "int32",
+    "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
+}
+
+_HEAVY_OPS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "convolution",
+              "_convolution", "matmul", "linear"}
+
+
+class Untraceable(Exception):
+    """This torch cannot run the reference at all (missing dtype or API)."""
+
+
+class NeedsValues(Exception):
+    """A meta trace hit something that needs real tensor values."""
+
+
+def _dtype_name(dt) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def _torch_dtype(name: str):
+    attr = _FORMAT_DTYPES.get(name, name)
+    dt = getattr(torch, attr, None)
+    if not isinstance(dt, torch.dtype):
+        raise Untraceable(f"torch {torch.__version__} has no dtype {name}")
+    return dt
+
+
+def _jsonable_scalar(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return v
+
+
+class _Graph:
+    """The recorded operators and the identities of the tensors they touch."""
+
+    def __init__(self):
+        self.next_id = 0
+        self.nodes = {}      # signature -> node (dicts keep first-seen order)
+        self.recording = False
+        self.raw_ops = 0
+        self.input_ids = {}  # tensor id -> definition input name
+        # Outputs of an aggregated (repeated) call stand for the first call's
+        # outputs, so later operators that consume them point at recorded ids.
+        self.alias = {}
+
+    def tid(self, t) -> int:
+        i = getattr(t, "_solbench_id", None)
+        if i is None:
+            i = self.next_id
+            self.next_id += 1
+            try:
+                t._solbench_id = i
+            except Exception:  # some tensor subclasses refuse attributes
+                pass
+        return self.alias.get(i, i)
+
+    def root(self, t) -> int:
+        b = t
+        while getattr(b, "_base", None) is not None:
+            b = b._base
+        return self.tid(b)
+
+    def ref(self, t) -> dict:
+        r = {"id": self.tid(t), "shape": list(t.shape), "dtype": _dtype_name(t.dtype)}
+        base = self.root(t)
+        if base != r["id"]:
+            r["base"] = base
+        return r
+
+    def encode(self, v):
+        if isinstance(v, torch.Tensor):
+            return self.ref(v)
+        if isinstance(v, (list, tuple)):
+            return [self.encode(x) for x in v]
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if isinstance(v, float):
+            return _jsonable_scalar(v)
+        if isinstance(v, torch.dtype):
+            return _dtype_name(v)
+        return str(v)
+
+    def signature_of(self, v):
+        """An argument as it matters for cost: shapes and values, not identities.
+        Tensors derived from a definition input keep that input's name so that
+        aggregated nodes read the same inputs."""
+        if isinstance(v, torch.Tensor):
+            src = self.input_ids.get(self.root(v))
+            return ("T", tuple(v.shape), str(v.dtype), src)
+        if isinstance(v, (list, tuple)):
+            return tuple(self.signature_of(x) for x in v)
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        return str(v)
+
+    def record(self, func, args, kwargs, out, name=None, overload=None):
+        """Adds one operator call. `func` is an aten OpOverload; a synthetic
+        operator (func None) passes its name, overload and arguments by keyword."""
+        self.raw_ops += 1
+        if func is not None:
+            schema = func._schema
+            name, overload = schema.name, func._overloadname
+            names = [a.name for a in schema.arguments]
+            bound = [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)]
+            bound += [(k, v) for k, v in kwargs.items()]
+        else:
+            bound = list(kwargs.items())
+        outs = _flatten_tensors(out)
+        sig = (name, overload, tuple((k, self.signature_of(v)) for k, v in bound),
+               tuple((tuple(o.shape), str(o.dtype)) for o in outs))
+        node = self.nodes.get(sig)
+        if node is not None:
+            node["count"] += 1
+            for o, first in zip(outs, node["outputs"]):
+                raw = self.tid(o)
+                if raw != first["id"] and raw not in self.input_ids:
+                    self.alias[raw] = first["id"]
+            return
+        self.nodes[sig] = {
+            "op": name,
+            "overload": overload or "default",
+            "count": 1,
+            "args": {k: self.encode(v) for k, v in bound},
+            "outputs": [self.ref(o) for o in outs],
+        }
+
+
+def _flatten_tensors(x):
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        r = []
+        for y in x:
+            r.extend(_flatten_tensors(y))
+        return r
+    return []
+
+
+def _tree_map(fn, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tree_map(fn, y) for y in x)
+    if isinstance(x, dict):
+        return {k: _tree_map(fn, v) for k, v in x.items()}
+    return fn(x)
+
+
+_GRAPH: _Graph | None = None
+
+
+def _estimate_macs(name, args):
+    """Multiply-accumulates of a matrix product, to decide whether to skip it."""
+    shapes = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
+    if name in ("mm", "bmm", "matmul", "linear") and len(shapes) >= 2:
+        a, b = shapes[0], shapes[1]
+        n = b[0] if name == "linear" else b[-1]
+        return math.prod(a) * n
+    if name in ("addmm", "baddbmm", "addbmm") and len(shapes) >= 3:
+        return math.prod(shapes[1]) * shapes[2][-1]
+    if name in ("convolution", "_convolution") and len(shapes) >= 2:
+        x, w = shapes[0], shapes[1]
+        return math.prod(x) * math.prod(w[0:1] + w[2:])
+    return 0
+
+
+def _is_half(t):
+    return isinstance(t, torch.Tensor) and t.dtype in (torch.float16, torch.bfloat16)
+
+
+class _Recorder(TorchDispatchMode):
+    """Records every aten operator; in cpu mode also keeps them cheap and working."""
+
+    def __init__(self, graph: _Graph, cpu: bool):
+        super().__init__()
+        self.graph = graph
+        self.cpu = cpu
+        self.stubbed = 0
+        self.upcast = 0
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = self._execute(func, args, kwargs)
+        if self.graph.recording:
+            self.graph.record(func, args, kwargs, out)
+        return out
+
+    def _execute(self, func, args, kwargs):
+        if not self.cpu:
+            try:
+                return func(*args, **kwargs)
+            except (NotImplementedError, RuntimeError) as e:
+                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise NeedsValues(f"{func._schema.name}: {msg[:160]}") from e
+        base = func._schema.name.split("::")[-1]
+        if base in _HEAVY_OPS and _estimate_macs(base, args) > _HEAVY_MACS:
+            out = self._via_meta(func, args, kwargs)
+            if out is not None:
+                self.stubbed += 1
+                return out
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as e:
+            # CPU kernels of old torch lack many half/bfloat16 variants: compute in
+            # float32 and round back; the recorded dtypes stay the reference's.
+            if "not implemented for" not in str(e) or not any(
+                    _is_half(a) for a in _flatten_tensors(list(args) + list(kwargs.values()))):
+                raise
+        self.upcast += 1
+        low = next(a.dtype for a in _flatten_tensors(list(args)) if _is_half(a)) \
+            if any(_is_half(a) for a in _flatten_tensors(list(args))) else torch.bfloat16
+        up = lambda x: x.float() if _is_half(x) else x
+        res = func(*_tree_map(up, list(args)), **_tree_map(up, kwargs))
+        down = lambda x: x.to(low) if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x
+        res = _tree_map(down, res)
+        if func._schema.name.endswith("_") and args and isinstance(args[0], torch.Tensor):
+            args[0].copy_(res if isinstance(res, torch.Tensor) else res[0])
+            return args[0]
+        return res
+
+    def _via_meta(self, func, args, kwargs):
+        to_meta = lambda x: torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta") \
+            if isinstance(x, torch.Tensor) else x
+        try:
+            m = func(*_tree_map(to_meta, list(args)), **_tree_map(to_meta, kwargs))
+        except Exception:
+            return None
+
+        def real(x):
+            if not isinstance(x, torch.Tensor):
+                return x
+            if x.dtype.is_floating_point:
+                return torch.randn(x.shape, dtype=torch.float32).to(x.dtype)
+            return torch.zeros(x.shape, dtype=x.dtype)
+        return _tree_map(real, m)
+
+
+class _DeviceMap(TorchFunctionMode):
+    """Sends every "cuda" device the reference names to the tracing device."""
+
+    def __init__(self, device: str):
+        super().__init__()
+        self.device = device
+
+    def _map(self, d):
+        if isinstance(d, torch.device) and d.type == "cuda":
+            return torch.device(self.device)
+        if isinstance(d, str) and d.startswith("cuda"):
+            return self.device
+        if isinstance(d, int) and not isinstance(d, bool):
+            return self.device  # a bare CUDA ordinal
+        return d
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        if "device" in kwargs:
+            kwargs["device"] = self._map(kwargs["device"])
+        if name == "cuda":
+            return args[0]
+        if name == "to" and len(args) > 1 and isinstance(args[1], (str, torch.device)):
+            args = (args[0], self._map(args[1])) + tuple(args[2:])
+        return func(*args, **kwargs)
+
+
+# --- polyfills for operators older torch lacks --------------------------------
+
+def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+               scale=None, enable_gqa=False):
+    L, S = query.size(-2), key.size(-2)
+    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    if key.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(rep, dim=-3)
+        value = value.repeat_interleave(rep, dim=-3)
+    attn = torch.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        keep = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
+        attn = attn.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            attn = attn.masked_fill(~attn_mask, float("-inf"))
+        else:
+            attn = attn + attn_mask
+    return torch.matmul(torch.softmax(attn, dim=-1), value)
+
+
+def _sdpa_recorded(original):
+    """scaled_dot_product_attention as one recorded operator, whatever torch's
+    dispatcher would decompose it into (the cost model needs is_causal, which a
+    decomposition loses, and flash-style bytes)."""
+
+    def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+             scale=None, enable_gqa=False):
+        g = _GRAPH
+        was = g.recording if g else False
+        if g:
+            g.recording = False
+        try:
+            kw = {"attn_mask": attn_mask, "dropout_p": dropout_p, "is_causal": is_causal,
+                  "scale": scale}
+            if enable_gqa:
+                kw["enable_gqa"] = True
+            if original is None:
+                out = _sdpa_math(query, key, value, **kw)
+            else:
+                try:
+                    out = original(query, key, value, **kw)
+                except TypeError:  # torch before enable_gqa
+                    kw.pop("enable_gqa", None)
+                    out = original(query, key, value, **kw) if key.size(-3) == query.size(-3) \
+                        else _sdpa_math(query, key, value, **kw)
+        finally:
+            if g:
+                g.recording = was
+        if g and was:
+            args = {"query": query, "key": key, "value": value, "attn_mask": attn_mask,
+                    "dropout_p": dropout_p, "is_causal": is_causal, "scale": scale,
+                    "enable_gqa": bool(enable_gqa)}
+            g.record(None, (), args, out, name="aten::scaled_dot_product_attention",
+                     overload="default")
+        return out
+    return sdpa
+
+
+class _Patches:
+    """Temporary changes to torch while a reference runs; undone on exit."""
+
+    def __init__(self):
+        self.saved = []
+
+    def set(self, obj, name, value):
+        self.saved.append((obj, name, getattr(obj, name, _MISSING)))
+        setattr(obj, name, value)
+
+    def __enter__(self):
+        F = torch.nn.functional
+        self.set(F, "scaled_dot_product_attention",
+                 _sdpa_recorded(getattr(F, "scaled_dot_product_attention", None)))
+        # References may synchronise or query the current CUDA device.
+        self.set(torch.cuda, "synchronize", lambda *a, **k: None)
+        self.set(torch.cuda, "current_device", lambda: 0)
+        return self
+
+    def __exit__(self, *exc):
+        for obj, name, old in reversed(self.saved):
+            if old is _MISSING:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, old)
+
+
+_MISSING = object()
+
+
+# --- inputs --------------------------------------------------------------------
+
+def _random_tensor(shape, dtype, gen):
+    """Values after SOL-ExecBench's generator, simplified: the bound depends on
+    shapes, and values only steer data-dependent paths (routing, lengths)."""
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).bool()
+    if dtype.is_floating_point:
+        t = torch.randn(shape, generator=gen, dtype=torch.float32)
+        if torch.finfo(dtype).bits <= 8:
+            t = t.clamp(-2, 2)
+        return t.to(dtype)
+    if dtype == torch.uint8:
+        return torch.randint(0, 256, shape, generator=gen, dtype=dtype)
+    lo, hi = (-128, 128) if dtype == torch.int8 else (-1024, 1024)
+    return torch.randint(lo, hi, shape, generator=gen, dtype=dtype)
+
+
+def _index_tensor(req, spec, dt):
+    """Stand-in values for index inputs whose blobs are absent (FlashInfer's
+    indptr/indices): *_indptr splits its partner's length evenly (0 .. total),
+    *_indices enumerates rows of the paged cache. Costs then follow shapes."""
+    name, shape = spec["name"], spec["shape"]
+    by_name = {i["name"]: i for i in req["inputs"]}
+    axes = req.get("axes_and_scalars", {})
+    n = shape[0] if shape else 1
+    if name.endswith("indptr"):
+        prefix = name[: -len("indptr")]
+        partner = by_name.get(prefix + "indices")
+        if partner is None:
+            partner = by_name.get(prefix.rstrip("_").split("_")[0]) or by_name.get(prefix[:1])
+        total = partner["shape"][0] if partner and partner["shape"] else n - 1
+        return torch.linspace(0, total, n).round().to(dt)
+    rows = int(axes.get("num_pages", n)) or 1
+    return (torch.arange(n) % rows).to(dt).reshape(shape)
+
+
+def _make_inputs(req, device, namespace, notes):
+    """Argument list for run(): scalars by value, tensors on `device`."""
+    gen = torch.Generator().manual_seed(int(req.get("seed", 200)))
+    values = {}
+    custom = [i for i in req["inputs"] if i["source"] == "custom"]
+    if custom:
+        entry = req.get("custom_inputs_entrypoint")
+        fn = namespace.get(entry) if entry else None
+        if fn is None:
+            raise ValueError(f"inputs are custom but custom_inputs_entrypoint {entry!r} is not defined")
+        torch.manual_seed(int(req.get("seed", 200)))
+        axes = dict(req.get("axes_and_scalars", {}))
+        made = fn(axes, torch.device(device))
+        for i in custom:
+            if i["name"] not in made:
+                raise ValueError(f"custom_inputs_entrypoint did not return input {i['name']}")
+            values[i["name"]] = made[i["name"]]
+    for i in req["inputs"]:
+        name = i["name"]
+        if name in values:
+            continue
+        if i["shape"] is None:
+            values[name] = i.get("value")
+            continue
+        dt = _torch_dtype(i["dtype"])
+        if device == "meta":
+            values[name] = torch.empty(i["shape"], dtype=dt, device="meta")
+        elif i["source"] == "safetensors" and not dt.is_floating_point and dt != torch.bool:
+            values[name] = _index_tensor(req, i, dt)
+            notes.append(f"input {name}: safetensors blob not read; structurally valid index values used")
+        else:
+            if i["source"] == "safetensors":
+                notes.append(f"input {name}: safetensors blob not read; random values of its shape used")
+            values[name] = _random_tensor(i["shape"], dt, gen)
+    return [values[i["name"]] for i in req["inputs"]]
+
+
+def _load_reference(source: str) -> dict:
+    module = types.ModuleType("solbench_reference")
+    module.__dict__["__builtins__"] = __builtins__
+    sys.modules["solbench_reference"] = module  # dataclasses and enums look it up
+    exec(compile(source, "<reference>", "exec"), module.__dict__)
+    return module.__dict__
+
+
+def _run_once(req, device: str):
+    global _GRAPH
+    graph = _Graph()
+    notes = []
+    recorder = _Recorder(graph, cpu=(device == "cpu"))
+    _GRAPH = graph
+    try:
+        with _Patches():
+            namespace = _load_reference(req["reference"])
+            run = namespace.get("run")
+            if run is None:
+                raise ValueError("reference defines no run()")
+            with torch.no_grad(), _DeviceMap(device):
+                args = _make_inputs(req, device, namespace, notes)
+                tensors = {}
+                for spec, a in zip(req["inputs"], args):
+                    if isinstance(a, torch.Tensor):
+                        tensors[spec["name"]] = a
+                        graph.input_ids[graph.tid(a)] = spec["name"]
+                with recorder:
+                    graph.recording = True
+                    result = run(*args)
+                    graph.recording = False
+    finally:
+        _GRAPH = None
+    outs = _flatten_tensors(result)
+    if recorder.stubbed:
+        notes.append(f"{recorder.stubbed} large matrix products were not computed on the CPU "
+                     "(shapes from a meta run, values random)")
+    if recorder.upcast:
+        notes.append(f"{recorder.upcast} half/bfloat16 operators computed in float32 on the CPU")
+    return {
+        "inputs": [dict(graph.ref(t), name=n) for n, t in tensors.items()],
+        "outputs": [dict(graph.ref(t), name=(req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}"))
+                    for k, t in enumerate(outs)],
+        "ops": list(graph.nodes.values()),
+        "raw_op_count": graph.raw_ops,
+        "notes": notes,
+    }
+
+
+def _classify(e: BaseException) -> Exception:
+    """Missing dtypes or APIs in this torch are Untraceable; anything else stays."""
+    if isinstance(e, Untraceable):
+        return e
+    msg = str(e)
+    if isinstance(e, AttributeError) and ("module 'torch" in msg or "torch." in msg):
+        return Untraceable(f"torch {torch.__version__} lacks {msg.split('attribute')[-1].strip()}")
+    if isinstance(e, (ImportError, SyntaxError)):
+        return Untraceable(f"reference needs a newer Python or torch: {msg}")
+    return e
+
+
+def _input_bytes(req):
+    total = 0
+    for i in req["inputs"]:
+        if i["shape"] is not None:
+            bits = 4 if i["dtype"].startswith("float4") and i["dtype"] != "float4_e2m1fn_x2" else 0
+            total += math.prod(i["shape"]) * (bits / 8 if bits else _itemsize(i["dtype"]))
+    return total
+
+
+def _itemsize(name):
+    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
+            "int16": 2}.get(name, 1)
+
+
+def trace(arg: str) -> str:
+    """JSON request in, JSON graph out (see the module docstring and docs/sol.md)."""
+    req = json.loads(arg)
+    start = time.perf_counter()
+    answer = {"status": "ok", "mode": None, "mode_reason": "", "torch": None}
+    if torch is None:
+        answer.update(status="untraceable", reason=f"torch cannot be imported: {_TORCH_IMPORT_ERROR}")
+        return json.dumps(answer)
+    answer["torch"] = torch.__version__
+    mode = req.get("mode", "auto")
+    try:
+        for i in req["inputs"] + req["outputs"]:
+            _torch_dtype(i["dtype"])
+        attempts = ["meta", "cpu"] if mode == "auto" else [mode]
+        last_error = None
+        for device in attempts:
+            if device == "cpu" and _input_bytes(req) > _CPU_INPUT_LIMIT_BYTES:
+                raise NeedsValues(f"{last_error}; and inputs of {_input_bytes(req) / 2**30:.1f} GiB "
+                                  "are too large to trace on the CPU")
+            try:
+                answer.update(_run_once(req, device))
+                answer["mode"] = device
+                if last_error:
+                    answer["mode_reason"] = f"meta trace failed ({last_error}); traced on real CPU tensors"
+                break
+            except Exception as e:  # noqa: BLE001 - every failure is reported
+                c = _classify(e)
+                if isinstance(c, Untraceable):
+                    raise c
+                last_error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                if isinstance(e, NeedsValues) and e.__cause__ is not None:
+                    last_error = str(e)
+                last_tb = traceback.format_exc(limit=6)
+        else:
+            answer.update(status="error", reason=last_error, traceback=last_tb)
+    except Untraceable as e:
+        answer.update(status="untraceable", reason=str(e))
+    answer["seconds"] = round(time.perf_counter() - start, 4)
+    return json.dumps(answer)

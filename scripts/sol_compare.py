@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Compares `solbench sol --arch B200 --json` results with the published SOLAR
+bounds (metadata.json beside each public problem) and prints a markdown report.
+
+Usage: sol_compare.py RESULTS_JSON PUBLIC_DIR
+RESULTS_JSON is a JSON list of solbench outputs (scripts/sol_public.sh writes it).
+Self-contained (standard library only) so it runs on any machine.
+"""
+import json
+import os
+import statistics
+import sys
+from collections import Counter, defaultdict
+
+# SOLAR's B200 configuration (sol.md): 1.5 GHz, 603,751 BF16 MACs/clk, 8 TB/s.
+SOLAR_BF16 = 603751 * 2 * 1.5e9
+OUR_BF16 = 2250e12
+B200_DRAM = 8e12
+
+
+def quantiles(xs):
+    xs = sorted(xs)
+    if not xs:
+        return {}
+    q = lambda p: xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
+    return {"min": xs[0], "p10": q(.1), "p25": q(.25), "median": q(.5), "p75": q(.75),
+            "p90": q(.9), "max": xs[-1]}
+
+
+def reason(ours, pub_ms):
+    """A first explanation from the numbers; docs/sol-vs-published.md refines it."""
+    t = ours["time_us"]
+    r = t["sol"] / (pub_ms * 1e3)
+    b = ours["bottleneck"]
+    pub_bytes_mb = pub_ms * 1e-3 * B200_DRAM / 1e6
+    min_mb = ours["bytes"]["min_mb"]
+    if r < 0.75:
+        if b == "tensor":
+            return (f"tensor-bound; datasheet peak is {OUR_BF16 / SOLAR_BF16:.2f}x SOLAR's 1.5 GHz rate"
+                    f"{'' if r > 0.7 else '; SOLAR also counts more MACs'}")
+        if b == "dram":
+            return (f"memory-bound on {min_mb:.2f} MB of boundary I/O; the published time equals "
+                    f"{pub_bytes_mb:.2f} MB at 8 TB/s (SOLAR counts intermediates/extra traffic or a compute term)")
+        return f"{b}-bound here; SOLAR binds elsewhere"
+    if r > 1.25:
+        terms = ", ".join(f"{k} {t[k]:.2f}us" for k in ("tensor", "cuda", "sfu", "dram"))
+        return f"ours higher: {b}-bound ({terms}); SOLAR has no SFU term and counts CUDA-core work at 1.5 GHz x 40,251 MAC/clk"
+    return ""
+
+
+def main():
+    results, public = sys.argv[1], sys.argv[2]
+    runs = json.load(open(results))
+    problems = []
+    for run in runs:
+        problems.extend(run.get("problems", []))
+    total_defs = sorted(os.path.dirname(os.path.join(dp, "definition.json"))
+                        for dp, _, fs in os.walk(public) if "definition.json" in fs)
+    by_dir = {os.path.realpath(p["dir"]): p for p in problems}
+
+    status = Counter()
+    uncosted = Counter()
+    ratios = []
+    rows = []
+    untraceable = []
+    for d in total_defs:
+        name = os.path.relpath(d, public)
+        meta_path = os.path.join(d, "metadata.json")
+        meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+        pub = {w["index"]: w.get("sol_ms") for w in meta.get("sol", {}).get("per_workload", [])}
+        p = by_dir.get(os.path.realpath(d))
+        if p is None or not p.get("workloads"):
+            status["problem not run"] += 1
+            rows.append((name, None, "not run", p.get("failure", "") if p else "missing from results"))
+            continue
+        pr = []
+        reasons = Counter()
+        modes = Counter()
+        why_not = Counter()
+        for w in p["workloads"]:
+            st = w.get("status")
+            status[st] += 1
+            if st != "ok":
+                why_not[(st, (w.get("reason") or "")[:160])] += 1
+                continue
+            modes[w.get("mode")] += 1
+            for op, n in w.get("uncosted", {}).items():
+                uncosted[op] += 1
+            ms = pub.get(w.get("index"))
+            if not ms:
+                continue
+            r = w["time_us"]["sol"] / (ms * 1e3)
+            pr.append(r)
+            ratios.append(r)
+            rs = reason(w, ms)
+            if rs:
+                reasons[rs.split(";")[0]] += 1
+                last_reason = rs
+        if why_not and not pr:
+            (st, msg), _ = why_not.most_common(1)[0]
+            untraceable.append((name, st, msg))
+        med = statistics.median(pr) if pr else None
+        note = ""
+        if med is not None and (med < 0.75 or med > 1.25):
+            note = last_reason
+        elif why_not:
+            (st, msg), n = why_not.most_common(1)[0]
+            note = f"{n} workloads {st}: {msg}"
+        mode = "/".join(sorted(m for m in modes if m))
+        rows.append((name, med, mode, note))
+
+    out = []
+    out.append("# solbench SOL vs published SOLAR bounds (B200)\n")
+    n_w = sum(status.values())
+    bounded_problems = sum(1 for r in rows if r[1] is not None)
+    out.append(f"- problems: {len(total_defs)}; with at least one bounded workload: {bounded_problems}")
+    out.append(f"- workloads: {n_w}; " + ", ".join(f"{k}: {v}" for k, v in sorted(status.items())))
+    out.append(f"- workloads with uncosted operators: {sum(uncosted.values()) and len([1 for p in problems for w in p.get('workloads', []) if w.get('uncosted')])}")
+    if uncosted:
+        out.append("- uncosted operators (workloads): " + ", ".join(f"`{k}` ({v})" for k, v in uncosted.most_common()))
+    out.append("")
+    if ratios:
+        q = quantiles(ratios)
+        out.append(f"## ours / published over {len(ratios)} workloads\n")
+        out.append("| min | p10 | p25 | median | p75 | p90 | max | geomean |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        gm = statistics.geometric_mean([max(r, 1e-9) for r in ratios])
+        out.append("| " + " | ".join(f"{q[k]:.3f}" for k in ("min", "p10", "p25", "median", "p75", "p90", "max"))
+                   + f" | {gm:.3f} |")
+        bins = Counter("< 0.75" if r < 0.75 else "> 1.25" if r > 1.25 else "0.75-1.25" for r in ratios)
+        out.append("")
+        out.append("within ±25%: {}; below 0.75: {}; above 1.25: {}\n".format(
+            bins["0.75-1.25"], bins["< 0.75"], bins["> 1.25"]))
+    out.append("## per problem (median ratio over its bounded workloads)\n")
+    out.append("| problem | ours/published | trace mode | note (off by >25%, or not bounded) |")
+    out.append("|---|---|---|---|")
+    for name, med, mode, note in rows:
+        m = "-" if med is None else f"{med:.3f}"
+        out.append(f"| {name} | {m} | {mode} | {note.replace('|', '/')} |")
+    if untraceable:
+        out.append("\n## not bounded here\n")
+        for name, st, msg in untraceable:
+            out.append(f"- {name}: {st}: {msg}")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

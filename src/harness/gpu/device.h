@@ -1,0 +1,63 @@
+// The CUDA devices of this machine: how many there are (zero, with the reason,
+// where no driver or GPU exists), selecting one by ordinal, its properties, and
+// the nvcc target flags for its compute capability.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/json.h"
+
+namespace solbench::gpu {
+
+struct DeviceCount {
+  int count = 0;
+  std::string reason;  // why count is 0 ("no CUDA driver", "no CUDA-capable device", ...)
+};
+
+// Never throws: a machine without a driver or a GPU answers count 0 and a reason.
+DeviceCount device_count();
+
+// Shorthand for tests and tools: true when at least one CUDA device is usable.
+bool gpu_available(std::string* reason = nullptr);
+
+struct DeviceInfo {
+  int ordinal = -1;
+  std::string name;          // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id;    // "0000:19:00.0", the key NVML finds the same GPU by
+  std::string uuid;          // "GPU-xxxxxxxx-..." when the runtime reports it
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  int64_t total_memory_bytes = 0;
+  int64_t free_memory_bytes = 0;  // at query time
+  int memory_bus_width_bits = 0;
+  int sm_clock_max_khz = 0;       // peak SM clock the runtime reports
+  int memory_clock_max_khz = 0;   // peak memory clock the runtime reports
+  int max_shared_memory_per_block_optin = 0;
+  int driver_version = 0;   // e.g. 13000
+  int runtime_version = 0;
+
+  // Datasheet-style peak DRAM bandwidth from the clocks (2 transfers per clock).
+  double peak_dram_bytes_per_s() const;
+  std::string compute_capability() const;  // "9.0"
+};
+
+// Properties of device `ordinal` (throws CudaError when it cannot be queried).
+DeviceInfo query_device(int ordinal);
+
+// Makes `ordinal` the calling thread's current device and creates its primary
+// context now (so later timings do not pay for it). Throws on a bad ordinal.
+void select_device(int ordinal);
+
+// nvcc target for a compute capability: the architecture-specific `a` variant
+// where one exists and solutions may want its instructions (9.0 -> 90a, 10.0 ->
+// 100a), else the plain one. Returns "arch=compute_90a,code=sm_90a" (the value of
+// `-gencode`), and `sm_arch_name` returns "sm_90a".
+std::string gencode_for(int cc_major, int cc_minor);
+std::string sm_arch_name(int cc_major, int cc_minor);
+
+json to_json(const DeviceInfo& info);
+
+}  // namespace solbench::gpu

@@ -1,0 +1,31 @@
+// The GPU timer for the measurement loop: the one entry point the worker uses.
+// Needs no CUDA headers, so every build can include it; a build without the CUDA
+// toolkit (SOLBENCH_HAVE_CUDA off) links a stub that throws "built without CUDA".
+#pragma once
+
+#include <memory>
+
+#include "core/json.h"
+#include "harness/timer.h"
+
+namespace solbench::gpu {
+
+// A timer for CUDA device `device`, measuring calls launched on `stream` (a
+// cudaStream_t; nullptr is the legacy default stream).
+//
+// `options` (all optional; unknown keys are refused with std::invalid_argument):
+//   "timer": "auto" (default: CUPTI, else CUDA events with the reason in details()),
+//            "cupti" (throws when CUPTI is unavailable), "events";
+//   "flush_l2": bool (default true; prepare() writes a buffer >= 2 x L2);
+//   "l2_flush_mode": "write-then-read" (default) or "write";
+//   "events_crosscheck": bool (default true; CUPTI timer also records CUDA events);
+//   "block_launch": bool (default false; events timer holds the stream with a
+//            blocking kernel while the call is queued, as nvbench does).
+// Environment: SOLBENCH_GPU_TIMER=events forces the events timer.
+// Throws std::runtime_error when the device cannot be used or the build has no CUDA.
+std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const json& options);
+
+// True when this build was compiled with the CUDA toolkit.
+bool built_with_cuda();
+
+}  // namespace solbench::gpu

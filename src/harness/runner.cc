@@ -1,0 +1,306 @@
+#include "harness/runner.h"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "harness/framing.h"
+#include "harness/process.h"
+#include "harness/staging.h"
+
+namespace solbench::harness {
+
+namespace {
+
+constexpr size_t kLogTailBytes = 16 << 10;
+
+std::string tail(const std::string& s, size_t n = kLogTailBytes) {
+  if (s.size() <= n) return s;
+  return "[... " + std::to_string(s.size() - n) + " bytes omitted ...]\n" + s.substr(s.size() - n);
+}
+
+RunnerEvent make_event(std::string kind, int workload = -1) {
+  RunnerEvent e;
+  e.kind = std::move(kind);
+  e.workload = workload;
+  return e;
+}
+
+WorkloadOutcome failed(int index, const std::string& uuid, Status st, std::string log) {
+  WorkloadOutcome o;
+  o.index = index;
+  o.uuid = uuid;
+  o.status = st;
+  o.log = std::move(log);
+  return o;
+}
+
+// One worker process working through `indices` (positions in the full plan).
+class WorkerRun {
+ public:
+  WorkerRun(const WorkerPlan& plan, std::vector<int> indices, const RunnerOptions& opts,
+            RunnerResult& result)
+      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result) {}
+
+  // Returns the outcomes it produced, keyed by plan index.
+  std::vector<WorkloadOutcome> run();
+
+ private:
+  void event(RunnerEvent e) {
+    if (opts_.on_event) opts_.on_event(e);
+  }
+  const std::string& uuid(int pos) const {
+    return plan_.workloads[indices_[pos]].at("uuid").get_ref<const std::string&>();
+  }
+  void fail_rest(std::vector<WorkloadOutcome>& out, size_t from, Status st, const std::string& log) {
+    for (size_t p = from; p < indices_.size(); ++p)
+      out.push_back(failed(indices_[p], uuid(static_cast<int>(p)), st, log));
+  }
+
+  const WorkerPlan& plan_;
+  std::vector<int> indices_;
+  const RunnerOptions& opts_;
+  RunnerResult& result_;
+};
+
+std::vector<WorkloadOutcome> WorkerRun::run() {
+  std::vector<WorkloadOutcome> out;
+  WorkerPlan sub = plan_;
+  sub.workloads.clear();
+  for (int i : indices_) sub.workloads.push_back(plan_.workloads[i]);
+
+  json record = {{"workloads", json::array()}};
+  StagingDir scratch = StagingDir::create(
+      opts_.staging_base.empty() ? default_staging_base() : opts_.staging_base, "worker-");
+  if (opts_.keep_scratch) {
+    scratch.keep();
+    record["scratch"] = scratch.path().string();
+  }
+
+  SpawnOptions so;
+  so.argv = {self_exe().string(), "__worker", "--channel-fd", "3"};
+  so.cwd = scratch.path();
+  so.channel = true;
+  so.channel_fd = 3;
+  so.output = OutputMode::Capture;
+  so.log_limit_bytes = opts_.log_limit_bytes;
+  record["spawn_t_ns"] = monotonic_ns();
+  std::optional<Child> child_slot;  // a Child is only ever constructed by spawn()
+  try {
+    child_slot.emplace(Child::spawn(so));
+  } catch (const SpawnError& e) {
+    fail_rest(out, 0, Status::RuntimeError, std::string("cannot start a worker: ") + e.what());
+    result_.workers.push_back(record);
+    return out;
+  }
+  Child& child = *child_slot;
+  event(make_event("worker_start"));
+
+  Deadline deadline = deadline_after(opts_.startup_timeout);
+  if (!write_frame(child.channel_fd(), sub.to_json(), deadline).ok()) {
+    child.kill_group();
+    ExitStatus st = child.wait(deadline_after(std::chrono::seconds(5)));
+    fail_rest(out, 0, Status::RuntimeError,
+              "the worker did not accept its plan (" + st.describe() + ")\n" + tail(child.log()));
+    result_.workers.push_back(record);
+    return out;
+  }
+
+  FrameReader reader(child.channel_fd());
+  int current = -1;  // position being evaluated
+  uint64_t log_offset = 0;
+  bool ready = false;
+  size_t next_pos = 0;  // positions before this have outcomes
+  std::string end_how;
+  for (;;) {
+    FrameResult f = reader.read(deadline);
+    if (f.status == FrameStatus::Timeout) {
+      child.kill_group();
+      ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
+      end_how = "killed after a timeout";
+      if (current >= 0) {
+        const double limit = opts_.workload_timeout.count();
+        out.push_back(failed(indices_[current], uuid(current), Status::Timeout,
+                             fmt::format("the workload did not finish within {:g} s; the worker "
+                                         "was killed ({})\n",
+                                         limit, st.describe()) +
+                                 tail(child.log_since(log_offset))));
+        next_pos = current + 1;
+      } else {
+        fail_rest(out, next_pos, Status::Timeout,
+                  fmt::format("the worker did not {} within {:g} s\n",
+                              ready ? "start the next workload" : "start",
+                              (ready ? opts_.workload_timeout : opts_.startup_timeout).count()) +
+                      tail(child.log()));
+        next_pos = indices_.size();
+      }
+      break;
+    }
+    if (!f.ok()) {
+      // The worker died or broke the protocol.
+      if (f.status == FrameStatus::Error) child.kill_group();
+      ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
+      end_how = st.describe();
+      std::string why = f.status == FrameStatus::Eof
+                            ? "the worker ended unexpectedly (" + st.describe() + ")"
+                            : "the worker broke the protocol (" + f.error + "; " + st.describe() +
+                                  ")";
+      if (current >= 0) {
+        out.push_back(failed(indices_[current], uuid(current), Status::RuntimeError,
+                             why + "\n" + tail(child.log_since(log_offset))));
+        next_pos = current + 1;
+      } else {
+        fail_rest(out, next_pos, Status::RuntimeError, why + "\n" + tail(child.log()));
+        next_pos = indices_.size();
+      }
+      break;
+    }
+    const json& m = f.message;
+    const std::string type = m.value("type", "");
+    if (type == "hello") {
+      record["hello_t_ns"] = m.value("t_ns", int64_t{0});
+      record["pid"] = m.value("pid", 0);
+    } else if (type == "ready") {
+      ready = true;
+      record["ready_t_ns"] = m.value("t_ns", int64_t{0});
+      record["sandboxed_t_ns"] = m.value("sandboxed_t_ns", int64_t{0});
+      record["phases_ms"] = m.value("phases_ms", json::object());
+      result_.env = m.value("env", json::object());
+      result_.sandbox = m.value("sandbox", json::object());
+      deadline = deadline_after(opts_.workload_timeout);
+      RunnerEvent e = make_event("ready");
+      e.env = &result_.env;
+      event(e);
+    } else if (type == "load_failed" || type == "fatal") {
+      const std::string msg = m.value("message", "");
+      child.close_channel();
+      ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
+      end_how = st.describe();
+      fail_rest(out, next_pos, Status::RuntimeError,
+                msg + (type == "fatal" ? "\n" + tail(child.log()) : std::string()));
+      next_pos = indices_.size();
+      break;
+    } else if (type == "begin") {
+      const int pos = m.value("index", -1);
+      if (pos < 0 || static_cast<size_t>(pos) != next_pos) {
+        child.kill_group();
+        child.wait(deadline_after(std::chrono::seconds(10)));
+        end_how = "killed: out-of-order frame";
+        fail_rest(out, next_pos, Status::RuntimeError,
+                  "the worker broke the protocol (workload " + std::to_string(pos) +
+                      " out of order)");
+        next_pos = indices_.size();
+        break;
+      }
+      current = pos;
+      log_offset = child.log_bytes();
+      deadline = deadline_after(opts_.workload_timeout);
+      record["workloads"].push_back(
+          {{"index", indices_[pos]}, {"begin_t_ns", m.value("t_ns", int64_t{0})}});
+      event(make_event("begin", indices_[pos]));
+    } else if (type == "progress") {
+      if (current >= 0)
+        {
+          RunnerEvent e = make_event("progress", indices_[current]);
+          e.phase = m.value("phase", "");
+          e.round = m.value("round", -1);
+          event(e);
+        }
+    } else if (type == "result") {
+      WorkloadOutcome o;
+      try {
+        o = WorkloadOutcome::from_json(m);
+      } catch (const std::exception& e) {
+        o = failed(-1, "", Status::RuntimeError,
+                   std::string("the worker sent a malformed result: ") + e.what());
+        o.index = current;
+      }
+      if (current < 0 || o.index != current) {
+        child.kill_group();
+        child.wait(deadline_after(std::chrono::seconds(10)));
+        end_how = "killed: result for a workload not begun";
+        fail_rest(out, next_pos, Status::RuntimeError,
+                  "the worker broke the protocol (a result for a workload not begun)");
+        next_pos = indices_.size();
+        break;
+      }
+      // The log the trace carries: what the worker wrote while on this workload
+      // (the solution's prints), then the evaluation's own message.
+      std::string captured = child.log_since(log_offset);
+      if (!captured.empty()) o.log = tail(captured) + (o.log.empty() ? "" : "\n" + o.log);
+      o.index = indices_[current];
+      o.uuid = uuid(current);
+      if (!record["workloads"].empty())
+        record["workloads"].back()["result_t_ns"] = m.value("t_ns", int64_t{0});
+      out.push_back(std::move(o));
+      {
+        RunnerEvent e = make_event("result", indices_[current]);
+        e.outcome = &out.back();
+        event(e);
+      }
+      next_pos = current + 1;
+      current = -1;
+      deadline = deadline_after(opts_.workload_timeout);
+    } else if (type == "done") {
+      child.close_channel();
+      ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
+      end_how = st.describe();
+      if (next_pos < indices_.size())
+        fail_rest(out, next_pos, Status::RuntimeError,
+                  "the worker finished without evaluating this workload");
+      next_pos = indices_.size();
+      break;
+    }
+    // Unknown frame types are ignored (forward compatibility).
+  }
+  record["exit"] = end_how;
+  result_.workers.push_back(record);
+  RunnerEvent e = make_event("worker_exit");
+  e.message = end_how;
+  event(e);
+  return out;
+}
+
+}  // namespace
+
+RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
+  RunnerResult result;
+  const int n = static_cast<int>(plan.workloads.size());
+  std::vector<std::optional<WorkloadOutcome>> slots(n);
+  std::vector<int> remaining;
+  for (int i = 0; i < n; ++i) remaining.push_back(i);
+  // Outcomes the runner decides itself (crash, timeout, failed start) are reported
+  // through on_event too, after the worker ended, so callers see every result once.
+  std::vector<bool> reported(n, false);
+  RunnerOptions wopts = opts;
+  wopts.on_event = [&](const RunnerEvent& e) {
+    if (e.kind == "result" && e.workload >= 0 && e.workload < n) reported[e.workload] = true;
+    if (opts.on_event) opts.on_event(e);
+  };
+  while (!remaining.empty()) {
+    WorkerRun run(plan, remaining, wopts, result);
+    std::vector<WorkloadOutcome> got = run.run();
+    for (const auto& o : got) {
+      if (o.index < 0 || o.index >= n || reported[o.index]) continue;
+      reported[o.index] = true;
+      RunnerEvent e = make_event("result", o.index);
+      e.outcome = &o;
+      if (opts.on_event) opts.on_event(e);
+    }
+    if (got.empty()) {  // cannot happen by construction; never loop forever
+      for (int i : remaining)
+        slots[i] = failed(i, plan.workloads[i].value("uuid", ""), Status::RuntimeError,
+                          "the worker produced no result");
+      break;
+    }
+    for (auto& o : got)
+      if (o.index >= 0 && o.index < n && !slots[o.index]) slots[o.index] = std::move(o);
+    remaining.clear();
+    for (int i = 0; i < n; ++i)
+      if (!slots[i]) remaining.push_back(i);
+  }
+  for (auto& s : slots) result.outcomes.push_back(std::move(*s));
+  return result;
+}
+
+}  // namespace solbench::harness

@@ -1,0 +1,55 @@
+// Inside the worker: the embedded Python, the reference, the loaded solution, and
+// the evaluation of one workload (correctness rounds, timing, checks).
+//
+// Per workload:
+//   1. correctness: `rounds` rounds, each with freshly generated inputs; the
+//      reference runs on copies; outputs are poisoned before every call; round 0
+//      also checks the type, shape and dtype of the outputs and that the call left
+//      no threads behind;
+//   2. timing: K extra input sets (fresh values) and their reference outputs; the
+//      solution is timed with arguments at a new address on every call (argument
+//      pool, runtime.ArgPool); the outputs of a random sample of timed calls
+//      (reservoir sampling, so the sample is fixed only when the loop ends) are
+//      checked against the reference of their input set afterwards;
+//   3. the reference is timed the same way.
+// Workloads that cannot run here (missing safetensors blob, a dtype this torch
+// lacks, a reference that needs a GPU) are reported as skipped with the reason.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "core/json.h"
+#include "harness/protocol.h"
+
+namespace solbench::harness {
+
+// The solution could not be loaded (import error, missing symbol, ABI mismatch).
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class WorkerSession {
+ public:
+  // `emit` sends a frame to the parent (progress reports).
+  using Emit = std::function<void(const json&)>;
+  WorkerSession(WorkerPlan plan, Emit emit);
+  ~WorkerSession();
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
+
+  // Starts Python and torch, loads the reference, then the solution. Returns
+  // {env: {...}, phases_ms: {...}}. Throws LoadError for problems of the solution,
+  // std::runtime_error for problems of the worker itself.
+  json start();
+
+  // Evaluates plan.workloads[i]. Never throws for problems of the solution.
+  WorkloadOutcome evaluate(size_t i);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace solbench::harness

@@ -1,0 +1,123 @@
+#include "sol/analysis.h"
+
+#include <chrono>
+
+#include "sol/cache.h"
+#include "sol/cost_model.h"
+#include "sol/tracer.h"
+
+namespace solbench::sol {
+
+namespace {
+
+json work_json(const Work& w) {
+  json tc = json::object(), cc = json::object();
+  for (size_t c = 0; c < kClasses; ++c) {
+    if (w.tensor_flops[c] > 0) tc[math_class_name(MathClass(c))] = w.tensor_flops[c] / 1e12;
+    if (w.cuda_flops[c] > 0) cc[math_class_name(MathClass(c))] = w.cuda_flops[c] / 1e12;
+  }
+  return {{"tensor_tflop", tc}, {"cuda_tflop", cc}, {"sfu_gop", w.sfu_ops / 1e9},
+          {"int_gop", w.int_ops / 1e9}, {"unfused_mb", w.bytes / 1e6}};
+}
+
+}  // namespace
+
+json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareModel& hw) {
+  json res = {{"status", g.status}, {"mode", g.mode}, {"mode_reason", g.mode_reason},
+              {"notes", g.notes}, {"torch", g.torch_version}, {"hardware", hw.name}};
+  json shapes = json::object();
+  for (auto& t : r.inputs) shapes[t.name] = t.scalar ? json(nullptr) : json(t.shape);
+  res["shapes"] = shapes;
+  if (g.status != "ok") {
+    res["reason"] = g.reason;
+    return res;
+  }
+  GraphCost gc = cost_graph(g);
+  double in_bytes = 0, min_in = 0;
+  for (auto& t : r.inputs) {
+    in_bytes += double(t.bytes);
+    auto it = gc.input_touched_bytes.find(t.name);
+    // An input the graph never names (returned unchanged, or read in Python)
+    // keeps its full size.
+    min_in += it == gc.input_touched_bytes.end() ? double(t.bytes) : std::min<double>(it->second, double(t.bytes));
+  }
+  Bound b = roofline(gc.total, in_bytes, min_in, double(r.output_bytes), hw);
+  res["work"] = work_json(b.work);
+  res["bytes"] = {{"boundary_mb", b.boundary_bytes / 1e6}, {"min_mb", b.min_bytes / 1e6},
+                  {"unfused_mb", b.unfused_bytes / 1e6}};
+  res["time_us"] = {{"tensor", b.t_tensor * 1e6}, {"cuda", b.t_cuda * 1e6}, {"sfu", b.t_sfu * 1e6},
+                    {"dram", b.t_dram * 1e6},     {"sol", b.t_sol * 1e6},   {"unfused", b.t_unfused * 1e6}};
+  res["bottleneck"] = b.bottleneck;
+  res["intensity_flop_per_byte"] = b.intensity;
+  res["uncosted"] = gc.uncosted;
+  json ops = json::array();
+  for (auto& oc : gc.ops) {
+    if (oc.costed && oc.family == "view") continue;  // zero cost; listed in the graph dump
+    const Work& w = oc.work;
+    json o = {{"op", oc.op}, {"count", oc.count}, {"costed", oc.costed}};
+    if (oc.costed) {
+      o["family"] = oc.family;
+      o["tflop"] = (w.tensor_total() + w.cuda_total()) / 1e12;
+      o["sfu_gop"] = w.sfu_ops / 1e9;
+      o["mb"] = w.bytes / 1e6;
+    }
+    if (!oc.note.empty()) o["note"] = oc.note;
+    ops.push_back(o);
+  }
+  res["ops"] = ops;
+  res["raw_op_count"] = g.raw_op_count;
+  return res;
+}
+
+json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
+                      const AnalysisOptions& opt) {
+  const Workload& w = p.workloads.at(index);
+  json base = {{"uuid", w.uuid}, {"index", index}, {"axes", json::object()}};
+  for (auto& [k, v] : w.axes) base["axes"][k] = v;
+  if (index >= p.resolved.size() || !p.resolved[index]) {
+    base["status"] = "invalid";
+    base["reason"] = "the workload does not resolve against its definition (see solbench validate)";
+    return base;
+  }
+  const ResolvedWorkload& r = *p.resolved[index];
+  std::string def_text = to_json(p.definition).dump(), wl_text = to_json(w).dump();
+  std::string tv = tracer_version();
+  std::string graph_key = content_hash({def_text, wl_text, tv});
+  std::string result_key = content_hash({def_text, wl_text, tv, hw.content, kCostModelVersion});
+
+  if (opt.use_cache && !opt.keep_graph) {
+    if (auto hit = cache_get("result", result_key)) {
+      json res = *hit;
+      res["cached"] = true;
+      return res;
+    }
+  }
+  OpGraph g;
+  bool graph_cached = false;
+  double seconds = 0;
+  if (opt.use_cache) {
+    if (auto hit = cache_get("graph", graph_key)) {
+      try {
+        g = parse_op_graph(*hit, "cache");
+        graph_cached = true;
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  if (!graph_cached) {
+    auto t0 = std::chrono::steady_clock::now();
+    g = trace_reference(trace_request(p.definition, w, r));
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Errors may be transient (memory); only definite outcomes are cached.
+    if (opt.use_cache && g.status != "error") cache_put("graph", graph_key, to_json(g));
+  }
+  json res = analyse_graph(g, r, hw);
+  for (auto& [k, v] : base.items()) res[k] = v;
+  res["trace_seconds"] = seconds;
+  if (opt.use_cache && g.status != "error") cache_put("result", result_key, res);
+  res["cached"] = graph_cached;
+  if (opt.keep_graph) res["graph"] = to_json(g);
+  return res;
+}
+
+}  // namespace solbench::sol

@@ -1,0 +1,66 @@
+#include "sol/cache.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace solbench::sol {
+
+namespace fs = std::filesystem;
+
+fs::path cache_dir() {
+  if (const char* e = std::getenv("SOLBENCH_CACHE_DIR"); e && *e) return fs::path(e) / "sol";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "solbench" / "sol";
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/tmp") / ".cache" / "solbench" / "sol";
+}
+
+std::string content_hash(std::initializer_list<std::string> parts) {
+  uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+  auto mix = [&](unsigned char c) {
+    h1 = (h1 ^ c) * 0x100000001b3ULL;
+    h2 = (h2 ^ c) * 0x100000001b3ULL;
+    h2 ^= h2 >> 29;
+  };
+  for (const std::string& p : parts) {
+    uint64_t n = p.size();
+    for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(n >> (8 * i)));
+    for (char c : p) mix(static_cast<unsigned char>(c));
+  }
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
+                static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+std::optional<json> cache_get(const std::string& kind, const std::string& key) {
+  std::ifstream in(cache_dir() / kind / (key + ".json"));
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return json::parse(ss.str());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void cache_put(const std::string& kind, const std::string& key, const json& value) {
+  std::error_code ec;
+  fs::path dir = cache_dir() / kind;
+  fs::create_directories(dir, ec);
+  if (ec) return;
+  fs::path tmp = dir / (key + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp);
+    if (!out) return;
+    out << value.dump();
+    if (!out) return;
+  }
+  fs::rename(tmp, dir / (key + ".json"), ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace solbench::sol

@@ -1,0 +1,802 @@
+#include "sol/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace solbench::sol {
+
+// --- Work ----------------------------------------------------------------------
+
+Work& Work::operator+=(const Work& o) {
+  for (size_t i = 0; i < kClasses; ++i) {
+    tensor_flops[i] += o.tensor_flops[i];
+    cuda_flops[i] += o.cuda_flops[i];
+  }
+  sfu_ops += o.sfu_ops;
+  int_ops += o.int_ops;
+  bytes += o.bytes;
+  return *this;
+}
+
+Work Work::scaled(double k) const {
+  Work w = *this;
+  for (size_t i = 0; i < kClasses; ++i) {
+    w.tensor_flops[i] *= k;
+    w.cuda_flops[i] *= k;
+  }
+  w.sfu_ops *= k;
+  w.int_ops *= k;
+  w.bytes *= k;
+  return w;
+}
+
+double Work::tensor_total() const {
+  double s = 0;
+  for (double x : tensor_flops) s += x;
+  return s;
+}
+
+double Work::cuda_total() const {
+  double s = 0;
+  for (double x : cuda_flops) s += x;
+  return s;
+}
+
+MathClass class_of_dtype(const std::string& d) {
+  if (d == "float64") return MathClass::FP64;
+  if (d == "float32") return MathClass::FP32;
+  if (d == "float16") return MathClass::FP16;
+  if (d == "bfloat16") return MathClass::BF16;
+  if (d.rfind("float8", 0) == 0) return MathClass::FP8;
+  if (d.rfind("float4", 0) == 0) return MathClass::FP4;
+  if (d == "int8" || d == "uint8") return MathClass::INT8;
+  return MathClass::Count;
+}
+
+namespace {
+
+int class_bits(MathClass c) {
+  switch (c) {
+    case MathClass::FP64: return 64;
+    case MathClass::TF32:
+    case MathClass::FP32: return 32;
+    case MathClass::FP16:
+    case MathClass::BF16: return 16;
+    case MathClass::FP8:
+    case MathClass::INT8: return 8;
+    case MathClass::FP4: return 4;
+    default: return 1000;
+  }
+}
+
+// What a rule sees: the node and the precision each tensor's values came from.
+struct Ctx {
+  // Narrowest dtype class a tensor's values were derived from through casts,
+  // views and same-size elementwise ops: a reference that upcasts bf16 to
+  // float32 before a matmul is bounded at the bf16 tensor-core rate, since a
+  // kernel may multiply the bf16 values directly (a lower bound stays one).
+  std::unordered_map<int64_t, MathClass> origin;
+
+  MathClass origin_of(const TensorRef& t) const {
+    auto it = origin.find(t.id);
+    MathClass own = class_of_dtype(t.dtype);
+    if (it == origin.end()) return own;
+    return class_bits(it->second) < class_bits(own) ? it->second : own;
+  }
+};
+
+struct RuleError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using RuleFn = std::function<void(const OpNode&, const Ctx&, Work&, std::string&)>;
+struct Rule {
+  std::string family;
+  RuleFn fn;
+};
+
+// --- helpers -------------------------------------------------------------------
+
+TensorRef need(const OpNode& n, const std::string& name) {
+  TensorRef t = n.tensor(name);
+  if (t.id < 0 && t.shape.empty() && t.dtype.empty())
+    throw RuleError("argument '" + name + "' is missing or not a tensor");
+  return t;
+}
+
+TensorRef first_tensor(const OpNode& n) {
+  auto ts = n.tensor_args();
+  if (ts.empty()) throw RuleError("no tensor argument");
+  return ts.front();
+}
+
+TensorRef out0(const OpNode& n) {
+  if (n.outputs.empty()) throw RuleError("no output tensor recorded");
+  return n.outputs.front();
+}
+
+double io_bytes(const OpNode& n) {
+  double b = 0;
+  for (auto& t : n.tensor_args()) b += t.bytes();
+  for (auto& t : n.outputs) b += t.bytes();
+  return b;
+}
+
+double out_bytes(const OpNode& n) {
+  double b = 0;
+  for (auto& t : n.outputs) b += t.bytes();
+  return b;
+}
+
+// CUDA-core FLOPs in the class of `dtype`; integer and bool work is int_ops.
+void add_flops(Work& w, const std::string& dtype, double flops) {
+  MathClass c = class_of_dtype(dtype);
+  switch (c) {
+    case MathClass::FP64:
+    case MathClass::FP32:
+    case MathClass::FP16:
+    case MathClass::BF16: w.cuda_flops[size_t(c)] += flops; break;
+    case MathClass::FP8:
+    case MathClass::FP4: w.cuda_flops[size_t(MathClass::FP16)] += flops; break;  // packed half math
+    default: w.int_ops += flops; break;
+  }
+}
+
+// Special-function results; 16-bit dtypes have packed (x2) SFU instructions.
+void add_sfu(Work& w, const std::string& dtype, double ops) {
+  MathClass c = class_of_dtype(dtype);
+  w.sfu_ops += (c == MathClass::FP16 || c == MathClass::BF16) ? ops / 2 : ops;
+}
+
+MathClass wider(MathClass a, MathClass b) { return class_bits(a) >= class_bits(b) ? a : b; }
+
+// FP32 operands are bounded at the 16-bit tensor rate, not TF32: the default
+// tolerances (1e-2) admit a kernel that multiplies in bf16/fp16, so the TF32
+// rate would not be a lower bound (SOLAR makes the same choice).
+MathClass tensor_core_class(MathClass c) {
+  if (c == MathClass::FP32 || c == MathClass::Count) return MathClass::FP16;
+  return c;
+}
+
+int64_t int_arg(const OpNode& n, const std::string& name, int64_t dflt) {
+  if (!n.args.contains(name) || !n.args[name].is_number_integer()) return dflt;
+  return n.args[name].get<int64_t>();
+}
+
+bool bool_arg(const OpNode& n, const std::string& name) {
+  return n.args.contains(name) && n.args[name].is_boolean() && n.args[name].get<bool>();
+}
+
+void add_matmul(Work& w, const Ctx& c, const TensorRef& a, const TensorRef& b, double macs,
+                std::string& note) {
+  // The narrower operand sets the rate: a kernel may convert the other operand
+  // (e.g. softmax probabilities to bf16 before PV), and the faster rate keeps
+  // the bound a lower bound.
+  MathClass ca = c.origin_of(a), cb = c.origin_of(b);
+  if (ca == MathClass::Count) ca = cb;
+  if (cb == MathClass::Count) cb = ca;
+  MathClass cls = tensor_core_class(wider(ca, cb) == ca ? cb : ca);
+  w.tensor_flops[size_t(cls)] += 2 * macs;
+  note = std::string("tensor cores ") + math_class_name(cls);
+}
+
+// --- rule families -------------------------------------------------------------
+
+// Elementwise with `flops` CUDA-core FLOPs and `sfu` special-function results
+// per output element.
+RuleFn elementwise(double flops, double sfu) {
+  return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
+    TensorRef o = out0(n);
+    add_flops(w, o.dtype, flops * o.numel());
+    if (sfu > 0) add_sfu(w, o.dtype, sfu * o.numel());
+    w.bytes += io_bytes(n);
+  };
+}
+
+// Division: one multiply per element, one reciprocal per divisor element (a
+// divisor broadcast along rows costs one reciprocal per row; scalars none).
+void div_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
+  TensorRef o = out0(n);
+  add_flops(w, o.dtype, o.numel());
+  TensorRef d = n.tensor("other");
+  if (d.id >= 0 || !d.shape.empty()) add_sfu(w, o.dtype, std::min(d.numel(), o.numel()));
+  w.bytes += io_bytes(n);
+}
+
+void pow_rule(const OpNode& n, const Ctx&, Work& w, std::string& note) {
+  TensorRef o = out0(n);
+  double e = NAN;
+  if (n.args.contains("exponent") && n.args["exponent"].is_number()) e = n.args["exponent"].get<double>();
+  double flops = 2, sfu = 2;  // exp2(y * log2(x))
+  if (e == 0 || e == 1) flops = 0, sfu = 0;
+  else if (e == 2 || e == -2) flops = 1, sfu = (e < 0);
+  else if (e == 3) flops = 2, sfu = 0;
+  else if (e == 0.5 || e == -0.5 || e == -1) flops = 0, sfu = 1;
+  note = std::isnan(e) ? "tensor exponent" : "exponent " + std::to_string(e);
+  add_flops(w, o.dtype, flops * o.numel());
+  add_sfu(w, o.dtype, sfu * o.numel());
+  w.bytes += io_bytes(n);
+}
+
+// Reductions: `per_in` FLOPs per input element, `per_out_sfu` per output.
+RuleFn reduction(double per_in, double per_out, double per_out_sfu, double per_in_sfu = 0) {
+  return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
+    TensorRef in = first_tensor(n);
+    TensorRef o = n.outputs.empty() ? TensorRef{} : n.outputs.front();
+    double outs = n.outputs.empty() ? 1 : o.numel();
+    add_flops(w, in.dtype, per_in * in.numel() + per_out * outs);
+    add_sfu(w, in.dtype, per_out_sfu * outs + per_in_sfu * in.numel());
+    w.bytes += io_bytes(n);
+  };
+}
+
+// Normalisations over rows: FLOPs per element, one rsqrt per row (or group).
+RuleFn normalisation(double per_elem, std::function<double(const OpNode&, const TensorRef&)> rows) {
+  return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
+    TensorRef in = first_tensor(n);
+    add_flops(w, in.dtype, per_elem * in.numel());
+    add_sfu(w, in.dtype, rows(n, in));
+    w.bytes += io_bytes(n);
+  };
+}
+
+double norm_rows_by_shape(const OpNode& n, const TensorRef& in) {
+  double inner = 1;
+  for (const char* key : {"normalized_shape", "normalized_shape_"}) {
+    if (n.args.contains(key) && n.args[key].is_array())
+      for (auto& d : n.args[key]) inner *= d.is_number() ? d.get<double>() : 1;
+  }
+  if (inner <= 1 && !in.shape.empty()) inner = double(in.shape.back());
+  return inner > 0 ? in.numel() / inner : in.numel();
+}
+
+double softmax_rows(const OpNode& n, const TensorRef& in) {
+  if (in.shape.empty()) return 1;
+  int64_t dim = int_arg(n, "dim", -1);
+  int64_t r = int64_t(in.shape.size());
+  if (dim < 0) dim += r;
+  if (dim < 0 || dim >= r) throw RuleError("dim out of range");
+  return in.numel() / std::max<double>(1, double(in.shape[size_t(dim)]));
+}
+
+// softmax: max, subtract, exp, sum, scale (4 FLOPs + 1 exp per element) and one
+// reciprocal (or log) per row.
+void softmax_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
+  TensorRef in = first_tensor(n);
+  add_flops(w, in.dtype, 4 * in.numel());
+  add_sfu(w, in.dtype, in.numel() + softmax_rows(n, in));
+  w.bytes += io_bytes(n);
+}
+
+void matmul_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
+  const std::string& op = n.op;
+  TensorRef o = out0(n);
+  TensorRef a, b;
+  double macs = 0;
+  if (op == "mm" || op == "bmm" || op == "matmul" || op == "_int_mm") {
+    a = need(n, "self");
+    b = need(n, op == "matmul" ? "other" : "mat2");
+    macs = o.numel() * double(a.shape.empty() ? 1 : a.shape.back());
+    if (a.shape.size() == 1 && b.shape.size() == 1) macs = a.numel();
+  } else if (op == "addmm" || op == "addmv") {
+    a = need(n, op == "addmm" ? "mat1" : "mat");
+    b = need(n, op == "addmm" ? "mat2" : "vec");
+    macs = o.numel() * double(a.shape.back());
+    add_flops(w, o.dtype, o.numel());  // bias
+  } else if (op == "baddbmm" || op == "addbmm") {
+    a = need(n, "batch1");
+    b = need(n, "batch2");
+    macs = a.numel() * double(b.shape.back());
+    add_flops(w, o.dtype, o.numel());
+  } else if (op == "mv" || op == "dot" || op == "vdot") {
+    a = need(n, "self");
+    b = need(n, op == "mv" ? "vec" : "tensor");
+    macs = a.numel();
+  } else if (op == "linear") {
+    a = need(n, "input");
+    b = need(n, "weight");
+    macs = o.numel() * double(a.shape.back());
+    if (n.tensor("bias").id >= 0) add_flops(w, o.dtype, o.numel());
+  } else if (op == "_scaled_mm") {
+    a = need(n, "self");
+    b = need(n, "mat2");
+    macs = o.numel() * double(a.shape.back());
+    add_flops(w, "float32", 2 * o.numel());  // scales
+  } else {
+    throw RuleError("no matmul form for " + op);
+  }
+  add_matmul(w, c, a, b, macs, note);
+  w.bytes += io_bytes(n);
+}
+
+// einsum: multiply-accumulates = product of every index's size (2 operands);
+// other operand counts are left uncosted rather than guessed.
+void einsum_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
+  if (!n.args.contains("equation") || !n.args["equation"].is_string()) throw RuleError("no equation");
+  std::string eq = n.args["equation"].get<std::string>();
+  auto ts = n.tensor_args();
+  if (ts.size() != 2) throw RuleError("einsum with " + std::to_string(ts.size()) + " operands");
+  std::string lhs = eq.substr(0, eq.find("->"));
+  std::string spec[2] = {lhs.substr(0, lhs.find(',')), lhs.substr(lhs.find(',') + 1)};
+  std::map<char, int64_t> size;
+  for (int k = 0; k < 2; ++k) {
+    std::string s;
+    for (char ch : spec[k])
+      if (std::isalpha(static_cast<unsigned char>(ch))) s += ch;
+    if (s.find("...") != std::string::npos || s.size() != ts[k].shape.size())
+      throw RuleError("einsum equation does not match operand rank");
+    for (size_t i = 0; i < s.size(); ++i) size[s[i]] = std::max(size[s[i]], ts[k].shape[i]);
+  }
+  double macs = 1;
+  for (auto& [ch, s] : size) macs *= double(s);
+  add_matmul(w, c, ts[0], ts[1], macs, note);
+  w.bytes += io_bytes(n);
+}
+
+void conv_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
+  TensorRef in = need(n, "input");
+  TensorRef wt = need(n, "weight");
+  TensorRef o = out0(n);
+  if (wt.shape.size() < 3) throw RuleError("weight rank below 3");
+  double kernel = 1;
+  for (size_t i = 2; i < wt.shape.size(); ++i) kernel *= double(wt.shape[i]);
+  bool transposed = bool_arg(n, "transposed");
+  // weight: [Cout, Cin/groups, k...]; transposed: [Cin, Cout/groups, k...]
+  double macs = (transposed ? in.numel() : o.numel()) * double(wt.shape[1]) * kernel;
+  add_matmul(w, c, in, wt, macs, note);
+  if (n.tensor("bias").id >= 0) add_flops(w, o.dtype, o.numel());
+  note += transposed ? ", transposed" : "";
+  w.bytes += io_bytes(n);
+}
+
+// Attention: QK^T and PV on tensor cores over the kept (query, key) pairs;
+// causal keeps sum_i min(i+1, S) of the L*S pairs (top-left aligned as torch);
+// 4 FLOPs and one exp per score, one reciprocal per query row.
+void attention_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
+  TensorRef q = need(n, "query"), k = need(n, "key"), v = need(n, "value");
+  bool bhld = n.op.find("flash_attention_forward") == std::string::npos &&
+              n.op.find("efficient_attention_forward") == std::string::npos;
+  if (q.shape.size() < 3 || k.shape.size() < 3) throw RuleError("query/key rank below 3");
+  size_t r = q.shape.size();
+  double L, S, D = double(q.shape.back()), Dv = double(v.shape.back()), heads_batch;
+  if (bhld) {
+    L = double(q.shape[r - 2]);
+    S = double(k.shape[k.shape.size() - 2]);
+    heads_batch = q.numel() / (L * D);
+  } else {  // [B, L, H, D]
+    L = double(q.shape[1]);
+    S = double(k.shape[1]);
+    heads_batch = q.numel() / (L * D);
+  }
+  bool causal = bool_arg(n, "is_causal");
+  double pairs = L * S;
+  if (causal) {
+    double full = std::min(L, S);  // rows i < S keep i+1 keys; the rest keep S
+    pairs = full * (full + 1) / 2 + (L - full) * S;
+  }
+  double scores = heads_batch * pairs;
+  add_matmul(w, c, q, k, scores * (D + Dv), note);
+  add_flops(w, "float32", 4 * scores);
+  w.sfu_ops += scores + heads_batch * L;
+  TensorRef mask = n.tensor("attn_mask");
+  if (mask.id < 0) mask = n.tensor("attn_bias");
+  if (mask.id >= 0) add_flops(w, "float32", scores);
+  note += causal ? ", causal" : "";
+  w.bytes += io_bytes(n);
+}
+
+// Gathers and scatters move what they touch: the index, the gathered values
+// (read and written); `adds` FLOPs per moved element for accumulating forms.
+RuleFn gather_like(double adds) {
+  return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
+    double moved = 0, idx_bytes = 0, moved_bytes = 0;
+    std::string dtype;
+    for (auto& [k, v] : n.args.items()) {
+      if (!(v.is_object() && v.contains("shape")) && !v.is_array()) continue;
+      std::vector<TensorRef> ts;
+      OpNode tmp;
+      tmp.args = json::object({{k, v}});
+      ts = tmp.tensor_args();
+      for (auto& t : ts)
+        if (class_of_dtype(t.dtype) == MathClass::Count && t.dtype != "bool") idx_bytes += t.bytes();
+    }
+    if (n.op.find("scatter") != std::string::npos || n.op.find("index_put") != std::string::npos ||
+        n.op.find("index_add") != std::string::npos || n.op.find("index_copy") != std::string::npos ||
+        n.op == "put" || n.op == "put_" || n.op.find("masked_scatter") != std::string::npos) {
+      TensorRef src = n.tensor("src");
+      if (src.id < 0) src = n.tensor("source");
+      if (src.id < 0) src = n.tensor("values");
+      if (src.id < 0) throw RuleError("no source tensor");
+      moved = src.numel();
+      moved_bytes = 2 * src.bytes();
+      dtype = src.dtype;
+    } else {
+      TensorRef o = out0(n);
+      moved = o.numel();
+      moved_bytes = 2 * out_bytes(n);
+      dtype = o.dtype;
+    }
+    w.int_ops += moved;  // address computation
+    if (adds > 0) add_flops(w, dtype, adds * moved);
+    w.bytes += idx_bytes + moved_bytes;
+  };
+}
+
+// Selection and sorting: at least one compare per input element.
+void select_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
+  TensorRef in = first_tensor(n);
+  add_flops(w, in.dtype, in.numel());
+  w.bytes += io_bytes(n);
+}
+
+// Copies and layout changes: traffic only; a cast adds one conversion per element.
+RuleFn copy_like(bool converts) {
+  return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
+    if (converts) {
+      TensorRef o = out0(n);
+      auto ins = n.tensor_args();
+      if (!ins.empty() && ins.front().dtype != o.dtype) add_flops(w, o.dtype, o.numel());
+    }
+    w.bytes += io_bytes(n);
+  };
+}
+
+// Factories: write the output (empty* writes nothing).
+void factory_rule(const OpNode& n, const Ctx&, Work& w, std::string&) { w.bytes += io_bytes(n); }
+void iota_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
+  TensorRef o = out0(n);
+  w.int_ops += o.numel();
+  w.bytes += out_bytes(n);
+}
+void zero_rule(const OpNode&, const Ctx&, Work&, std::string&) {}
+
+struct Catalogue {
+  std::unordered_map<std::string, Rule> rules;
+  std::map<std::string, std::vector<std::string>> families;
+
+  void add(const std::string& family, std::initializer_list<const char*> ops, RuleFn fn) {
+    for (const char* op : ops) {
+      rules[op] = Rule{family, fn};
+      families[family].push_back(op);
+    }
+  }
+};
+
+const Catalogue& catalogue() {
+  static const Catalogue cat = [] {
+    Catalogue c;
+    c.add("view", {"view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "alias",
+                   "detach", "detach_", "expand", "expand_as", "permute", "transpose", "transpose_",
+                   "t", "t_", "numpy_T", "squeeze", "squeeze_", "unsqueeze", "unsqueeze_", "select",
+                   "slice", "narrow", "split", "split_with_sizes", "tensor_split", "chunk", "unbind",
+                   "view_as", "flatten", "unflatten", "movedim", "moveaxis", "diagonal", "unfold",
+                   "view_as_real", "view_as_complex", "lift_fresh", "_local_scalar_dense", "empty",
+                   "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_",
+                   "set_", "item", "is_nonzero", "_assert_async", "broadcast_tensors", "conj",
+                   "resolve_conj", "resolve_neg", "_conj", "real", "imag", "mT", "mH", "adjoint",
+                   "_assert_tensor_metadata", "sym_size", "sym_stride", "sym_numel", "dim",
+                   "size", "stride", "is_same_size", "_to_dim_order_copy_view", "align_as",
+                   "as_strided_", "squeeze_copy_view", "_nested_view_from_buffer", "lift",
+                   "_shape_as_tensor", "record_stream", "_has_compatible_shallow_copy_type"},
+            zero_rule);
+    c.add("matmul", {"mm", "bmm", "addmm", "addmv", "baddbmm", "addbmm", "mv", "dot", "vdot",
+                     "matmul", "linear", "_scaled_mm", "_int_mm"},
+          matmul_rule);
+    c.add("einsum", {"einsum"}, einsum_rule);
+    c.add("convolution", {"convolution", "_convolution", "conv1d", "conv2d", "conv3d",
+                          "cudnn_convolution", "conv_transpose1d", "conv_transpose2d",
+                          "conv_transpose3d", "convolution_overrideable", "mkldnn_convolution",
+                          "_convolution_mode", "_slow_conv2d_forward", "slow_conv3d_forward",
+                          "_nnpack_spatial_convolution", "thnn_conv2d"},
+          conv_rule);
+    c.add("attention", {"scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                        "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                        "_scaled_dot_product_attention_math", "_flash_attention_forward",
+                        "_efficient_attention_forward", "_scaled_dot_product_flash_attention_for_cpu"},
+          attention_rule);
+    c.add("elementwise", {"add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "neg", "neg_",
+                          "abs", "abs_", "relu", "relu_", "maximum", "minimum", "fmax", "fmin",
+                          "sign", "sgn", "floor", "ceil", "round", "trunc", "frac", "square",
+                          "clamp_min", "clamp_min_", "clamp_max", "clamp_max_", "threshold",
+                          "threshold_", "positive", "relu6", "copysign", "heaviside"},
+          elementwise(1, 0));
+    c.add("elementwise", {"clamp", "clamp_", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_",
+                          "nan_to_num", "nan_to_num_", "lerp", "lerp_", "addcmul", "addcmul_",
+                          "remainder", "remainder_", "fmod", "fmod_", "floor_divide", "floor_divide_",
+                          "xlogy", "hypot", "logaddexp_fast_placeholder", "prelu", "_prelu_kernel",
+                          "rrelu", "threshold_backward", "hardtanh_backward", "leaky_relu_backward"},
+          elementwise(2, 0));
+    c.add("elementwise", {"hardsigmoid", "hardswish", "hardsigmoid_", "hardswish_", "sigmoid_backward",
+                          "tanh_backward", "hardswish_backward", "hardsigmoid_backward", "mse_loss_backward"},
+          elementwise(3, 0));
+    c.add("compare/select", {"eq", "eq_", "ne", "ne_", "lt", "lt_", "le", "le_", "gt", "gt_", "ge",
+                             "ge_", "logical_and", "logical_or", "logical_xor", "logical_not",
+                             "logical_and_", "logical_or_", "bitwise_and", "bitwise_or", "bitwise_xor",
+                             "bitwise_not", "bitwise_and_", "bitwise_or_", "bitwise_left_shift",
+                             "bitwise_right_shift", "__and__", "__or__", "__xor__", "__lshift__",
+                             "__rshift__", "isnan", "isinf", "isfinite", "isneginf", "isposinf",
+                             "signbit", "where", "masked_fill", "masked_fill_", "tril", "triu",
+                             "tril_", "triu_", "isin", "eq_scalar"},
+          [](const OpNode& n, const Ctx&, Work& w, std::string&) {
+            TensorRef o = out0(n);
+            w.int_ops += o.numel();
+            w.bytes += io_bytes(n);
+          });
+    c.add("division", {"div", "div_", "true_divide", "reciprocal_placeholder"}, div_rule);
+    c.add("transcendental", {"exp", "exp_", "log", "log_", "log2", "exp2", "log10", "sqrt",
+                             "sqrt_", "rsqrt", "rsqrt_", "reciprocal", "reciprocal_", "tanh", "tanh_",
+                             "sin", "sin_", "cos", "cos_", "erf", "erf_", "erfc", "expm1", "log1p",
+                             "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh"},
+          elementwise(1, 1));
+    c.add("transcendental", {"sigmoid", "sigmoid_", "elu", "elu_", "selu", "celu", "logit", "tan",
+                             "atan2", "erfinv", "digamma", "lgamma", "softshrink_placeholder"},
+          elementwise(2, 1));
+    c.add("transcendental", {"silu", "silu_", "glu"}, elementwise(3, 1));
+    c.add("transcendental", {"softplus", "logaddexp", "logaddexp2"}, elementwise(3, 2));
+    c.add("transcendental", {"mish", "mish_"}, elementwise(5, 3));
+    c.add("transcendental", {"gelu", "gelu_"}, elementwise(7, 1));
+    c.add("transcendental", {"silu_backward", "elu_backward"}, elementwise(5, 1));
+    c.add("transcendental", {"gelu_backward", "softplus_backward", "mish_backward"}, elementwise(8, 2));
+    c.add("transcendental", {"pow", "pow_", "float_power"}, pow_rule);
+    c.add("reduction", {"sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax",
+                        "max", "min", "argmax", "argmin", "any", "all", "count_nonzero",
+                        "_softmax_backward_data_placeholder"},
+          reduction(1, 1, 0));
+    c.add("reduction", {"var", "std", "var_mean", "std_mean"}, reduction(3, 2, 1));
+    c.add("reduction", {"norm", "linalg_vector_norm", "frobenius_norm", "linalg_norm"}, reduction(2, 0, 1));
+    c.add("reduction", {"logsumexp"}, reduction(3, 0, 1, 1));
+    c.add("reduction", {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"}, reduction(3, 1, 0));
+    c.add("reduction", {"nll_loss_forward", "nll_loss", "nll_loss2d_forward"}, reduction(0, 1, 0));
+    c.add("softmax", {"softmax", "_softmax", "log_softmax", "_log_softmax", "_safe_softmax"}, softmax_rule);
+    c.add("softmax", {"_softmax_backward_data", "_log_softmax_backward_data"}, elementwise(3, 0));
+    c.add("normalisation", {"native_layer_norm", "layer_norm"}, normalisation(7, norm_rows_by_shape));
+    c.add("normalisation", {"rms_norm", "_fused_rms_norm"}, normalisation(4, norm_rows_by_shape));
+    c.add("normalisation", {"native_group_norm", "group_norm"},
+          normalisation(7, [](const OpNode& n, const TensorRef& in) {
+            double groups = double(int_arg(n, "group", int_arg(n, "num_groups", 1)));
+            double batch = in.shape.empty() ? 1 : double(in.shape[0]);
+            return batch * groups;
+          }));
+    c.add("normalisation", {"native_batch_norm", "_native_batch_norm_legit",
+                            "_native_batch_norm_legit_no_training", "batch_norm", "instance_norm"},
+          normalisation(7, [](const OpNode&, const TensorRef& in) {
+            return in.shape.size() > 1 ? double(in.shape[1]) : 1.0;
+          }));
+    c.add("normalisation", {"native_layer_norm_backward", "native_group_norm_backward",
+                            "native_batch_norm_backward"},
+          normalisation(10, [](const OpNode&, const TensorRef&) { return 0.0; }));
+    c.add("scan", {"cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin"}, reduction(1, 0, 0));
+    c.add("scan", {"logcumsumexp"}, reduction(3, 0, 0, 2));
+    c.add("gather/scatter", {"gather", "index_select", "index", "embedding", "take",
+                             "take_along_dim", "masked_select", "index_put", "index_put_",
+                             "index_copy", "index_copy_", "scatter", "scatter_", "masked_scatter",
+                             "masked_scatter_", "put", "put_", "_index_put_impl_", "_unsafe_index",
+                             "_embedding_bag", "embedding_bag", "select_scatter", "slice_scatter",
+                             "_unsafe_index_put", "diagonal_scatter"},
+          gather_like(0));
+    c.add("gather/scatter", {"scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
+                             "index_add", "index_add_", "embedding_dense_backward", "index_reduce",
+                             "index_reduce_"},
+          gather_like(1));
+    c.add("sort/select", {"topk", "sort", "argsort", "msort", "kthvalue", "median", "nanmedian",
+                          "mode", "unique", "_unique", "_unique2", "unique_consecutive",
+                          "unique_dim", "nonzero", "nonzero_static", "searchsorted", "bucketize",
+                          "bincount", "histc", "one_hot"},
+          select_rule);
+    c.add("copy/cast", {"_to_copy", "to", "type_as", "_copy_from", "_copy_from_and_resize",
+                        "_to_dim_order_copy"},
+          copy_like(true));
+    c.add("copy/cast", {"copy", "copy_", "clone", "contiguous", "lift_fresh_copy", "cat", "concat",
+                        "concatenate", "stack", "hstack", "vstack", "constant_pad_nd", "pad",
+                        "reflection_pad1d", "reflection_pad2d", "replication_pad1d",
+                        "replication_pad2d", "repeat", "tile", "roll", "flip", "fliplr", "flipud",
+                        "repeat_interleave", "expand_copy", "permute_copy", "view_copy",
+                        "transpose_copy", "t_copy", "unsqueeze_copy", "squeeze_copy", "slice_copy",
+                        "select_copy", "alias_copy", "detach_copy", "unbind_copy", "split_copy",
+                        "split_with_sizes_copy", "as_strided_copy", "_unsafe_view_copy",
+                        "diag_embed", "block_diag", "im2col", "col2im", "pixel_shuffle",
+                        "pixel_unshuffle", "channel_shuffle", "upsample_nearest1d",
+                        "upsample_nearest2d", "upsample_nearest3d", "_unsafe_split"},
+          copy_like(false));
+    c.add("factory", {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros",
+                      "new_ones", "new_full", "scalar_tensor", "fill", "fill_", "zero_", "tensor",
+                      "rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
+                      "normal", "normal_", "uniform_", "bernoulli", "bernoulli_", "randperm",
+                      "eye", "dropout", "native_dropout", "masked_fill_scalar_placeholder"},
+          factory_rule);
+    c.add("factory", {"arange", "linspace", "logspace"}, iota_rule);
+    return c;
+  }();
+  return cat;
+}
+
+bool is_view_op(const std::string& op) {
+  auto it = catalogue().rules.find(op);
+  return it != catalogue().rules.end() && it->second.family == "view";
+}
+
+bool is_gather_source(const OpNode& n, const std::string& arg) {
+  static const std::set<std::string> ops = {"gather", "index_select", "index", "embedding", "take",
+                                            "take_along_dim", "_unsafe_index", "embedding_bag",
+                                            "_embedding_bag"};
+  if (!ops.count(n.op)) return false;
+  return arg == "self" || arg == "input" || arg == "weight";
+}
+
+// Propagates value provenance (see Ctx::origin) through one operator.
+void propagate_origin(const OpNode& n, Ctx& c) {
+  auto ins = n.tensor_args();
+  for (auto& o : n.outputs) {
+    MathClass best = class_of_dtype(o.dtype);
+    if (best == MathClass::Count) continue;  // integer results carry no float origin
+    for (auto& t : ins) {
+      if (t.numel() != o.numel() && !is_view_op(n.op)) continue;
+      MathClass oc = c.origin_of(t);
+      if (oc != MathClass::Count && class_bits(oc) < class_bits(best)) best = oc;
+    }
+    c.origin[o.id] = best;
+  }
+}
+
+
+// --- causal masks written out by hand ------------------------------------------
+//
+// References often build attention with an explicit triangular mask
+// (arange compare or tril/triu, then masked_fill(-inf) before softmax). A
+// kernel skips the masked half, so the score matmul, the softmax and the PV
+// matmul of such a chain are costed at the kept fraction of the scores. This
+// pass finds those operators: it returns op index -> kept fraction.
+std::unordered_map<size_t, double> masked_attention_density(const OpGraph& g) {
+  std::set<int64_t> iota, tri;
+  std::unordered_map<int64_t, size_t> producer;
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    for (auto& o : g.ops[i].outputs) producer.emplace(o.id, i);
+  static const std::set<std::string> cmp = {"le", "lt", "ge", "gt"};
+  static const std::set<std::string> same_size = {"mul", "div", "add", "sub", "_to_copy", "clone",
+                                                  "contiguous", "copy", "neg", "mul_", "div_", "add_"};
+  std::unordered_map<size_t, double> density;
+  auto kept = [](const TensorRef& t) {
+    if (t.shape.size() < 2) return 1.0;
+    double L = double(t.shape[t.shape.size() - 2]), S = double(t.shape.back());
+    double m = std::min(L, S);
+    return L * S > 0 ? (m * (m + 1) / 2 + (L - m) * S) / (L * S) : 1.0;
+  };
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpNode& n = g.ops[i];
+    auto ins = n.tensor_args();
+    auto any_in = [&](const std::set<int64_t>& s) {
+      for (auto& t : ins) if (s.count(t.id)) return true;
+      return false;
+    };
+    if (n.op == "arange") {
+      for (auto& o : n.outputs) iota.insert(o.id);
+    } else if (n.op == "tril" || n.op == "triu" || n.op == "tril_" || n.op == "triu_") {
+      for (auto& o : n.outputs) tri.insert(o.id);
+    } else if (cmp.count(n.op) && ins.size() == 2 && iota.count(ins[0].id) && iota.count(ins[1].id)) {
+      for (auto& o : n.outputs) tri.insert(o.id);
+    } else if (is_view_op(n.op) || n.op == "bitwise_not" || n.op == "logical_not" || n.op == "_to_copy") {
+      if (any_in(iota)) for (auto& o : n.outputs) iota.insert(o.id);
+      if (any_in(tri)) for (auto& o : n.outputs) tri.insert(o.id);
+    } else if ((n.op == "masked_fill" || n.op == "masked_fill_") && tri.count(n.tensor("mask").id)) {
+      TensorRef x = n.tensor("self");
+      double d = kept(x);
+      // Backwards to the score matmul through same-size elementwise ops.
+      int64_t id = x.id;
+      for (int hop = 0; hop < 8; ++hop) {
+        auto it = producer.find(id);
+        if (it == producer.end()) break;
+        const OpNode& p = g.ops[it->second];
+        if (p.op == "bmm" || p.op == "matmul" || p.op == "mm" || p.op == "baddbmm") {
+          density[it->second] = d;
+          break;
+        }
+        if (!same_size.count(p.op) && !is_view_op(p.op)) break;
+        TensorRef src = p.tensor_args().empty() ? TensorRef{} : p.tensor_args().front();
+        id = src.id;
+      }
+      // Forwards: the softmax over the masked scores and the PV matmul.
+      std::set<int64_t> chain;
+      for (auto& o : n.outputs) chain.insert(o.id);
+      for (size_t k = i + 1; k < g.ops.size(); ++k) {
+        const OpNode& c = g.ops[k];
+        auto cin = c.tensor_args();
+        if (cin.empty() || !chain.count(cin.front().id)) continue;
+        if (c.op == "bmm" || c.op == "matmul" || c.op == "mm") {
+          density[k] = d;
+          break;
+        }
+        if (c.op == "_softmax" || c.op == "softmax" || c.op == "_safe_softmax") density[k] = d;
+        else if (!same_size.count(c.op) && !is_view_op(c.op)) continue;
+        for (auto& o : c.outputs) chain.insert(o.id);
+      }
+    }
+  }
+  return density;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<std::string>> rule_catalogue() { return catalogue().families; }
+
+GraphCost cost_graph(const OpGraph& g) {
+  GraphCost gc;
+  Ctx ctx;
+  const auto& rules = catalogue().rules;
+  // Root storage id -> definition input name, for the touched-bytes analysis.
+  std::unordered_map<int64_t, std::string> input_of;
+  std::map<std::string, double> gathered;  // input -> bytes read through gathers
+  std::set<std::string> fully_read;
+  for (auto& t : g.inputs) input_of[t.id] = t.name;
+  auto root_input = [&](const TensorRef& t) -> const std::string* {
+    auto it = input_of.find(t.base >= 0 ? t.base : t.id);
+    if (it == input_of.end()) it = input_of.find(t.id);
+    return it == input_of.end() ? nullptr : &it->second;
+  };
+
+  auto density = masked_attention_density(g);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpNode& n = g.ops[i];
+    OpCost oc;
+    oc.index = i;
+    oc.op = n.op;
+    oc.count = n.count;
+    auto it = rules.find(n.op);
+    if (it == rules.end()) {
+      oc.note = "no rule for aten::" + n.op + "." + n.overload;
+      gc.uncosted[n.op] += n.count;
+    } else {
+      Work one;
+      try {
+        it->second.fn(n, ctx, one, oc.note);
+        if (auto d = density.find(i); d != density.end()) {
+          // Only the kept scores cost compute; the traffic stays as traced.
+          double bytes = one.bytes;
+          one = one.scaled(d->second);
+          one.bytes = bytes;
+          oc.note += (oc.note.empty() ? "" : ", ") + std::string("causal-masked scores, kept ") +
+                     std::to_string(d->second);
+        }
+        oc.family = it->second.family;
+        oc.costed = true;
+        oc.work = one.scaled(double(n.count));
+        gc.total += oc.work;
+      } catch (const std::exception& e) {
+        oc.note = std::string("rule ") + it->second.family + " failed: " + e.what();
+        gc.uncosted[n.op] += n.count;
+      }
+    }
+    // Which inputs are read in full, and which only through gathers.
+    bool view = is_view_op(n.op);
+    for (auto& [k, v] : n.args.items()) {
+      OpNode tmp;
+      tmp.args = json::object({{k, v}});
+      for (auto& t : tmp.tensor_args()) {
+        const std::string* name = root_input(t);
+        if (!name) continue;
+        if (view) {
+          // A view of an input aliases it; record the alias so later uses count.
+          for (auto& o : n.outputs) input_of.emplace(o.id, *name);
+        } else if (is_gather_source(n, k)) {
+          double elem = dtype_bytes(t.dtype);
+          for (auto& o : n.outputs) gathered[*name] += o.numel() * elem * double(n.count);
+        } else {
+          fully_read.insert(*name);
+        }
+      }
+    }
+    propagate_origin(n, ctx);
+    gc.ops.push_back(std::move(oc));
+  }
+  for (auto& t : g.inputs) {
+    double full = t.bytes();
+    double touched = fully_read.count(t.name) ? full : std::min(full, gathered[t.name]);
+    gc.input_touched_bytes[t.name] = touched;
+  }
+  return gc;
+}
+
+}  // namespace solbench::sol

@@ -1,0 +1,274 @@
+#include "sol/hardware.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/diagnostics.h"
+
+#ifndef SOLBENCH_SOURCE_DIR
+#define SOLBENCH_SOURCE_DIR ""
+#endif
+
+namespace solbench::sol {
+
+namespace fs = std::filesystem;
+
+const char* math_class_name(MathClass c) {
+  switch (c) {
+    case MathClass::FP64: return "fp64";
+    case MathClass::TF32: return "tf32";
+    case MathClass::FP32: return "fp32";
+    case MathClass::FP16: return "fp16";
+    case MathClass::BF16: return "bf16";
+    case MathClass::FP8: return "fp8";
+    case MathClass::INT8: return "int8";
+    case MathClass::FP4: return "fp4";
+    case MathClass::Count: break;
+  }
+  return "?";
+}
+
+namespace {
+
+class Reader {
+ public:
+  Reader(const json& j, const fs::path& file) : j_(j), file_(file.string()) {
+    if (!j.is_object()) fail("", "expected a JSON object");
+    const json* s = j.contains("sources") ? &j["sources"] : nullptr;
+    if (!s || !s->is_object() || s->empty())
+      fail("sources", "expected an object mapping source keys to URLs");
+    for (auto& [k, v] : s->items()) {
+      if (!v.is_string() || v.get<std::string>().rfind("http", 0) != 0)
+        fail("sources." + k, "expected a URL string starting with http");
+      sources_[k] = v.get<std::string>();
+    }
+  }
+  [[noreturn]] void fail(const std::string& path, const std::string& msg) const {
+    throw InputError(file_, 0, path, msg);
+  }
+  std::string str(const char* key) const {
+    if (!j_.contains(key) || !j_[key].is_string() || j_[key].get<std::string>().empty())
+      fail(key, "expected a non-empty string");
+    return j_[key].get<std::string>();
+  }
+  // {"value": positive number, "source": key of "sources"}
+  double number(const json& v, const std::string& path, bool required_positive = true) {
+    if (!v.is_object() || !v.contains("value") || !v["value"].is_number())
+      fail(path, "expected {\"value\": NUMBER, \"source\": KEY}");
+    double x = v["value"].get<double>();
+    if (required_positive && !(x > 0)) fail(path + ".value", "expected a positive number");
+    if (!v.contains("source") || !v["source"].is_string())
+      fail(path + ".source", "expected the key of a URL in \"sources\"");
+    auto it = sources_.find(v["source"].get<std::string>());
+    if (it == sources_.end())
+      fail(path + ".source", "\"" + v["source"].get<std::string>() + "\" is not a key of \"sources\"");
+    field_sources[path] = it->second;
+    return x;
+  }
+  double field(const char* key) {
+    if (!j_.contains(key)) fail(key, "missing; expected {\"value\": NUMBER, \"source\": KEY}");
+    return number(j_[key], key);
+  }
+  std::map<std::string, double> rates(const char* key, std::initializer_list<const char*> allowed,
+                                      const char* required) {
+    if (!j_.contains(key) || !j_[key].is_object()) fail(key, "expected an object of rates");
+    std::map<std::string, double> out;
+    for (auto& [k, v] : j_[key].items()) {
+      if (std::find_if(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; }) ==
+          allowed.end())
+        fail(std::string(key) + "." + k, "unknown class; expected one of fp64, tf32, fp32, fp16, bf16, fp8, int8, fp4");
+      out[k] = number(v, std::string(key) + "." + k);
+    }
+    if (required && !out.count(required)) fail(std::string(key) + "." + required, "missing");
+    return out;
+  }
+  std::map<std::string, std::string> field_sources;
+
+ private:
+  const json& j_;
+  std::string file_;
+  std::map<std::string, std::string> sources_;
+};
+
+std::string normalise(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+HardwareModel parse_hardware(const json& j, const fs::path& file) {
+  Reader r(j, file);
+  HardwareModel m;
+  m.file = file;
+  m.name = r.str("name");
+  if (m.name != file.stem().string())
+    r.fail("name", "expected \"" + file.stem().string() + "\" (the file name without .json)");
+  m.display_name = r.str("display_name");
+  m.architecture = r.str("architecture");
+  if (!j.contains("aliases") || !j["aliases"].is_array())
+    r.fail("aliases", "expected an array of device names");
+  for (size_t i = 0; i < j["aliases"].size(); ++i) {
+    if (!j["aliases"][i].is_string()) r.fail("aliases[" + std::to_string(i) + "]", "expected a string");
+    m.aliases.push_back(j["aliases"][i].get<std::string>());
+  }
+  m.sm_count = int(r.field("sm_count"));
+  m.boost_clock_mhz = r.field("boost_clock_mhz");
+  m.tensor_tflops = r.rates("tensor_tflops", {"fp64", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}, "fp16");
+  m.cuda_core_tflops = r.rates("cuda_core_tflops", {"fp64", "fp32", "fp16", "bf16"}, "fp32");
+  m.sfu_ops_per_clock_per_sm = r.field("sfu_ops_per_clock_per_sm");
+  m.dram_bandwidth_gbs = r.field("dram_bandwidth_gbs");
+  m.l2_mb = r.field("l2_mb");
+  m.memory_gb = r.field("memory_gb");
+  m.field_sources = std::move(r.field_sources);
+  return m;
+}
+
+HardwareModel load_hardware(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file.string(), 0, "", "cannot open the hardware model");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(file.string(), 0, "", std::string("not valid JSON: ") + e.what());
+  }
+  HardwareModel m = parse_hardware(j, file);
+  m.content = ss.str();
+  return m;
+}
+
+double HardwareModel::tensor_flops(MathClass c) const {
+  auto get = [&](const char* k) {
+    auto it = tensor_tflops.find(k);
+    return it == tensor_tflops.end() ? 0.0 : it->second * 1e12;
+  };
+  switch (c) {
+    case MathClass::FP64: {
+      double v = get("fp64");
+      return v > 0 ? v : cuda_core_flops(MathClass::FP64);
+    }
+    case MathClass::TF32:
+    case MathClass::FP32: return get("tf32");
+    case MathClass::FP16: return get("fp16");
+    case MathClass::BF16: {
+      double v = get("bf16");
+      return v > 0 ? v : get("fp16");
+    }
+    case MathClass::FP8: {
+      double v = get("fp8");
+      return v > 0 ? v : tensor_flops(MathClass::FP16);
+    }
+    case MathClass::INT8: {
+      double v = get("int8");
+      return v > 0 ? v : tensor_flops(MathClass::FP16);
+    }
+    case MathClass::FP4: {
+      double v = get("fp4");
+      return v > 0 ? v : tensor_flops(MathClass::FP8);
+    }
+    case MathClass::Count: break;
+  }
+  return 0;
+}
+
+double HardwareModel::cuda_core_flops(MathClass c) const {
+  auto get = [&](const char* k) {
+    auto it = cuda_core_tflops.find(k);
+    return it == cuda_core_tflops.end() ? 0.0 : it->second * 1e12;
+  };
+  double fp32 = get("fp32");
+  switch (c) {
+    case MathClass::FP64: return get("fp64");
+    case MathClass::FP16: return std::max(get("fp16"), fp32);
+    case MathClass::BF16: return std::max(get("bf16"), fp32);
+    default: return fp32;
+  }
+}
+
+fs::path hardware_dir() {
+  if (const char* e = std::getenv("SOLBENCH_HARDWARE_DIR"); e && *e) return e;
+  fs::path src = fs::path(SOLBENCH_SOURCE_DIR) / "data" / "hardware";
+  if (!std::string(SOLBENCH_SOURCE_DIR).empty() && fs::is_directory(src)) return src;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return exe.parent_path().parent_path() / "share" / "solbench" / "hardware";
+}
+
+std::vector<HardwareModel> load_all_hardware(const fs::path& dir) {
+  std::vector<HardwareModel> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") out.push_back(load_hardware(e.path()));
+  if (ec) throw std::runtime_error("cannot read the hardware folder " + dir.string() + ": " + ec.message());
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return out;
+}
+
+std::optional<HardwareModel> find_hardware(const std::vector<HardwareModel>& all,
+                                           const std::string& name) {
+  std::string n = normalise(name);
+  if (n.empty()) return std::nullopt;
+  for (auto& m : all) {  // exact names first, so "H100" is never ambiguous
+    if (normalise(m.name) == n || normalise(m.display_name) == n) return m;
+  }
+  for (auto& m : all)
+    for (auto& a : m.aliases)
+      if (normalise(a) == n) return m;
+  return std::nullopt;
+}
+
+// --- NVML, loaded at run time ------------------------------------------------
+
+std::optional<std::string> detect_gpu_name() {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return std::nullopt;
+  using InitFn = int (*)();
+  using CountFn = int (*)(unsigned*);
+  using HandleFn = int (*)(unsigned, void**);
+  using NameFn = int (*)(void*, char*, unsigned);
+  auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<InitFn>(dlsym(lib, "nvmlShutdown"));
+  auto count = reinterpret_cast<CountFn>(dlsym(lib, "nvmlDeviceGetCount_v2"));
+  auto handle = reinterpret_cast<HandleFn>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto get_name = reinterpret_cast<NameFn>(dlsym(lib, "nvmlDeviceGetName"));
+  std::optional<std::string> result;
+  if (init && shutdown && count && handle && get_name && init() == 0) {
+    unsigned n = 0;
+    void* dev = nullptr;
+    char buf[96] = {};  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+    if (count(&n) == 0 && n > 0 && handle(0, &dev) == 0 && get_name(dev, buf, sizeof buf) == 0)
+      result = std::string(buf);
+    shutdown();
+  }
+  dlclose(lib);
+  return result;
+}
+
+HardwareModel select_hardware(const std::string& arch_override) {
+  auto all = load_all_hardware();
+  std::string known;
+  for (auto& m : all) known += (known.empty() ? "" : ", ") + m.name;
+  if (!arch_override.empty()) {
+    if (auto m = find_hardware(all, arch_override)) return *m;
+    throw std::runtime_error("--arch " + arch_override + ": unknown hardware model; known: " + known);
+  }
+  auto gpu = detect_gpu_name();
+  if (!gpu)
+    throw std::runtime_error("no GPU detected (NVML absent or no device); pass --arch NAME, one of: " + known);
+  if (auto m = find_hardware(all, *gpu)) return *m;
+  throw std::runtime_error("the local GPU \"" + *gpu + "\" has no hardware model; pass --arch NAME, one of: " + known);
+}
+
+}  // namespace solbench::sol

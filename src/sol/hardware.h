@@ -1,0 +1,69 @@
+// Hardware models: the peak rates of one GPU, read from data/hardware/*.json.
+// Every number in those files carries a source (a key of the file's "sources"
+// map, i.e. a URL); the loader rejects a number without one. See docs/sol.md.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace solbench::sol {
+
+// Operand classes of the tensor cores (and of the CUDA-core pipes). The order
+// is also the fallback order used when a chip lacks a class (see tensor_rate).
+enum class MathClass { FP64, TF32, FP32, FP16, BF16, FP8, INT8, FP4, Count };
+const char* math_class_name(MathClass c);  // "fp64", "tf32", ...
+
+struct HardwareModel {
+  std::string name;          // file stem, e.g. "h100_sxm"
+  std::string display_name;  // "NVIDIA H100 SXM5 80GB"
+  std::string architecture;
+  std::vector<std::string> aliases;  // CUDA/NVML device names and short names
+  int sm_count = 0;
+  double boost_clock_mhz = 0;
+  std::map<std::string, double> tensor_tflops;     // dense, by class name
+  std::map<std::string, double> cuda_core_tflops;  // fp64, fp32, fp16, bf16
+  double sfu_ops_per_clock_per_sm = 0;
+  double dram_bandwidth_gbs = 0;
+  double l2_mb = 0;
+  double memory_gb = 0;
+  std::map<std::string, std::string> field_sources;  // "tensor_tflops.bf16" -> URL
+  std::filesystem::path file;
+  std::string content;  // the file's text: part of cache keys
+
+  // Peak rates in operations per second. A class the chip lacks falls back to
+  // the next wider one it has (FP4 -> FP8 -> FP16; INT8 -> FP16; FP8 -> FP16);
+  // FP64 without FP64 tensor cores uses the CUDA-core FP64 rate. 0 if none.
+  double tensor_flops(MathClass c) const;   // FLOP/s (2 per MAC)
+  double cuda_core_flops(MathClass c) const;  // FLOP/s for fp64/fp32/fp16/bf16
+  double sfu_ops() const { return sfu_ops_per_clock_per_sm * sm_count * boost_clock_mhz * 1e6; }
+  double dram_bytes() const { return dram_bandwidth_gbs * 1e9; }
+};
+
+// Parses one model; errors name the file and the JSON field (InputError).
+HardwareModel parse_hardware(const json& j, const std::filesystem::path& file);
+HardwareModel load_hardware(const std::filesystem::path& file);
+
+// $SOLBENCH_HARDWARE_DIR, else <source>/data/hardware, else <exe>/../share/solbench/hardware.
+std::filesystem::path hardware_dir();
+// Every model in `dir`, sorted by name.
+std::vector<HardwareModel> load_all_hardware(const std::filesystem::path& dir = hardware_dir());
+
+// Case-insensitive match on the name, the display name or an alias; also
+// accepts "H100-SXM"-style spellings (separators ignored). nullopt if none.
+std::optional<HardwareModel> find_hardware(const std::vector<HardwareModel>& all,
+                                           const std::string& name);
+
+// The local GPU's name via NVML (dlopen'ed at run time; no link dependency).
+// nullopt when NVML or a GPU is absent.
+std::optional<std::string> detect_gpu_name();
+
+// The model for --arch NAME when given, else the detected GPU; throws
+// std::runtime_error listing the known models when neither resolves.
+HardwareModel select_hardware(const std::string& arch_override);
+
+}  // namespace solbench::sol

@@ -1,0 +1,62 @@
+// The operator graph the tracer (python/solbench_py/tracer.py) records: each
+// aten operator once per distinct signature with a repeat count, its arguments
+// (tensors as {id, shape, dtype[, base]}, scalars as JSON values) and outputs.
+// Tensor ids connect producers and consumers, so this is a dataflow graph.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json.h"
+
+namespace solbench::sol {
+
+struct TensorRef {
+  int64_t id = -1;
+  int64_t base = -1;  // id of the storage's base tensor for views; -1 if itself
+  std::vector<int64_t> shape;
+  std::string dtype;  // torch spelling without "torch.", e.g. "bfloat16"
+  std::string name;   // definition input/output name (boundary tensors only)
+
+  double numel() const;
+  double bytes() const;  // numel * storage size of dtype (packed FP4x2: 1 B per element)
+};
+
+// Storage bytes per element of a torch dtype name; 0 for unknown names.
+double dtype_bytes(const std::string& dtype);
+
+struct OpNode {
+  std::string op;        // without the "aten::" namespace, e.g. "mm", "add_"
+  std::string overload;  // "default", "Tensor", ...
+  int64_t count = 1;     // identical calls aggregated
+  json args = json::object();  // argument name -> encoded value, in schema order
+  std::vector<TensorRef> outputs;
+
+  // Tensor arguments in order (lists flattened).
+  std::vector<TensorRef> tensor_args() const;
+  // A tensor argument by schema name (nullopt-like: id -1 when absent/not a tensor).
+  TensorRef tensor(const std::string& name) const;
+  bool has(const std::string& name) const { return args.contains(name) && !args[name].is_null(); }
+};
+
+struct OpGraph {
+  std::string status = "ok";  // ok | untraceable | error
+  std::string reason;         // why not ok
+  std::string mode;           // meta | cpu
+  std::string mode_reason;    // why the fallback ran
+  std::string torch_version;
+  std::vector<std::string> notes;
+  int64_t raw_op_count = 0;
+  std::vector<TensorRef> inputs;   // the definition's tensor inputs (named)
+  std::vector<TensorRef> outputs;  // the reference's outputs (named)
+  std::vector<OpNode> ops;
+};
+
+// Reads the tracer's answer (or a hand-built graph). Errors name `origin` and
+// the JSON path (InputError).
+OpGraph parse_op_graph(const json& j, const std::string& origin);
+json to_json(const OpGraph& g);
+
+}  // namespace solbench::sol

@@ -1,0 +1,29 @@
+// The roofline: the speed-of-light time of one workload on one hardware model,
+// T_SOL = max(tensor-core time, CUDA-core time, SFU time, DRAM time).
+#pragma once
+
+#include <string>
+
+#include "sol/cost_model.h"
+#include "sol/hardware.h"
+
+namespace solbench::sol {
+
+struct Bound {
+  Work work;                 // totals over the graph
+  double boundary_bytes = 0; // every input read once + every output written once
+  double min_bytes = 0;      // boundary, with gathered/unused inputs at the bytes they touch
+  double unfused_bytes = 0;  // every operator's inputs and outputs through DRAM
+  double t_tensor = 0, t_cuda = 0, t_sfu = 0, t_dram = 0;  // seconds
+  double t_sol = 0;
+  double t_unfused = 0;      // max(compute terms, unfused_bytes / bandwidth)
+  std::string bottleneck;    // tensor | cuda | sfu | dram
+  double intensity = 0;      // FLOP (tensor + CUDA-core) per minimum byte
+};
+
+// `output_bytes` and `input_bytes` come from the resolved workload (boundary);
+// `min_input_bytes` from the graph's touched-bytes analysis.
+Bound roofline(const Work& total, double input_bytes, double min_input_bytes, double output_bytes,
+               const HardwareModel& hw);
+
+}  // namespace solbench::sol

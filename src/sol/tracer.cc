@@ -1,0 +1,66 @@
+#include "sol/tracer.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "bridge/python.h"
+#include "sol/cache.h"
+
+namespace solbench::sol {
+
+json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
+                   const std::string& mode) {
+  json axes = json::object();
+  for (auto& [k, v] : r.axes) axes[k] = v;
+  json inputs = json::array();
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const ResolvedTensor& t = r.inputs[i];
+    const InputSource* src = w.input(t.name);
+    json in = {{"name", t.name}, {"dtype", std::string(dtype_name(t.dtype))},
+               {"source", src ? std::string(input_kind_name(src->kind)) : "random"}};
+    in["shape"] = t.scalar ? json(nullptr) : json(t.shape);
+    if (src && src->kind == InputKind::Scalar) {
+      in["value"] = src->value;
+      axes[t.name] = src->value;
+    }
+    inputs.push_back(in);
+  }
+  json outputs = json::array();
+  for (auto& t : r.outputs)
+    outputs.push_back({{"name", t.name}, {"dtype", std::string(dtype_name(t.dtype))},
+                       {"shape", t.scalar ? json(nullptr) : json(t.shape)}});
+  json req = {{"reference", def.reference}, {"inputs", inputs}, {"outputs", outputs},
+              {"axes_and_scalars", axes}, {"mode", mode}, {"seed", 200}};
+  if (def.custom_inputs_entrypoint) req["custom_inputs_entrypoint"] = *def.custom_inputs_entrypoint;
+  return req;
+}
+
+OpGraph trace_reference(const json& request) {
+  OpGraph g;
+  if (!bridge::python_available()) {
+    g.status = "untraceable";
+    g.reason = "solbench was built without embedded Python";
+    return g;
+  }
+  std::string answer;
+  try {
+    answer = bridge::call_json("tracer", "trace", request.dump());
+  } catch (const std::exception& e) {
+    g.status = "error";
+    g.reason = std::string("tracer failed: ") + e.what();
+    return g;
+  }
+  return parse_op_graph(json::parse(answer), "solbench_py.tracer answer");
+}
+
+std::string tracer_version() {
+  static const std::string v = [] {
+    std::ifstream in(bridge::python_package_dir() / "solbench_py" / "tracer.py");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return content_hash({ss.str()});
+  }();
+  return v;
+}
+
+}  // namespace solbench::sol

@@ -1,0 +1,27 @@
+// Tracing a problem's PyTorch reference into an operator graph, through the
+// embedded Python (src/bridge/python.h) and solbench_py.tracer.
+#pragma once
+
+#include <string>
+
+#include "core/definition.h"
+#include "core/resolve.h"
+#include "core/workload.h"
+#include "sol/op_graph.h"
+
+namespace solbench::sol {
+
+// The JSON request solbench_py.tracer.trace() takes: the reference, every
+// input with its concrete shape, dtype and source kind (scalars with their
+// value), the outputs, and the axis/scalar dict custom inputs are built from.
+json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
+                   const std::string& mode = "auto");
+
+// Runs the tracer. A missing Python or torch gives status "untraceable" with
+// the reason; an exception in the reference gives status "error".
+OpGraph trace_reference(const json& request);
+
+// Content hash of the tracer's Python source (part of the graph cache key).
+std::string tracer_version();
+
+}  // namespace solbench::sol

@@ -1,0 +1,311 @@
+// `solbench eval` end to end through the real binary, on the bundled RMSNorm
+// problem, CPU only: every test gets its own build cache and staging folder, uses
+// the smallest workloads and short timing budgets so the whole file takes about a
+// minute (most of it is Python + torch starting in each worker).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/json.h"
+#include "core/trace.h"
+
+namespace solbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = SOLBENCH_SOURCE_DIR;
+const fs::path kRmsnorm = kSource / "problems/001_rmsnorm_llama3_8b_h4096";
+const char* kDef = "001_rmsnorm_llama3_8b_h4096";
+// Workloads of the RMSNorm problem: batch_size 1, 2 and 4.
+const char* kB1 = "71630508";
+const char* kB2 = "9063bb6e";
+const char* kB4 = "15583c5d";
+// Fast settings: two correctness rounds, short timing.
+const std::string kFast = " --rounds 2 --time-budget-ms 30 ";
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+  double seconds = 0;
+  json doc;  // stdout parsed when --json was given
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class EvalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/solbench-evaltest-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    fs::create_directories(dir_ / "cache");
+    fs::create_directories(dir_ / "staging");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  CliRun eval(const std::string& args, bool json_out = true) {
+    CliRun r;
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    std::string cmd = "SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() +
+                      "' SOLBENCH_STAGING_DIR='" + (dir_ / "staging").string() + "' '" +
+                      SOLBENCH_BINARY + "' eval " + args + (json_out ? " --json" : "") + " >'" +
+                      out.string() + "' 2>'" + err.string() + "'";
+    const auto t0 = std::chrono::steady_clock::now();
+    const int status = std::system(cmd.c_str());
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    if (json_out && !r.out.empty()) r.doc = json::parse(r.out, nullptr, false);
+    return r;
+  }
+
+  // A C++ (cpp, native binding, CPU) solution for the RMSNorm problem whose entry
+  // runs `prelude` first, then a correct RMSNorm; `writes_weight` false leaves the
+  // weight out (a wrong result), `row_limit` writes only that many rows.
+  fs::path rmsnorm_solution(const std::string& name, const std::string& prelude,
+                            bool use_weight = true, const std::string& row_limit = "rows",
+                            const std::string& path = "rms.cc") {
+    std::string code = R"(#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <solbench/kernel.h>
+static float f(uint16_t h) { uint32_t b = uint32_t(h) << 16; float x; std::memcpy(&x, &b, 4); return x; }
+static uint16_t bf(float x) { uint32_t b; std::memcpy(&b, &x, 4); b += 0x7fffu + ((b >> 16) & 1u); return uint16_t(b >> 16); }
+SB_EXPORT int entry(const sb_tensor* in, int32_t, sb_tensor* out, int32_t, void*) {
+  const int64_t rows = in[0].shape[0], h = in[0].shape[1];
+  const uint16_t* x = (const uint16_t*)in[0].data;
+  const uint16_t* w = (const uint16_t*)in[1].data;
+  uint16_t* y = (uint16_t*)out[0].data;
+)" + prelude + R"(
+  for (int64_t r = 0; r < )" + row_limit + R"(; ++r) {
+    float ss = 0;
+    for (int64_t i = 0; i < h; ++i) ss += f(x[r * h + i]) * f(x[r * h + i]);
+    const float inv = 1.0f / std::sqrt(ss / h + 1e-5f);
+    for (int64_t i = 0; i < h; ++i)
+      y[r * h + i] = bf(f(x[r * h + i]) * inv * )" + (use_weight ? "f(w[i])" : "1.0f") + R"();
+  }
+  return 0;
+}
+)";
+    json sol = {{"name", name},
+                {"definition", kDef},
+                {"author", "test"},
+                {"spec",
+                 {{"languages", {"cpp"}},
+                  {"target_hardware", {"cpu"}},
+                  {"entry_point", path + "::entry"},
+                  {"binding", "native"},
+                  {"destination_passing_style", true},
+                  {"compile_options", {{"cflags", {"-O2"}}, {"ld_flags", json::array()}}}}},
+                {"sources", {{{"path", path}, {"content", code}}}}};
+    const fs::path p = dir_ / (name + ".json");
+    std::ofstream(p) << sol.dump(2);
+    return p;
+  }
+
+  static std::string status_of(const json& doc, size_t i) {
+    return doc.at("results").at(i).at("evaluation").at("status").get<std::string>();
+  }
+  static std::string log_of(const json& doc, size_t i) {
+    return doc.at("results").at(i).at("evaluation").at("log").get<std::string>();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(EvalCli, CorrectCppSolutionPassesEveryWorkloadAndTracesLoad) {
+  const fs::path traces = dir_ / "traces.jsonl";
+  CliRun r = eval("'" + kRmsnorm.string() + "' --solution '" +
+                   (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() +
+                   "' --rounds 1 --no-timing -o '" + traces.string() + "'");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out;
+  const json& res = r.doc["results"];
+  ASSERT_EQ(res.size(), 16u);  // every workload of the problem
+  for (size_t i = 0; i < res.size(); ++i) {
+    EXPECT_EQ(status_of(r.doc, i), "PASSED") << log_of(r.doc, i);
+    EXPECT_EQ(res[i]["workload"]["uuid"], r.doc["results"][i]["workload"]["uuid"]);
+  }
+  // The trace file is in the public format: load_traces reads it back cleanly.
+  Diagnostics d;
+  std::vector<Trace> loaded = load_traces(traces, d);
+  EXPECT_TRUE(d.empty()) << (d.empty() ? "" : d.items()[0].str());
+  ASSERT_EQ(loaded.size(), 16u);
+  EXPECT_EQ(loaded[0].definition, kDef);
+  EXPECT_EQ(loaded[0].evaluation.status, Status::Passed);
+}
+
+TEST_F(EvalCli, TimedWorkloadsReportLatencyStatisticsAndSpeedup) {
+  const fs::path traces = dir_ / "traces.jsonl";
+  CliRun r = eval("'" + kRmsnorm.string() + "' --solution '" +
+                  (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() + "' -w " + kB1 +
+                  " -w " + kB4 + kFast + " -o '" + traces.string() + "'");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  for (size_t i = 0; i < 2; ++i) {
+    const json& ev = r.doc["results"][i]["evaluation"];
+    const json& perf = ev["performance"];
+    EXPECT_GT(perf["latency_ms"].get<double>(), 0);
+    EXPECT_GT(perf["reference_latency_ms"].get<double>(), 0);
+    const json& t = ev["solbench_timing"];
+    EXPECT_DOUBLE_EQ(t["median_ms"].get<double>(), perf["latency_ms"].get<double>());
+    EXPECT_GE(t["count"].get<int>(), 5);
+    EXPECT_LE(t["min_ms"].get<double>(), t["median_ms"].get<double>());
+    EXPECT_GE(ev["solbench_checks"]["verification"]["checked_calls"].get<int>(), 1);
+  }
+  Diagnostics d;
+  std::vector<Trace> loaded = load_traces(traces, d);
+  ASSERT_EQ(loaded.size(), 2u);
+  ASSERT_TRUE(loaded[1].evaluation.performance.has_value());
+  EXPECT_NEAR(loaded[1].evaluation.performance->speedup_factor,
+              loaded[1].evaluation.performance->reference_latency_ms /
+                  loaded[1].evaluation.performance->latency_ms,
+              1e-9);
+}
+
+TEST_F(EvalCli, WrongResultIsIncorrectNumerical) {
+  fs::path s = rmsnorm_solution("no_weight", "", /*use_weight=*/false);
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -w " + kB2 + kFast);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  EXPECT_EQ(status_of(r.doc, 0), "INCORRECT_NUMERICAL") << log_of(r.doc, 0);
+  const json& c = r.doc["results"][0]["evaluation"]["correctness"];
+  EXPECT_GT(c["max_absolute_error"].get<double>(), 0.01);
+  EXPECT_TRUE(r.doc["results"][0]["evaluation"]["performance"].is_null());
+}
+
+TEST_F(EvalCli, UnwrittenOutputFailsThroughThePoison) {
+  // Writes only the first half of the rows: the rest keeps the NaN poison.
+  fs::path s = rmsnorm_solution("half_rows", "", true, "rows / 2");
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -w " + kB4 + kFast);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  EXPECT_EQ(status_of(r.doc, 0), "INCORRECT_NUMERICAL");
+  EXPECT_TRUE(r.doc["results"][0]["evaluation"]["correctness"]["has_nan"].get<bool>());
+  EXPECT_NE(log_of(r.doc, 0).find("NaN"), std::string::npos) << log_of(r.doc, 0);
+}
+
+TEST_F(EvalCli, SegfaultFailsOnlyItsWorkload) {
+  fs::path s = rmsnorm_solution("crash_on_two", "  if (rows == 2) *(volatile int*)nullptr = 1;\n");
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -w " + kB1 + " -w " + kB2 +
+               " -w " + kB4 + kFast);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 3u);
+  EXPECT_EQ(status_of(r.doc, 0), "PASSED") << log_of(r.doc, 0);
+  EXPECT_EQ(status_of(r.doc, 1), "RUNTIME_ERROR");
+  EXPECT_NE(log_of(r.doc, 1).find("SIGSEGV"), std::string::npos) << log_of(r.doc, 1);
+  EXPECT_EQ(status_of(r.doc, 2), "PASSED") << log_of(r.doc, 2);  // in a new worker
+  EXPECT_EQ(r.doc["workers"].size(), 2u);
+}
+
+TEST_F(EvalCli, InfiniteLoopTimesOutWithinTheLimit) {
+  fs::path s = rmsnorm_solution("spin", "  for (volatile int i = 0;; i = i + 1) {}\n");
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -w " + kB1 +
+               " --timeout 3" + kFast);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  EXPECT_EQ(status_of(r.doc, 0), "TIMEOUT");
+  EXPECT_NE(log_of(r.doc, 0).find("within 3 s"), std::string::npos) << log_of(r.doc, 0);
+  // 3 s for the workload, plus the build and the worker's start (Python + torch).
+  EXPECT_LT(r.seconds, 60);
+}
+
+TEST_F(EvalCli, CompileErrorCarriesTheCompilerMessage) {
+  fs::path s = rmsnorm_solution("broken", "  this_is_not_declared(42);\n");
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -w " + kB1 + kFast);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  EXPECT_EQ(status_of(r.doc, 0), "COMPILE_ERROR");
+  EXPECT_NE(log_of(r.doc, 0).find("this_is_not_declared"), std::string::npos) << log_of(r.doc, 0);
+  EXPECT_TRUE(r.doc["workers"].empty());  // nothing ran
+}
+
+TEST_F(EvalCli, ParentPathInSourcesIsRejectedBeforeAnythingRuns) {
+  fs::path s = rmsnorm_solution("escape", "", true, "rows", "../escape.cc");
+  const fs::path traces = dir_ / "traces.jsonl";
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -o '" + traces.string() + "'");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(".."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sources[0].path"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(traces));
+  EXPECT_TRUE(fs::is_empty(dir_ / "cache"));  // no build was attempted
+  EXPECT_TRUE(fs::is_empty(dir_ / "staging"));
+}
+
+TEST_F(EvalCli, SocketCreationIsRefusedInTheWorker) {
+  fs::path s = rmsnorm_solution(
+      "net", "  int fd = socket(AF_INET, SOCK_STREAM, 0);\n"
+             "  if (fd < 0) { std::fprintf(stderr, \"socket refused: %s\\n\", std::strerror(errno)); return 9; }\n"
+             "  close(fd);\n");
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -w " + kB1 + kFast);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  // Had socket() succeeded the solution would compute correctly and PASS.
+  EXPECT_EQ(status_of(r.doc, 0), "RUNTIME_ERROR") << log_of(r.doc, 0);
+  EXPECT_NE(log_of(r.doc, 0).find("socket refused"), std::string::npos) << log_of(r.doc, 0);
+  EXPECT_NE(log_of(r.doc, 0).find("error code 9"), std::string::npos) << log_of(r.doc, 0);
+}
+
+TEST_F(EvalCli, PytorchCpuSolutionPasses) {
+  CliRun r = eval("'" + kRmsnorm.string() + "' --solution '" +
+               (kRmsnorm / "solutions/pytorch_simple/solution.json").string() + "' --smallest 3" +
+               kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(status_of(r.doc, i), "PASSED") << log_of(r.doc, i);
+  EXPECT_TRUE(r.doc["build"].is_null());  // Python family: nothing compiled
+}
+
+TEST_F(EvalCli, SecondEvaluationHitsTheBuildCache) {
+  const std::string args = "'" + kRmsnorm.string() + "' --solution '" +
+                           (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() +
+                           "' -w " + kB1 + " --no-timing --rounds 1";
+  CliRun first = eval(args);
+  ASSERT_EQ(first.rc, 0) << first.out << first.err;
+  EXPECT_FALSE(first.doc["build"]["cache_hit"].get<bool>());
+  CliRun second = eval(args);
+  ASSERT_EQ(second.rc, 0) << second.out << second.err;
+  EXPECT_TRUE(second.doc["build"]["cache_hit"].get<bool>());
+  EXPECT_EQ(first.doc["build"]["cache_key"], second.doc["build"]["cache_key"]);
+  EXPECT_EQ(status_of(second.doc, 0), "PASSED");
+}
+
+TEST_F(EvalCli, TableOutputHasAStatusLinePerWorkloadAndASummary) {
+  CliRun r = eval("'" + kRmsnorm.string() + "' --solution '" +
+                   (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() + "' -w " + kB1 +
+                   " -w " + kB2 + kFast,
+               /*json_out=*/false);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("latency_ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::string(kB1) + "  batch_size=1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("summary: 2 workload(s): 2 PASSED"), std::string::npos) << r.out;
+}
+
+TEST_F(EvalCli, UnknownWorkloadIsAnInputError) {
+  CliRun r = eval("'" + kRmsnorm.string() + "' --reference -w ffffffff");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("--workload"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ffffffff"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace solbench

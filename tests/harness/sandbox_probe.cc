@@ -1,0 +1,127 @@
+// Applies the worker sandbox to itself, then tries what untrusted code must not be
+// able to do, and prints one JSON object: {"report": <SandboxReport>, "attempts":
+// {name: errno (0 = succeeded)}}. Run by test_sandbox.cc.
+//
+// Flags: --no-sandbox (attempts only, for a baseline), --allow-processes
+// (deny_process_creation off), --no-netns (private_network off).
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "harness/sandbox.h"
+
+using solbench::json;
+
+namespace {
+
+// errno of a call that returns -1 on failure; 0 when it succeeded.
+int attempt(long rc) { return rc < 0 ? errno : 0; }
+
+int try_socket(int family, int type) {
+  int fd = ::socket(family, type, 0);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool sandbox = true;
+  solbench::harness::SandboxOptions opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--no-sandbox") sandbox = false;
+    else if (a == "--allow-processes") opts.deny_process_creation = false;
+    else if (a == "--no-netns") opts.private_network = false;
+  }
+  json out = json::object();
+  out["report"] = nullptr;
+  if (sandbox) out["report"] = solbench::harness::apply_worker_sandbox(opts).to_json();
+
+  const pid_t parent = ::getppid();
+  json& a = out["attempts"];
+  a["socket_inet"] = try_socket(AF_INET, SOCK_STREAM);
+  a["socket_inet6"] = try_socket(AF_INET6, SOCK_DGRAM);
+  a["socket_netlink"] = try_socket(AF_NETLINK, SOCK_RAW);
+  a["socket_unix"] = try_socket(AF_UNIX, SOCK_STREAM);
+  {
+    int sv[2];
+    int e = attempt(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    if (e == 0) {
+      // The pair must carry data both ways.
+      char c = 'x', d = 0;
+      if (::write(sv[0], &c, 1) != 1 || ::read(sv[1], &d, 1) != 1 || d != 'x') e = -1;
+      ::close(sv[0]);
+      ::close(sv[1]);
+    }
+    a["socketpair_unix"] = e;
+  }
+  // PTRACE_SEIZE does not stop the tracee (an ATTACH that succeeds unsandboxed
+  // would leave the test runner stopped); exiting detaches.
+  a["ptrace_attach_parent"] = attempt(::ptrace(PTRACE_SEIZE, parent, nullptr, nullptr));
+  {
+    char buf[8] = {0};
+    char target[8] = {0};
+    iovec local{buf, sizeof buf};
+    iovec remote{target, sizeof target};  // an address in our own image: only the call matters
+    a["process_vm_writev_parent"] = attempt(::process_vm_writev(parent, &local, 1, &remote, 1, 0));
+    a["process_vm_readv_parent"] = attempt(::process_vm_readv(parent, &local, 1, &remote, 1, 0));
+  }
+  a["mount_tmpfs"] = attempt(::mount("none", "/mnt", "tmpfs", 0, nullptr));
+  a["unshare_net"] = attempt(::unshare(CLONE_NEWNET));
+  a["bpf"] = attempt(::syscall(SYS_bpf, 0, nullptr, 0));
+  a["kexec_load"] = attempt(::syscall(SYS_kexec_load, 0, 0, nullptr, 0));
+  a["init_module"] = attempt(::syscall(SYS_init_module, nullptr, 0, ""));
+  a["keyctl"] = attempt(::syscall(SYS_keyctl, 0, 0, 0, 0, 0));
+  a["userfaultfd"] = attempt(::syscall(SYS_userfaultfd, 0));
+  a["personality_change"] = attempt(::personality(static_cast<unsigned long>(PER_LINUX) | ADDR_NO_RANDOMIZE));
+  a["personality_query"] = attempt(::personality(0xffffffff));
+  a["kill_parent_sig0"] = attempt(::kill(parent, 0));
+  a["kill_self_sig0"] = attempt(::kill(::getpid(), 0));
+  {
+    pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    int e = pid < 0 ? errno : 0;
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+    a["fork"] = e;
+  }
+  {
+    // Threads must keep working (Python, CUDA and OpenMP runtimes need them).
+    int value = 0;
+    try {
+      std::thread t([&] { value = 42; });
+      t.join();
+      a["thread"] = value == 42 ? 0 : -1;
+    } catch (const std::system_error& e) {
+      a["thread"] = e.code().value();
+    }
+  }
+  {
+    // Ordinary file I/O in the working directory keeps working.
+    int fd = ::open("probe.txt", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int e = fd < 0 ? errno : 0;
+    if (fd >= 0) {
+      if (::write(fd, "ok", 2) != 2) e = errno;
+      ::close(fd);
+      ::unlink("probe.txt");
+    }
+    a["file_write"] = e;
+  }
+  std::printf("%s\n", out.dump().c_str());
+  return 0;
+}

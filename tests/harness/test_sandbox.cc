@@ -1,0 +1,130 @@
+// The worker sandbox, observed from outside: sandbox_probe applies it to itself and
+// reports the errno of each forbidden (and each still-allowed) attempt.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "harness/process.h"
+#include "test_util.h"
+#include "harness/sandbox.h"
+
+namespace solbench::harness {
+namespace {
+
+json run_probe(std::vector<std::string> args) {
+  args.insert(args.begin(), SANDBOX_PROBE);
+  CommandResult r = run_command(args, with_timeout(std::chrono::seconds(30)));
+  EXPECT_TRUE(r.ok()) << r.status.describe() << "\n" << r.spawn_error << r.output;
+  // The JSON is the last line (libseccomp may not print anything, but be lenient).
+  std::string out = r.output;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  const size_t nl = out.rfind('\n');
+  return json::parse(nl == std::string::npos ? out : out.substr(nl + 1));
+}
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!seccomp_compiled_in()) GTEST_SKIP() << "built without libseccomp";
+  }
+};
+
+TEST_F(SandboxTest, ReportSaysWhatWasApplied) {
+  json j = run_probe({});
+  const json& rep = j.at("report");
+  EXPECT_TRUE(rep.at("seccomp").get<bool>()) << rep.dump(2);
+  EXPECT_TRUE(rep.at("core_dumps_off").get<bool>());
+  EXPECT_TRUE(rep.at("no_new_privs").get<bool>());
+  EXPECT_TRUE(rep.at("network_blocked").get<bool>());
+  EXPECT_NE(rep.at("network_isolation").get<std::string>(), "none");
+  EXPECT_TRUE(rep.at("process_creation_denied").get<bool>());
+  const auto denied = rep.at("denied_syscalls").get<std::vector<std::string>>();
+  for (const char* name : {"ptrace", "process_vm_writev", "process_vm_readv", "mount", "bpf",
+                           "kexec_load", "unshare", "setns", "keyctl", "userfaultfd"})
+    EXPECT_NE(std::find(denied.begin(), denied.end(), name), denied.end()) << name;
+  // CUPTI-style profilers keep working.
+  EXPECT_EQ(std::find(denied.begin(), denied.end(), "perf_event_open"), denied.end());
+  // Either a private namespace ("netns"/"userns+netns") or a reason in the notes.
+  if (rep.at("network_namespace").is_null())
+    EXPECT_FALSE(rep.at("notes").empty()) << rep.dump(2);
+  else
+    EXPECT_NE(rep.at("network_namespace").get<std::string>().find("netns"), std::string::npos);
+}
+
+TEST_F(SandboxTest, InternetSocketsRefusedUnixAllowed) {
+  json a = run_probe({}).at("attempts");
+  EXPECT_EQ(a.at("socket_inet").get<int>(), EPERM);
+  EXPECT_EQ(a.at("socket_inet6").get<int>(), EPERM);
+  EXPECT_EQ(a.at("socket_netlink").get<int>(), EPERM);
+  EXPECT_EQ(a.at("socket_unix").get<int>(), 0);
+  EXPECT_EQ(a.at("socketpair_unix").get<int>(), 0);
+}
+
+TEST_F(SandboxTest, OtherProcessesAreOutOfReach) {
+  json a = run_probe({}).at("attempts");
+  EXPECT_EQ(a.at("ptrace_attach_parent").get<int>(), EPERM);
+  EXPECT_EQ(a.at("process_vm_writev_parent").get<int>(), EPERM);
+  EXPECT_EQ(a.at("process_vm_readv_parent").get<int>(), EPERM);
+  EXPECT_EQ(a.at("kill_parent_sig0").get<int>(), EPERM);
+  EXPECT_EQ(a.at("kill_self_sig0").get<int>(), 0);
+  EXPECT_EQ(a.at("fork").get<int>(), EPERM);
+}
+
+TEST_F(SandboxTest, SystemAdministrationRefused) {
+  json a = run_probe({}).at("attempts");
+  for (const char* k : {"mount_tmpfs", "unshare_net", "bpf", "kexec_load", "init_module", "keyctl",
+                        "userfaultfd", "personality_change"})
+    EXPECT_EQ(a.at(k).get<int>(), EPERM) << k;
+  EXPECT_EQ(a.at("personality_query").get<int>(), 0);
+}
+
+TEST_F(SandboxTest, OrdinaryWorkStillRuns) {
+  json a = run_probe({}).at("attempts");
+  EXPECT_EQ(a.at("thread").get<int>(), 0);
+  EXPECT_EQ(a.at("file_write").get<int>(), 0);
+}
+
+TEST_F(SandboxTest, ProcessCreationCanBeAllowed) {
+  json j = run_probe({"--allow-processes"});
+  EXPECT_FALSE(j.at("report").at("process_creation_denied").get<bool>());
+  EXPECT_EQ(j.at("attempts").at("fork").get<int>(), 0);
+  // The rest of the filter is still there.
+  EXPECT_EQ(j.at("attempts").at("ptrace_attach_parent").get<int>(), EPERM);
+}
+
+TEST_F(SandboxTest, SeccompAloneBlocksTheNetwork) {
+  // Without a namespace the socket rule is what keeps the network away.
+  json j = run_probe({"--no-netns"});
+  EXPECT_TRUE(j.at("report").at("network_namespace").is_null());
+  EXPECT_TRUE(j.at("report").at("network_blocked").get<bool>());
+  EXPECT_EQ(j.at("report").at("network_isolation"), "seccomp-socket");
+  EXPECT_EQ(j.at("attempts").at("socket_inet").get<int>(), EPERM);
+  EXPECT_EQ(j.at("attempts").at("socket_unix").get<int>(), 0);
+}
+
+TEST(SandboxBaseline, WithoutTheSandboxTheProbeSucceedsWhereAllowed) {
+  // Shows the probe measures the sandbox, not the machine: unsandboxed, the same
+  // calls that the filter refuses get through (sockets, fork, signal to the parent).
+  json a = run_probe({"--no-sandbox"}).at("attempts");
+  EXPECT_EQ(a.at("socket_inet").get<int>(), 0);
+  EXPECT_EQ(a.at("fork").get<int>(), 0);
+  EXPECT_EQ(a.at("kill_parent_sig0").get<int>(), 0);
+}
+
+TEST(SandboxReportTest, JsonAndSummary) {
+  SandboxReport r;
+  r.seccomp = true;
+  r.denied_syscalls = {"ptrace", "socket(filtered)"};
+  r.notes = {"no network namespace: test"};
+  EXPECT_TRUE(r.network_blocked());
+  json j = r.to_json();
+  EXPECT_TRUE(j.at("network_blocked").get<bool>());
+  EXPECT_TRUE(j.at("network_namespace").is_null());
+  EXPECT_NE(r.summary().find("+seccomp"), std::string::npos);
+  EXPECT_NE(r.summary().find("no network namespace: test"), std::string::npos);
+  SandboxReport none;
+  EXPECT_FALSE(none.network_blocked());
+}
+
+}  // namespace
+}  // namespace solbench::harness
