@@ -1,37 +1,44 @@
 #!/usr/bin/env bash
 # SOL bounds over the public SOL-ExecBench problems on B200, compared with the
-# published SOLAR numbers: writes build/sol-public/{results.json,report.md}.
+# published SOLAR numbers: writes OUT_DIR/{results.json,report.md}.
 # Usage: scripts/sol_public.sh [SOLBENCH_BINARY] [PUBLIC_DIR] [OUT_DIR]
+# Environment: SOL_JOBS (problems traced in parallel, default 1), SOL_TIMEOUT
+# (seconds per problem, default 600).
 # Self-contained: run it here (torch 1.13, CPU) or on the GPU machine (torch 2.x);
 # results are cached, so a second run only re-costs.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/build/src/cli/solbench}"
-public="${2:-$root/../shared/sol-execbench}"
-out="${3:-$root/build/sol-public}"
-mkdir -p "$out"
+bin="$(realpath "${1:-$root/build/src/cli/solbench}")"
+public="$(realpath "${2:-$root/../shared/sol-execbench}")"
+out="$(realpath -m "${3:-$root/build/sol-public}")"
+mkdir -p "$out/problems"
 start=$(date +%s.%N)
+
 # One process per problem keeps a crash or a runaway trace local to it.
-echo "[" > "$out/results.json.tmp"
-first=1
-while IFS= read -r def; do
-  dir="$(dirname "$def")"
-  rc=0
-  res="$(timeout "${SOL_TIMEOUT:-600}" "$bin" sol "$dir" --arch B200 --json 2>"$out/last.err")" || rc=$?
-  if [ "$rc" -ne 0 ]; then
-    # rc 1 = some workloads failed to trace: the JSON still holds them.
-    if [ -z "$res" ]; then
-      res="$(python3 -c 'import json,sys; print(json.dumps({"hardware":"b200","problems":[{"name":sys.argv[1],"dir":sys.argv[2],"workloads":[],"failure":sys.argv[3]}]}))' \
-        "$(basename "$dir")" "$dir" "solbench exited $rc: $(tail -c 400 "$out/last.err")")"
-    fi
+one_problem() {
+  local bin="$1" dir="$2" out="$3"
+  local name rc=0 res
+  name="$(echo "${dir#"$PUBLIC/"}" | tr '/' '_')"
+  res="$(timeout "${SOL_TIMEOUT:-600}" "$bin" sol "$dir" --arch B200 --json 2>"$out/problems/$name.err")" || rc=$?
+  # rc 1 = some workloads failed to trace: the JSON still holds them.
+  if [ -z "$res" ]; then
+    res="$(python3 -c 'import json,sys; print(json.dumps({"hardware":"b200","problems":[{"name":sys.argv[1],"dir":sys.argv[2],"workloads":[],"failure":sys.argv[3]}]}))' \
+      "$(basename "$dir")" "$dir" "solbench exited $rc: $(tail -c 400 "$out/problems/$name.err")")"
   fi
-  [ $first -eq 1 ] || echo "," >> "$out/results.json.tmp"
-  first=0
-  printf '%s\n' "$res" >> "$out/results.json.tmp"
-done < <(find "$public" -name definition.json | sort)
-echo "]" >> "$out/results.json.tmp"
-mv "$out/results.json.tmp" "$out/results.json"
+  printf '%s\n' "$res" > "$out/problems/$name.json"
+}
+export -f one_problem
+export PUBLIC="$public"
+find "$public" -name definition.json -printf '%h\n' | sort |
+  xargs -P "${SOL_JOBS:-1}" -I{} bash -c 'one_problem "$@"' _ "$bin" {} "$out"
+
+python3 - "$out" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+docs = [json.loads(p.read_text()) for p in sorted((out / "problems").glob("*.json"))]
+(out / "results.json").write_text(json.dumps(docs, indent=1) + "\n")
+PY
 end=$(date +%s.%N)
-echo "solbench sol over $(grep -c '"hardware"' "$out/results.json") problems: $(echo "$end - $start" | bc) s"
+echo "solbench sol over $(ls "$out"/problems/*.json | wc -l) problems: $(echo "$end - $start" | bc) s"
 python3 "$root/scripts/sol_compare.py" "$out/results.json" "$public" > "$out/report.md"
 echo "report: $out/report.md"

@@ -241,6 +241,13 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       next_pos = current + 1;
       current = -1;
       deadline = deadline_after(opts_.workload_timeout);
+    } else if (type == "restart") {
+      // The worker's state is spoiled (a sticky CUDA error): it reported its last
+      // workload and exits; the workloads after it go to a fresh worker.
+      child.close_channel();
+      ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
+      end_how = "restart requested (" + m.value("reason", std::string()) + "); " + st.describe();
+      break;
     } else if (type == "done") {
       child.close_channel();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));

@@ -37,6 +37,9 @@ struct SandboxOptions {
   std::optional<uint64_t> file_size_bytes;      // RLIMIT_FSIZE
   // Fail (throw) instead of reporting when seccomp was requested but is unavailable.
   bool require_seccomp = false;
+  // Syscalls left out of the filter (by name), for runtimes that need one of the
+  // refused calls; the names in $SOLBENCH_SANDBOX_ALLOW (comma-separated) are added.
+  std::vector<std::string> allow_syscalls;
 };
 
 // What was applied, for the trace log. Fields are true only when in force.

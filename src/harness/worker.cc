@@ -1,5 +1,6 @@
 #include "harness/worker.h"
 
+#include <optional>
 #include <unistd.h>
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <exception>
 
 #include "harness/framing.h"
+#include "harness/gpu/gpu_errors.h"
 #include "harness/protocol.h"
 #include "harness/worker_session.h"
 
@@ -74,7 +76,17 @@ int worker_main(int fd) {
   // Still single-threaded here: the sandbox must come before Python starts.
   json sandbox_report;
   try {
-    sandbox_report = apply_worker_sandbox(sandbox_options_from(plan.sandbox)).to_json();
+    SandboxOptions opts = sandbox_options_from(plan.sandbox);
+    // The CUDA driver does not initialise under the syscall filter (cuInit returns
+    // 304 on an H100 with driver 580; no single refused syscall is the cause, see
+    // docs/sandbox.md). CUDA workers keep every other piece: the private network
+    // namespace, dropped capabilities, no core dumps, not dumpable.
+    const bool cuda = plan.device.rfind("cuda", 0) == 0;
+    if (cuda) opts.seccomp = false;
+    SandboxReport applied = apply_worker_sandbox(opts);
+    if (cuda)
+      applied.notes.push_back("seccomp filter off on CUDA devices (the driver fails under it)");
+    sandbox_report = applied.to_json();
   } catch (const std::exception& e) {
     send({{"type", "fatal"}, {"t_ns", monotonic_ns()},
           {"message", std::string("the sandbox could not be applied: ") + e.what()}});
@@ -103,9 +115,29 @@ int worker_main(int fd) {
   for (size_t i = 0; i < plan.workloads.size(); ++i) {
     send({{"type", "begin"}, {"t_ns", monotonic_ns()}, {"index", i}});
     WorkloadOutcome o = session.evaluate(i);
+    // A sticky CUDA error (illegal address, launch failure) leaves the context
+    // unusable: fail this workload and let a fresh worker take the rest.
+    std::optional<solbench::gpu::CudaErrorStatus> cuda_error;
+    if (plan.device.rfind("cuda", 0) == 0) {
+      solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
+      if (e.sticky) {
+        cuda_error = e;
+        o.status = Status::RuntimeError;
+        o.correctness.reset();
+        o.timing.reset();
+        o.reference_timing.reset();
+        o.log += (o.log.empty() ? "" : "\n") + ("sticky CUDA error " + e.name + ": " + e.message +
+                                                 " (the worker restarts for the next workload)");
+        o.extra["cuda_error"] = solbench::gpu::to_json(e);
+      }
+    }
     std::fflush(stdout);
     std::fflush(stderr);
     send(o.to_json());
+    if (cuda_error) {
+      send({{"type", "restart"}, {"t_ns", monotonic_ns()}, {"reason", cuda_error->name}});
+      quit(0);
+    }
   }
   send({{"type", "done"}, {"t_ns", monotonic_ns()}});
   quit(0);
