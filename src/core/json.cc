@@ -146,6 +146,33 @@ json parse_json_text(const std::string& text, const std::string& file, int line)
   }
 }
 
+void for_each_jsonl_record(const std::filesystem::path& path, Diagnostics& diags,
+                           const std::function<void(const json&, int)>& record) {
+  const std::string file = path.string();
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const InputError& e) {
+    diags.append(e.diagnostics());
+    return;
+  }
+  size_t pos = 0;
+  int line = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    ++line;
+    std::string_view raw(text.data() + pos, end - pos);
+    pos = end + 1;
+    if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    try {
+      record(parse_json_text(std::string(raw), file, line), line);
+    } catch (const InputError& e) {
+      diags.append(e.diagnostics());
+    }
+  }
+}
+
 json load_json_file(const std::filesystem::path& path) {
   return parse_json_text(read_text_file(path), path.string());
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,13 @@ std::string read_text_file(const std::filesystem::path& path);
 // Parses a JSON document; throws InputError with file, line and column on a syntax error.
 json parse_json_text(const std::string& text, const std::string& file, int line = 0);
 json load_json_file(const std::filesystem::path& path);
+
+// Reads a JSON Lines file and calls `record(json, line)` for each non-blank line
+// (1-based line numbers). A line that is not JSON, or whose callback throws
+// InputError, adds its diagnostics and the next line is read: one bad line does not
+// hide the others. A file that cannot be read adds one diagnostic.
+void for_each_jsonl_record(const std::filesystem::path& path, Diagnostics& diags,
+                           const std::function<void(const json&, int)>& record);
 
 // Writes `text` atomically (temp file + rename), creating parent folders.
 void write_text_file(const std::filesystem::path& path, const std::string& text);

@@ -243,30 +243,11 @@ json to_json(const Trace& t) {
 std::vector<Trace> load_traces(const std::filesystem::path& path, Diagnostics& diags) {
   std::vector<Trace> out;
   const std::string file = path.string();
-  std::string text;
-  try {
-    text = read_text_file(path);
-  } catch (const InputError& e) {
-    diags.append(e.diagnostics());
-    return out;
-  }
-  size_t pos = 0;
-  int line = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    ++line;
-    std::string_view raw(text.data() + pos, end - pos);
-    pos = end + 1;
-    if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  for_each_jsonl_record(path, diags, [&](const json& j, int line) {
     const size_t before = diags.size();
-    try {
-      Trace t = parse_trace(parse_json_text(std::string(raw), file, line), file, line, diags);
-      if (diags.size() == before) out.push_back(std::move(t));
-    } catch (const InputError& e) {
-      diags.append(e.diagnostics());
-    }
-  }
+    Trace t = parse_trace(j, file, line, diags);
+    if (diags.size() == before) out.push_back(std::move(t));
+  });
   return out;
 }
 

@@ -265,40 +265,19 @@ void check_workload(const Definition& def, const Workload& w, const std::string&
 std::vector<Workload> load_workloads(const std::filesystem::path& path, Diagnostics& diags) {
   std::vector<Workload> out;
   const std::string file = path.string();
-  std::string text;
-  try {
-    text = read_text_file(path);
-  } catch (const InputError& e) {
-    diags.append(e.diagnostics());
-    return out;
-  }
   std::map<std::string, int> first_line;  // uuid -> line
-  size_t pos = 0;
-  int line = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    ++line;
-    std::string_view raw(text.data() + pos, end - pos);
-    pos = end + 1;
-    if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    size_t before = diags.size();
-    Workload w;
-    try {
-      w = parse_workload(parse_json_text(std::string(raw), file, line), file, line, diags);
-    } catch (const InputError& e) {
-      diags.append(e.diagnostics());
-      continue;
-    }
-    if (diags.size() != before) continue;
+  for_each_jsonl_record(path, diags, [&](const json& j, int line) {
+    const size_t before = diags.size();
+    Workload w = parse_workload(j, file, line, diags);
+    if (diags.size() != before) return;
     auto [it, fresh] = first_line.emplace(w.uuid, line);
     if (!fresh) {
       diags.add(file, line, "uuid",
                 fmt::format("duplicate uuid \"{}\" (first used on line {})", w.uuid, it->second));
-      continue;
+      return;
     }
     out.push_back(std::move(w));
-  }
+  });
   return out;
 }
 

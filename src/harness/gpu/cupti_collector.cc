@@ -81,6 +81,18 @@ const char* memcpy_kind_name(uint8_t kind) {
   }
 }
 
+// The fields every activity record kind we enable has under the same names.
+template <typename Record>
+void copy_common(GpuActivity& a, GpuActivity::Kind kind, const Record& r) {
+  a.kind = kind;
+  a.start_ns = r.start;
+  a.end_ns = r.end;
+  a.correlation_id = r.correlationId;
+  a.device_id = r.deviceId;
+  a.context_id = r.contextId;
+  a.stream_id = r.streamId;
+}
+
 }  // namespace
 
 CuptiCollector* CuptiCollector::instance(std::string* why) {
@@ -169,51 +181,27 @@ void CuptiCollector::on_buffer(uint8_t* buffer, size_t valid_size) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        a.kind = GpuActivity::Kind::Kernel;
-        a.start_ns = k->start;
-        a.end_ns = k->end;
-        a.correlation_id = k->correlationId;
-        a.device_id = k->deviceId;
-        a.context_id = k->contextId;
-        a.stream_id = k->streamId;
+        copy_common(a, GpuActivity::Kind::Kernel, *k);
         a.name = k->name ? k->name : "?";
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        a.kind = GpuActivity::Kind::Memcpy;
-        a.start_ns = m->start;
-        a.end_ns = m->end;
-        a.correlation_id = m->correlationId;
-        a.device_id = m->deviceId;
-        a.context_id = m->contextId;
-        a.stream_id = m->streamId;
+        copy_common(a, GpuActivity::Kind::Memcpy, *m);
         a.bytes = m->bytes;
         a.name = memcpy_kind_name(m->copyKind);
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-        a.kind = GpuActivity::Kind::Memcpy;
-        a.start_ns = m->start;
-        a.end_ns = m->end;
-        a.correlation_id = m->correlationId;
-        a.device_id = m->deviceId;
-        a.context_id = m->contextId;
-        a.stream_id = m->streamId;
+        copy_common(a, GpuActivity::Kind::Memcpy, *m);
         a.bytes = m->bytes;
         a.name = "memcpy PtoP";
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        a.kind = GpuActivity::Kind::Memset;
-        a.start_ns = m->start;
-        a.end_ns = m->end;
-        a.correlation_id = m->correlationId;
-        a.device_id = m->deviceId;
-        a.context_id = m->contextId;
-        a.stream_id = m->streamId;
+        copy_common(a, GpuActivity::Kind::Memset, *m);
         a.bytes = m->bytes;
         a.name = "memset";
         break;
