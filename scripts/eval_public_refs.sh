@@ -1,58 +1,71 @@
 #!/usr/bin/env bash
-# Evaluates each public problem's own reference, as a pytorch solution, on the CPU
-# (issue #4 item 11): a solution.json is written per problem whose only source is
-# the reference text (entry main.py::run, return style), then `solbench eval`
-# checks it against the reference on the problem's smallest workloads.
-# Workloads that cannot run here are SKIPPED with the reason (safetensors blob
-# missing, FP8/FP4 under torch 1.13, a reference that needs a GPU).
+# Evaluates each public problem's own reference, as a pytorch solution (issue #4
+# item 11 on the CPU, issue #5 item 6d on the GPU): a solution.json is written per
+# problem whose only source is the reference text (entry main.py::run, return
+# style), then `solbench eval` checks it against the reference, correctness only.
+# Workloads that cannot run are SKIPPED with the reason (safetensors blob missing,
+# FP8/FP4 under an old torch, a reference that needs a GPU on a CPU run).
 #
-# usage: scripts/eval_public_refs.sh [DATASET_DIR] [--smallest N] [--budget-s S] [--per-problem-s S]
+# usage: scripts/eval_public_refs.sh [DATASET_DIR] [--device D] [--smallest N] [--jobs J]
+#                                    [--budget-s S] [--per-problem-s S]
 #   DATASET_DIR   default ../shared/sol-execbench (beside the checkout)
-#   --smallest N  workloads per problem, smallest first (default 2)
+#   --device D    cpu (default) or cuda:N
+#   --smallest N  workloads per problem, smallest first (default 2; 0 = every workload)
+#   --jobs J      problems evaluated at once (default 1)
 #   --budget-s S  stop starting new problems after S seconds (default 900)
 #   --per-problem-s S  per-workload timeout (default 120)
-# Env: SOLBENCH (the binary; default build/src/cli/solbench), OUT (result folder).
+# Env: SOLBENCH (the binary; default build/src/cli/solbench), OUT (result folder),
+# SOLBENCH_EVAL_FLAGS (extra flags for every `solbench eval`).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 data=../shared/sol-execbench
 smallest=2
 budget=900
 per=120
+jobs=1
+device=cpu
 while [ $# -gt 0 ]; do
   case "$1" in
     --smallest) smallest=$2; shift 2 ;;
     --budget-s) budget=$2; shift 2 ;;
     --per-problem-s) per=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --device) device=$2; shift 2 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
     *) data=$1; shift ;;
   esac
 done
-bin=${SOLBENCH:-build/src/cli/solbench}
-out=${OUT:-$(mktemp -d /tmp/solbench-public-XXXXXX)}
-mkdir -p "$out/solutions" "$out/results"
-start=$(date +%s)
-mapfile -t dirs < <(find "$data" -name definition.json -printf '%h\n' | sort)
-echo "public references on the CPU: ${#dirs[@]} problems under $data, $smallest smallest workloads each, budget ${budget}s"
-done_n=0
-for d in "${dirs[@]}"; do
-  now=$(date +%s)
-  if [ $((now - start)) -ge "$budget" ]; then
-    echo "time budget spent after $done_n problems"
-    break
+export SB_BIN=${SOLBENCH:-build/src/cli/solbench} SB_OUT=${OUT:-$(mktemp -d /tmp/solbench-public-XXXXXX)}
+export SB_DEVICE=$device SB_SMALLEST=$smallest SB_PER=$per SB_BUDGET=$budget SB_START=$(date +%s)
+mkdir -p "$SB_OUT/solutions" "$SB_OUT/results"
+mapfile -t dirs < <(find -L "$data" -name definition.json -printf '%h\n' | sort)
+echo "public references on $device: ${#dirs[@]} problems under $data," \
+     "$([ "$smallest" -gt 0 ] && echo "$smallest smallest workloads" || echo "every workload") each," \
+     "$jobs at once, budget ${budget}s"
+
+eval_one() {
+  local d=$1 name sol
+  if [ $(( $(date +%s) - SB_START )) -ge "$SB_BUDGET" ]; then
+    echo "$(basename "$d"): not started (time budget spent)"; return
   fi
   name=$(basename "$d")
-  sol="$out/solutions/$name.json"
-  python3 - "$d/definition.json" "$sol" <<'PY'
+  sol="$SB_OUT/solutions/$name.json"
+  python3 - "$d/definition.json" "$sol" "$SB_DEVICE" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+hw = ["cpu"] if sys.argv[3] == "cpu" else ["cuda"]
 json.dump({"name": d["name"] + "_reference_as_pytorch", "definition": d["name"],
-           "author": "reference", "spec": {"languages": ["pytorch"], "target_hardware": ["cpu"],
+           "author": "reference", "spec": {"languages": ["pytorch"], "target_hardware": hw,
            "entry_point": "main.py::run", "destination_passing_style": False},
            "sources": [{"path": "main.py", "content": d["reference"]}]}, open(sys.argv[2], "w"))
 PY
-  "$bin" eval "$d" --solution "$sol" --smallest "$smallest" --rounds 2 --no-timing \
-    --timeout "$per" --json > "$out/results/$name.json" 2> "$out/results/$name.err"
-  done_n=$((done_n + 1))
-  python3 - "$out/results/$name.json" "$name" <<'PY'
+  local sel=()
+  [ "$SB_SMALLEST" -gt 0 ] && sel=(--smallest "$SB_SMALLEST")
+  # shellcheck disable=SC2086
+  "$SB_BIN" eval "$d" --solution "$sol" "${sel[@]}" --device "$SB_DEVICE" --rounds 2 --no-timing \
+    --timeout "$SB_PER" --json ${SOLBENCH_EVAL_FLAGS:-} > "$SB_OUT/results/$name.json" \
+    2> "$SB_OUT/results/$name.err"
+  python3 - "$SB_OUT/results/$name.json" "$name" <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -66,8 +79,21 @@ for r in d["results"]:
         parts.append(r["evaluation"]["status"])
 print(f"{sys.argv[2]}: {' '.join(parts)}")
 PY
-done
-python3 - "$out/results" <<'PY'
+}
+export -f eval_one
+printf '%s\n' "${dirs[@]}" | xargs -P "$jobs" -I{} bash -c 'eval_one "$1"' _ {}
+# Problems evaluated side by side share one GPU: a workload that ran out of memory
+# beside other jobs gets its problem evaluated again, alone (the result replaces it).
+if [ "$jobs" -gt 1 ] && [ "$device" != cpu ]; then
+  for d in "${dirs[@]}"; do
+    r="$SB_OUT/results/$(basename "$d").json"
+    if [ -f "$r" ] && grep -q "CUDA out of memory" "$r"; then
+      echo "$(basename "$d"): out of memory beside other jobs; again, alone"
+      eval_one "$d"
+    fi
+  done
+fi
+python3 - "$SB_OUT/results" <<'PY'
 import collections, glob, json, os, sys
 counts = collections.Counter(); skips = collections.Counter(); failed = []
 problems = 0
@@ -102,4 +128,4 @@ if failed:
     for n, why in failed:
         print(f"  {n}: {why}")
 PY
-echo "results: $out"
+echo "results: $SB_OUT"

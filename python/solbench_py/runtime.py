@@ -8,6 +8,7 @@ reference's.
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import platform
@@ -47,6 +48,14 @@ def current_stream(device: str) -> int:
     if dev.type != "cuda":
         return 0
     return int(torch.cuda.current_stream(dev).cuda_stream)
+
+
+def release_memory(device: str) -> None:
+    """After a workload: hands the memory torch caches for it back to the driver, so
+    that the next workload (or another process on the same GPU) can have it."""
+    if device.startswith("cuda"):
+        gc.collect()
+        torch.cuda.empty_cache()
 
 
 def hardware_name(dev: torch.device) -> str:

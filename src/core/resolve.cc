@@ -216,6 +216,16 @@ std::vector<const ResolvedTensor*> ResolvedWorkload::dps_arguments() const {
   return out;
 }
 
+json axes_and_scalars(const Workload& w, const ResolvedWorkload& r) {
+  json out = json::object();
+  for (const auto& [name, value] : r.axes) out[name] = value;
+  for (const auto& [name, value] : w.axes)  // scalar inputs given under "axes"
+    if (!out.contains(name)) out[name] = value;
+  for (const auto& [name, src] : w.inputs)
+    if (src.kind == InputKind::Scalar) out[name] = src.value;
+  return out;
+}
+
 std::optional<ResolvedWorkload> resolve_workload(const Definition& def, const Workload& w,
                                                  const std::string& file, Diagnostics& diags) {
   const size_t before = diags.size();

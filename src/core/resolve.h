@@ -11,6 +11,7 @@
 
 #include "core/diagnostics.h"
 #include "core/dtype.h"
+#include "core/json.h"
 
 namespace solbench {
 
@@ -45,5 +46,11 @@ struct ResolvedWorkload {
 // returns nullopt when any occurred.
 std::optional<ResolvedWorkload> resolve_workload(const Definition& def, const Workload& w,
                                                  const std::string& file, Diagnostics& diags);
+
+// The dict a definition's custom_inputs_entrypoint receives (SOL-ExecBench's
+// axes_and_scalars): every axis, plus the value of each scalar input, whether the
+// workload gives it as a "scalar" source or, as the public L2 set does for inputs
+// made by the custom function, under "axes".
+json axes_and_scalars(const Workload& w, const ResolvedWorkload& r);
 
 }  // namespace solbench

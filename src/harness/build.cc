@@ -303,6 +303,21 @@ struct Builder {
         .release();
   }
 
+  // A fresh work folder with the sources written under src/ and an empty obj/;
+  // nullopt (and why) when a source cannot be written there.
+  std::optional<fs::path> stage_sources(const Solution& sol, std::string* why) {
+    const fs::path work = make_work_dir();
+    std::error_code ec;
+    fs::create_directories(work / "src", ec);
+    fs::create_directories(work / "obj", ec);
+    if (auto err = write_sources(sol, work / "src")) {
+      discard(work);
+      *why = *err;
+      return std::nullopt;
+    }
+    return work;
+  }
+
   // A cache hit: fills the result from the entry, or evicts a broken entry.
   bool try_cache(const std::string& key, const std::string& artifact) {
     if (!cache) return false;
@@ -463,15 +478,10 @@ BuildResult Builder::native() {
     return result;
   }
 
-  const fs::path work = make_work_dir();
-  const fs::path src = work / "src", obj = work / "obj";
-  std::error_code ec;
-  fs::create_directories(src, ec);
-  fs::create_directories(obj, ec);
-  if (auto why = write_sources(sol, src)) {
-    discard(work);
-    return fail(BuildStatus::Rejected, *why);
-  }
+  std::string rejected;
+  const std::optional<fs::path> staged = stage_sources(sol, &rejected);
+  if (!staged) return fail(BuildStatus::Rejected, rejected);
+  const fs::path work = *staged, src = work / "src", obj = work / "obj";
   const auto& co = sol.spec.compile_options;
   std::vector<fs::path> includes = {src, *inc};
   for (const auto& d : opts.extra_include_dirs) includes.emplace_back(d);
@@ -694,15 +704,10 @@ BuildResult Builder::torch() {
   const std::string artifact = result.module_name + ".so";
   if (try_cache(key, artifact)) return result;
 
-  const fs::path work = make_work_dir();
-  const fs::path src = work / "src", obj = work / "obj";
-  std::error_code ec;
-  fs::create_directories(src, ec);
-  fs::create_directories(obj, ec);
-  if (auto why = write_sources(sol, src)) {
-    discard(work);
-    return fail(BuildStatus::Rejected, *why);
-  }
+  std::string rejected;
+  const std::optional<fs::path> staged = stage_sources(sol, &rejected);
+  if (!staged) return fail(BuildStatus::Rejected, rejected);
+  const fs::path work = *staged, src = work / "src", obj = work / "obj";
   const auto& co = sol.spec.compile_options;
   const std::vector<std::string> defines = {
       "-DTORCH_EXTENSION_NAME=" + result.module_name, "-DTORCH_API_INCLUDE_EXTENSION_H",

@@ -152,8 +152,7 @@ json workload_spec(const Problem& problem, size_t i) {
   const Workload& w = problem.workloads.at(i);
   const ResolvedWorkload& r = problem.resolved.at(i).value();
   const Definition& def = problem.definition;
-  json axes = json::object();
-  for (const auto& [name, v] : r.axes) axes[name] = v;
+  const json axes = axes_and_scalars(w, r);
   json inputs = json::array();
   for (const auto& t : r.inputs) {
     const TensorSpec* spec = def.find_input(t.name);

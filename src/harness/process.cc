@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -109,6 +110,22 @@ std::string BoundedLog::text_since(uint64_t from) const {
   return out;
 }
 
+std::optional<uint64_t> BoundedLog::offset_after(uint64_t from, std::string_view needle) const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  const std::string_view tail = s_->tail_kept();
+  const uint64_t tail_start = s_->total - tail.size();
+  auto search = [&](std::string_view seg, uint64_t seg_start) -> std::optional<uint64_t> {
+    if (from >= seg_start + seg.size()) return std::nullopt;
+    const size_t at = seg.find(needle, from > seg_start ? from - seg_start : 0);
+    if (at == std::string_view::npos) return std::nullopt;
+    return seg_start + at + needle.size();
+  };
+  if (tail_start == s_->head.size())  // nothing dropped: one contiguous stream
+    return search(s_->head + std::string(tail), 0);
+  if (auto in_head = search(s_->head, 0)) return in_head;
+  return search(tail, tail_start);
+}
+
 uint64_t BoundedLog::total_bytes() const {
   std::lock_guard<std::mutex> lock(s_->mu);
   return s_->total;
@@ -189,6 +206,9 @@ struct Child::Impl {
   int stop_read = -1;
   int pidfd = -1;
   BoundedLog log{64 << 10};
+  // Held while bytes move from the pipe to `log`, so that sync_log() and the drain
+  // thread never split one chunk between them.
+  std::mutex drain_mu;
   std::thread drain;
   std::optional<ExitStatus> status;
   bool timed_out = false;
@@ -241,6 +261,12 @@ struct Child::Impl {
       }
       if (r == 0 && stopping) return;
       if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        std::lock_guard<std::mutex> lock(drain_mu);
+        // sync_log() may have taken the bytes poll() saw; only EOF is left to read then.
+        int pending = 0;
+        if (!(p[0].revents & (POLLHUP | POLLERR)) && ::ioctl(log_read, FIONREAD, &pending) == 0 &&
+            pending == 0)
+          continue;
         ssize_t n = ::read(log_read, buf, sizeof buf);
         if (n > 0) {
           log.append(buf, static_cast<size_t>(n));
@@ -355,8 +381,26 @@ ExitStatus Child::wait(Deadline deadline) {
 }
 
 std::string Child::log() const { return impl_ ? impl_->log.text() : std::string(); }
+void Child::sync_log() {
+  if (!impl_ || impl_->log_read < 0) return;
+  std::lock_guard<std::mutex> lock(impl_->drain_mu);
+  char buf[16 << 10];
+  for (;;) {
+    int pending = 0;
+    if (::ioctl(impl_->log_read, FIONREAD, &pending) != 0 || pending <= 0) return;
+    // Bytes are waiting and nobody else reads while we hold the lock: no blocking.
+    ssize_t n = ::read(impl_->log_read, buf, std::min(sizeof buf, static_cast<size_t>(pending)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    impl_->log.append(buf, static_cast<size_t>(n));
+  }
+}
+
 std::string Child::log_since(uint64_t offset) const {
   return impl_ ? impl_->log.text_since(offset) : std::string();
+}
+std::optional<uint64_t> Child::log_offset_after(uint64_t from, std::string_view needle) const {
+  return impl_ ? impl_->log.offset_after(from, needle) : std::nullopt;
 }
 uint64_t Child::log_bytes() const { return impl_ ? impl_->log.total_bytes() : 0; }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,9 @@ class BoundedLog {
   // of that range was dropped, an omission marker replaces it.
   std::string text_since(uint64_t from) const;
   uint64_t total_bytes() const;
+  // Stream offset just past the first `needle` at or after `from`, among the bytes
+  // still kept; nullopt when it is not there.
+  std::optional<uint64_t> offset_after(uint64_t from, std::string_view needle) const;
 
  private:
   struct State;
@@ -130,6 +134,11 @@ class Child {
   std::string log() const;
   std::string log_since(uint64_t offset) const;
   uint64_t log_bytes() const;
+  std::optional<uint64_t> log_offset_after(uint64_t from, std::string_view needle) const;
+  // Moves whatever the child has written so far into the log now, instead of
+  // whenever the drain thread gets to it: a message that arrives on the channel
+  // after a print then finds the print in log_since().
+  void sync_log();
 
  private:
   struct Impl;

@@ -45,6 +45,19 @@ std::optional<EntryKind> parse_entry_kind(std::string_view s) {
   return std::nullopt;
 }
 
+std::string workload_log_marker(size_t index) {
+  return std::string(kWorkloadLogMarker) + std::to_string(index) + "\n";
+}
+
+std::string strip_workload_markers(std::string text) {
+  for (size_t at = text.find(kWorkloadLogMarker); at != std::string::npos;
+       at = text.find(kWorkloadLogMarker, at)) {
+    const size_t nl = text.find('\n', at);
+    text.erase(at, nl == std::string::npos ? std::string::npos : nl + 1 - at);
+  }
+  return text;
+}
+
 int64_t monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

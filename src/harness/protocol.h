@@ -14,6 +14,10 @@
 //                      {"type":"result", "t_ns", ...WorkloadOutcome}   one per workload
 //                      {"type":"done", "t_ns"}                         all workloads finished
 //
+// Before each "begin" frame the worker also writes workload_log_marker(index) to its
+// stderr. Output is captured by a thread reading a pipe, unordered with the frames;
+// the marker puts the cut between two workloads' prints in stream order.
+//
 // t_ns is CLOCK_MONOTONIC (std::chrono::steady_clock) in nanoseconds, a system-wide
 // clock, so the parent can place the worker's events on its own time line.
 // Everything the worker reports is about untrusted code's behaviour and is treated
@@ -23,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -30,6 +35,12 @@
 #include "harness/timing.h"
 
 namespace solbench::harness {
+
+// "\x1esolbench workload <index>\n" (record separator first: not a line a solution prints).
+inline constexpr std::string_view kWorkloadLogMarker = "\x1esolbench workload ";
+std::string workload_log_marker(size_t index);
+// `text` without the marker lines (for logs shown to people).
+std::string strip_workload_markers(std::string text);
 
 // How the worker calls the solution.
 enum class EntryKind {

@@ -14,7 +14,8 @@ namespace {
 
 constexpr size_t kLogTailBytes = 16 << 10;
 
-std::string tail(const std::string& s, size_t n = kLogTailBytes) {
+std::string tail(const std::string& text, size_t n = kLogTailBytes) {
+  const std::string s = strip_workload_markers(text);
   if (s.size() <= n) return s;
   return "[... " + std::to_string(s.size() - n) + " bytes omitted ...]\n" + s.substr(s.size() - n);
 }
@@ -193,7 +194,12 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
         break;
       }
       current = pos;
-      log_offset = child.log_bytes();
+      // This workload's prints start after its marker, which the worker wrote before
+      // the frame (the drain thread may already hold some of them, or not yet all
+      // of the previous workload's).
+      child.sync_log();
+      log_offset = child.log_offset_after(log_offset, workload_log_marker(static_cast<size_t>(pos)))
+                       .value_or(child.log_bytes());
       deadline = deadline_after(opts_.workload_timeout);
       record["workloads"].push_back(
           {{"index", indices_[pos]}, {"begin_t_ns", m.value("t_ns", int64_t{0})}});
@@ -226,6 +232,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       }
       // The log the trace carries: what the worker wrote while on this workload
       // (the solution's prints), then the evaluation's own message.
+      child.sync_log();  // the worker printed before it sent the result
       std::string captured = child.log_since(log_offset);
       if (!captured.empty()) o.log = tail(captured) + (o.log.empty() ? "" : "\n" + o.log);
       o.index = indices_[current];

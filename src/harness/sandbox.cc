@@ -135,8 +135,8 @@ constexpr const char* kDenied[] = {
     "io_uring_register", "keyctl", "add_key", "request_key", "fanotify_init",
     // clocks
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-    // network (socket creation is filtered by family below)
-    "connect", "bind", "listen", "accept", "accept4",
+    // network: socket creation is filtered by family below; connect, bind, listen
+    // and accept are refused unless allow_unix_ipc
     // signals by thread id (may target other processes)
     "tkill",
 };
@@ -207,7 +207,7 @@ bool install_seccomp(const SandboxOptions& o, SandboxReport& r) {
     r.notes.push_back("seccomp_init failed");
     return false;
   }
-  const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+  const uint32_t eperm = o.trap_refusals ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(EPERM);
   bool ok = true;
   for (const char* name : kDenied) ok &= f.add(name, eperm);
 
@@ -219,18 +219,24 @@ bool install_seccomp(const SandboxOptions& o, SandboxReport& r) {
     ok &= f.add("socket", eperm);
     ok &= f.add("socketpair", eperm);
   }
+  if (!(o.allow_unix_ipc && o.allow_unix_sockets)) {
+    for (const char* name : {"connect", "bind", "listen", "accept", "accept4"}) ok &= f.add(name, eperm);
+  }
   // personality(0xffffffff) only queries.
   ok &= f.add("personality", eperm, {SCMP_A0(SCMP_CMP_NE, 0xffffffffULL)});
   // Typing into the controlling terminal.
   ok &= f.add("ioctl", eperm, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI)});
 
   if (o.deny_process_creation) {
-    ok &= f.add("fork", eperm);
-    ok &= f.add("vfork", eperm);
+    // Always errno, even when trapping: libc makes these calls with every signal
+    // blocked (posix_spawn, pthread_create), and a blocked SIGSYS kills the process.
+    const uint32_t refuse = SCMP_ACT_ERRNO(EPERM);
+    ok &= f.add("fork", refuse);
+    ok &= f.add("vfork", refuse);
     ok &= f.add("execve", eperm);
     ok &= f.add("execveat", eperm);
     // Threads (CLONE_THREAD) stay allowed: Python, CUDA and OpenMP runtimes need them.
-    ok &= f.add("clone", eperm, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+    ok &= f.add("clone", refuse, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
     // clone3 passes its flags in memory, out of the filter's reach: ENOSYS makes
     // libc fall back to clone, which is filtered above.
     ok &= f.add("clone3", SCMP_ACT_ERRNO(ENOSYS));

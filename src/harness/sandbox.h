@@ -33,6 +33,13 @@ struct SandboxOptions {
   bool signals_to_self_only = true;
   // socket() only for AF_UNIX (connect/bind/listen/accept are refused anyway).
   bool allow_unix_sockets = true;
+  // Leave connect, bind, listen and accept out of the filter. With socket() limited
+  // to AF_UNIX they only reach local sockets (abstract names are private to the
+  // worker's network namespace). The CUDA driver needs them: cuInit opens AF_UNIX
+  // SOCK_SEQPACKET sockets, connects one, binds and listens on another, and returns
+  // 304 (OS call failed) when any is refused (found with sandbox_cuda_probe's trap
+  // mode on an H100, driver 580). CUDA workers set this.
+  bool allow_unix_ipc = false;
   std::optional<uint64_t> address_space_bytes;  // RLIMIT_AS; off by default (CUDA maps a lot)
   std::optional<uint64_t> file_size_bytes;      // RLIMIT_FSIZE
   // Fail (throw) instead of reporting when seccomp was requested but is unavailable.
@@ -40,6 +47,12 @@ struct SandboxOptions {
   // Syscalls left out of the filter (by name), for runtimes that need one of the
   // refused calls; the names in $SOLBENCH_SANDBOX_ALLOW (comma-separated) are added.
   std::vector<std::string> allow_syscalls;
+  // Diagnosis only: refused calls raise SIGSYS (SECCOMP_RET_TRAP) instead of failing
+  // with EPERM, so that a SIGSYS handler installed by the caller can record which
+  // calls a runtime makes (tests/gpu/sandbox_cuda_probe does this for the CUDA driver).
+  // fork, vfork, clone and clone3 keep their errno: libc issues them with all signals
+  // blocked, and a blocked SIGSYS would kill the process.
+  bool trap_refusals = false;
 };
 
 // What was applied, for the trace log. Fields are true only when in force.

@@ -21,7 +21,7 @@ struct TimingOptions {
   int warmup = 3;              // calls before measuring
   int min_iterations = 5;      // timed calls before the precision target may stop the loop
   int max_iterations = 1000;   // hard cap on timed calls
-  double target_rse = 0.02;    // relative standard error of the median to reach
+  double target_rse = 0.01;    // relative standard error of the median to reach
   double budget_ms = 1000;     // wall time for warm-up + timed calls (incl. prepare/finish)
 
   json to_json() const;

@@ -77,16 +77,10 @@ int worker_main(int fd) {
   json sandbox_report;
   try {
     SandboxOptions opts = sandbox_options_from(plan.sandbox);
-    // The CUDA driver does not initialise under the syscall filter (cuInit returns
-    // 304 on an H100 with driver 580; no single refused syscall is the cause, see
-    // docs/sandbox.md). CUDA workers keep every other piece: the private network
-    // namespace, dropped capabilities, no core dumps, not dumpable.
-    const bool cuda = plan.device.rfind("cuda", 0) == 0;
-    if (cuda) opts.seccomp = false;
-    SandboxReport applied = apply_worker_sandbox(opts);
-    if (cuda)
-      applied.notes.push_back("seccomp filter off on CUDA devices (the driver fails under it)");
-    sandbox_report = applied.to_json();
+    // The CUDA driver's cuInit connects, binds and listens on AF_UNIX sockets (see
+    // SandboxOptions::allow_unix_ipc and docs/sandbox.md).
+    if (plan.device.rfind("cuda", 0) == 0) opts.allow_unix_ipc = true;
+    sandbox_report = apply_worker_sandbox(opts).to_json();
   } catch (const std::exception& e) {
     send({{"type", "fatal"}, {"t_ns", monotonic_ns()},
           {"message", std::string("the sandbox could not be applied: ") + e.what()}});
@@ -113,6 +107,9 @@ int worker_main(int fd) {
         {"sandbox", sandbox_report}});
 
   for (size_t i = 0; i < plan.workloads.size(); ++i) {
+    std::fflush(stdout);
+    std::fputs(workload_log_marker(i).c_str(), stderr);
+    std::fflush(stderr);
     send({{"type", "begin"}, {"t_ns", monotonic_ns()}, {"index", i}});
     WorkloadOutcome o = session.evaluate(i);
     // A sticky CUDA error (illegal address, launch failure) leaves the context

@@ -171,15 +171,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
       return std::string("safetensors blob missing: ") + py::str(e.value()).cast<std::string>();
     if (e.matches(inputs.attr("UnsupportedDtype")))
       return py::str(e.value()).cast<std::string>();
-    if (from_reference && plan.device == "cpu") {
-      std::string text = py::str(e.value()).cast<std::string>();
-      if (mentions_gpu(text) || mentions_gpu(e.what()))
-        return "the reference needs a GPU: " + text.substr(0, 200);
-      // e.g. torch 1.13 has no CPU kernels for half-precision matmul.
-      if (text.find("not implemented for") != std::string::npos)
-        return "the reference needs an operator this torch lacks on the CPU: " +
-               text.substr(0, 200);
-    }
+    if (from_reference)
+      return reference_unavailable_here(py::str(e.value()).cast<std::string>() + "\n" + e.what(),
+                                        plan.device, input_dtypes);
     return std::nullopt;
   }
 
@@ -198,6 +192,26 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
                    WorkloadOutcome& o);
   void timing(size_t index, const json& spec, py::object& w, Candidate& c, WorkloadOutcome& o);
 };
+
+std::optional<std::string> reference_unavailable_here(const std::string& error_text,
+                                                      const std::string& device,
+                                                      const std::vector<std::string>& input_dtypes) {
+  const std::string first = error_text.substr(0, error_text.find('\n')).substr(0, 200);
+  if (device != "cpu") {
+    // e.g. NVFP4 references (torch._scaled_mm on FP4) on a Hopper GPU: cuBLASLt has
+    // no kernel for them there.
+    if (error_text.find("CUBLAS_STATUS_NOT_SUPPORTED") == std::string::npos) return std::nullopt;
+    const bool fp4 = std::any_of(input_dtypes.begin(), input_dtypes.end(),
+                                 [](const std::string& d) { return d.rfind("float4", 0) == 0; });
+    return std::string("the reference needs a GPU feature this one lacks (cuBLAS: not supported") +
+           (fp4 ? "; FP4 GEMMs need compute capability 10.0 or newer" : "") + "): " + first;
+  }
+  if (mentions_gpu(error_text)) return "the reference needs a GPU: " + first;
+  // e.g. torch 1.13 has no CPU kernels for half-precision matmul.
+  if (error_text.find("not implemented for") != std::string::npos)
+    return "the reference needs an operator this torch lacks on the CPU: " + first;
+  return std::nullopt;
+}
 
 WorkerSession::WorkerSession(WorkerPlan plan, Emit emit) : impl_(std::make_unique<Impl>()) {
   impl_->plan = std::move(plan);
@@ -315,6 +329,11 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+  }
+  try {
+    runtime.attr("release_memory")(plan.device);
+  } catch (py::error_already_set&) {
+    // Only a courtesy to the next workload; a failure here changes no result.
   }
   o.phases_ms["total_ms"] = total.ms();
   return o;

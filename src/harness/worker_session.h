@@ -13,11 +13,15 @@
 //      checked against the reference of their input set afterwards;
 //   3. the reference is timed the same way.
 // Workloads that cannot run here (missing safetensors blob, a dtype this torch
-// lacks, a reference that needs a GPU) are reported as skipped with the reason.
+// lacks, a reference that needs a GPU or a newer GPU) are reported as skipped with
+// the reason.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/json.h"
 #include "harness/protocol.h"
@@ -29,6 +33,13 @@ class LoadError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Why the reference's failure (its exception text) means the workload cannot be
+// evaluated on `device` ("cpu" or "cuda:N") rather than that something is wrong;
+// nullopt for a genuine failure. `input_dtypes` are the definition's input dtypes.
+std::optional<std::string> reference_unavailable_here(const std::string& error_text,
+                                                      const std::string& device,
+                                                      const std::vector<std::string>& input_dtypes);
 
 class WorkerSession {
  public:

@@ -10,8 +10,7 @@ namespace solbench::sol {
 
 json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
                    const std::string& mode) {
-  json axes = json::object();
-  for (auto& [k, v] : r.axes) axes[k] = v;
+  const json axes = axes_and_scalars(w, r);
   json inputs = json::array();
   for (size_t i = 0; i < r.inputs.size(); ++i) {
     const ResolvedTensor& t = r.inputs[i];
@@ -21,7 +20,6 @@ json trace_request(const Definition& def, const Workload& w, const ResolvedWorkl
     in["shape"] = t.scalar ? json(nullptr) : json(t.shape);
     if (src && src->kind == InputKind::Scalar) {
       in["value"] = src->value;
-      axes[t.name] = src->value;
     }
     inputs.push_back(in);
   }

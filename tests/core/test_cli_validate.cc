@@ -11,34 +11,15 @@
 #include <string>
 
 #include "core/json.h"
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
 
+using testing::TempDir;
+using testing::write;
+
 namespace fs = std::filesystem;
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "solbench-cli-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  TempDir(const TempDir&) = delete;  // owns one folder
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

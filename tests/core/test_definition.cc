@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
@@ -53,9 +54,6 @@ std::string errors_of(const std::function<void(json&)>& edit) {
   parse_definition(j, "definition.json", diags);
   return diags.str();
 }
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 TEST(Definition, ParsesEveryField) {
   Diagnostics diags;

@@ -8,34 +8,15 @@
 #include <string>
 
 #include "core/safetensors.h"
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
 
+using testing::TempDir;
+using testing::write;
+
 namespace fs = std::filesystem;
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "solbench-pb-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  TempDir(const TempDir&) = delete;  // owns one folder
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
 
 const char* kReference = "import torch\n\ndef run(x, idx):\n    return x * 2\n";
 

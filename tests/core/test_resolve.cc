@@ -6,12 +6,10 @@
 
 #include "core/definition.h"
 #include "core/workload.h"
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 Definition def_of(const std::string& text) {
   Diagnostics diags;

@@ -4,12 +4,10 @@
 
 #include <functional>
 #include <string>
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 const char* kCuda = R"({
   "name": "rmsnorm_cuda_v1",

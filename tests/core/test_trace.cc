@@ -8,12 +8,12 @@
 #include <functional>
 #include <regex>
 #include <string>
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
 
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+using testing::TempDir;
 
 const char* kPassed = R"({
   "definition": "rmsnorm_h4096",
@@ -32,21 +32,6 @@ const char* kPassed = R"({
   },
   "run_id": 42
 })";
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "solbench-tr-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;  // owns one folder
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 TEST(Trace, ParsesEveryField) {
   Diagnostics diags;

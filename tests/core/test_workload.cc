@@ -10,12 +10,13 @@
 #include <string>
 
 #include "core/definition.h"
+#include "core/resolve.h"
+#include "core_test_util.h"
 
 namespace solbench {
 namespace {
 
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+using testing::TempDir;
 
 const char* kDefinition = R"({
   "name": "scaled_gemm",
@@ -69,25 +70,6 @@ std::string errors_of(const std::function<void(json&)>& edit) {
   if (diags.empty()) check_workload(definition(), w, "workload.jsonl", diags);
   return diags.str();
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "solbench-wl-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;  // owns one folder
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name) << text;
-    return path_ / name;
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 TEST(Workload, ParsesEveryField) {
   Diagnostics diags;
@@ -215,6 +197,18 @@ TEST(Workload, ChecksAxesAgainstTheDefinition) {
              "workload.jsonl:3: constraints[0]: constraint \"k % 2 == 0\" does not hold (with k=127)");
   // A scalar input's value may sit among the axes (public L2 set, for custom inputs).
   EXPECT_EQ(errors_of([](json& j) { j["axes"]["steps"] = 1; }), "");
+}
+
+TEST(Workload, AxesAndScalarsHoldEveryAxisAndScalarValue) {
+  json j = json::parse(kWorkload);
+  j["axes"]["steps"] = 2;  // given under "axes" too, as in the public L2 set
+  j["inputs"]["steps"] = json::parse(R"({"type":"custom"})");
+  Diagnostics diags;
+  Workload w = parse_workload(j, "workload.jsonl", 3, diags);
+  std::optional<ResolvedWorkload> r = resolve_workload(definition(), w, "workload.jsonl", diags);
+  ASSERT_TRUE(r) << diags.str();
+  const json a = axes_and_scalars(w, *r);
+  EXPECT_EQ(a, json::parse(R"({"m":16,"n":64,"k":128,"k2":64,"steps":2,"alpha":0.5})")) << a.dump();
 }
 
 TEST(Workload, ChecksInputsAgainstTheDefinition) {

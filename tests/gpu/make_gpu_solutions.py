@@ -56,6 +56,12 @@ TORCH = [
     ("problems/008_moe_topk_router_mixtral_8x7b", "torch_gpu_router.py"),
 ]
 
+# (problem folder, source file, description): Python-family solutions in Triton.
+TRITON = [
+    ("problems/001_rmsnorm_llama3_8b_h4096", "triton_rmsnorm.py",
+     "Triton, one program per row (destination-passing: writes the given outputs)."),
+]
+
 
 def definition_name(problem: pathlib.Path) -> str:
     return json.loads((problem / "definition.json").read_text())["name"]
@@ -89,20 +95,21 @@ def native(problem, src, entry, extra, desc):
     return pdir / "solutions" / f"{name}.json", sol
 
 
-def torch_sol(problem, src):
+def torch_sol(problem, src, language="pytorch",
+              desc="PyTorch on the GPU (destination-passing: writes the given outputs)."):
     pdir = ROOT / problem
     name = pathlib.Path(src).stem
     sol = {
         "name": f"{definition_name(pdir)}__{name}",
         "definition": definition_name(pdir),
         "author": "solbench",
-        "description": "PyTorch on the GPU (destination-passing: writes the given outputs).",
+        "description": desc,
         "spec": {
-            "languages": ["pytorch"],
+            "languages": [language],
             "target_hardware": ["cuda"],
             "entry_point": f"{src}::run",
             "destination_passing_style": True,
-            "dependencies": ["torch"],
+            "dependencies": ["torch"] + (["triton"] if language == "triton" else []),
         },
         "sources": [{"path": src, "content": (pdir / "solutions" / src).read_text()}],
     }
@@ -112,7 +119,9 @@ def torch_sol(problem, src):
 def main() -> int:
     check = "--check" in sys.argv[1:]
     stale = 0
-    for item in [native(*n) for n in NATIVE] + [torch_sol(*t) for t in TORCH]:
+    items = [native(*n) for n in NATIVE] + [torch_sol(*t) for t in TORCH]
+    items += [torch_sol(p, src, "triton", desc) for p, src, desc in TRITON]
+    for item in items:
         path, sol = item
         text = json.dumps(sol, indent=2) + "\n"
         if check:

@@ -82,6 +82,8 @@ TEST(GpuSolutions, ParseMatchTheirDefinitionAndEmbedTheirSource) {
         << "stale JSON: run python3 tests/gpu/make_gpu_solutions.py";
     if (s.spec.has_language(Language::CudaCpp)) {
       EXPECT_EQ(s.spec.binding, Binding::Native);
+    } else if (p.filename().string().rfind("triton_", 0) == 0) {
+      EXPECT_TRUE(s.spec.has_language(Language::Triton));
     } else {
       EXPECT_TRUE(s.spec.has_language(Language::Pytorch));
     }

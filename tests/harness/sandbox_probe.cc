@@ -3,7 +3,10 @@
 // {name: errno (0 = succeeded)}}. Run by test_sandbox.cc.
 //
 // Flags: --no-sandbox (attempts only, for a baseline), --allow-processes
-// (deny_process_creation off), --no-netns (private_network off).
+// (deny_process_creation off), --no-netns (private_network off), --trap (refused
+// calls raise SIGSYS; a handler counts them under "trapped" and fails them with
+// EPERM, so the attempts read as without --trap), --unix-ipc (connect, bind,
+// listen and accept allowed, as in CUDA workers).
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,10 +16,14 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,6 +34,17 @@
 using solbench::json;
 
 namespace {
+
+std::atomic<int> g_trapped{0};
+
+void on_sigsys(int, siginfo_t*, void* raw) {
+  g_trapped.fetch_add(1, std::memory_order_relaxed);
+#if defined(__x86_64__)
+  static_cast<ucontext_t*>(raw)->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+  static_cast<ucontext_t*>(raw)->uc_mcontext.regs[0] = static_cast<unsigned long>(-EPERM);
+#endif
+}
 
 // errno of a call that returns -1 on failure; 0 when it succeeded.
 int attempt(long rc) { return rc < 0 ? errno : 0; }
@@ -48,6 +66,14 @@ int main(int argc, char** argv) {
     if (a == "--no-sandbox") sandbox = false;
     else if (a == "--allow-processes") opts.deny_process_creation = false;
     else if (a == "--no-netns") opts.private_network = false;
+    else if (a == "--trap") opts.trap_refusals = true;
+    else if (a == "--unix-ipc") opts.allow_unix_ipc = true;
+  }
+  if (opts.trap_refusals) {
+    struct sigaction sa = {};
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    ::sigaction(SIGSYS, &sa, nullptr);
   }
   json out = json::object();
   out["report"] = nullptr;
@@ -70,6 +96,25 @@ int main(int argc, char** argv) {
       ::close(sv[1]);
     }
     a["socketpair_unix"] = e;
+  }
+  {
+    // connect to a path that does not exist: ENOENT when the call is allowed.
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "/nonexistent-solbench/probe.sock");
+    a["connect_unix"] = fd < 0 ? errno : attempt(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr));
+    if (fd >= 0) ::close(fd);
+    // bind to an abstract name (no file left behind).
+    fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un abstract = {};
+    abstract.sun_family = AF_UNIX;
+    const int len = std::snprintf(abstract.sun_path + 1, sizeof abstract.sun_path - 1,
+                                  "solbench-probe-%d", static_cast<int>(::getpid()));
+    a["bind_unix"] = fd < 0 ? errno
+                            : attempt(::bind(fd, reinterpret_cast<sockaddr*>(&abstract),
+                                             static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + len)));
+    if (fd >= 0) ::close(fd);
   }
   // PTRACE_SEIZE does not stop the tracee (an ATTACH that succeeds unsandboxed
   // would leave the test runner stopped); exiting detaches.
@@ -122,6 +167,7 @@ int main(int argc, char** argv) {
     }
     a["file_write"] = e;
   }
+  out["trapped"] = g_trapped.load();
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "harness/process.h"
+#include "harness/protocol.h"
 #include "test_util.h"
 #include "harness/staging.h"
 
@@ -204,6 +205,31 @@ TEST(BoundedLogTest, HeadTailAndOffsets) {
   EXPECT_EQ(small.text_since(1), "bc");
 }
 
+TEST(BoundedLogTest, OffsetAfterFindsMarkersInKeptBytes) {
+  BoundedLog log(1000);  // head 250, tail 750
+  log.append("abc<m>def", 9);
+  EXPECT_EQ(log.offset_after(0, "<m>"), 6u);
+  EXPECT_EQ(log.offset_after(4, "<m>"), std::nullopt);  // only before `from`
+  EXPECT_EQ(log.offset_after(0, "<x>"), std::nullopt);
+  // Split across appends, and across the head/tail boundary while nothing is dropped.
+  BoundedLog split(8);  // head 2, tail 6
+  split.append("a<", 2);
+  split.append("m>b", 3);
+  EXPECT_EQ(split.offset_after(0, "<m>"), 4u);
+  // After a drop, positions are still stream offsets.
+  split.append("xxxxxxx<m>yz", 12);  // total 17: head "a<", tail "x<m>yz" from 11
+  EXPECT_EQ(split.offset_after(5, "<m>"), 15u);
+  EXPECT_EQ(split.text_since(15), "yz");
+}
+
+TEST(WorkloadLogMarker, IsOneLineAndStripsOut) {
+  const std::string m = workload_log_marker(7);
+  EXPECT_EQ(m.back(), '\n');
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 1);
+  EXPECT_EQ(strip_workload_markers("a\n" + m + "b\n" + workload_log_marker(8)), "a\nb\n");
+  EXPECT_EQ(strip_workload_markers("no marker"), "no marker");
+}
+
 TEST(Process, ChannelCarriesFramesBothWays) {
   // `cat` echoes whatever arrives on the channel back through it.
   SpawnOptions so;
@@ -220,6 +246,25 @@ TEST(Process, ChannelCarriesFramesBothWays) {
   c.close_channel();  // cat reads EOF and exits
   ExitStatus st = c.wait(deadline_after(10s));
   EXPECT_TRUE(st.success()) << st.describe() << c.log();
+}
+
+TEST(Process, SyncLogHasWhatWasPrintedBeforeAFrame) {
+  // The runner attributes prints to a workload when its result frame arrives; the
+  // drain thread may not have read them yet, so sync_log() pulls them in. Repeated:
+  // without it the check fails only when the drain thread is late.
+  for (int i = 0; i < 20; ++i) {
+    SpawnOptions so;
+    so.argv = {"sh", "-c", "echo printed-before-the-frame >&2; exec cat <&3 >&3"};
+    so.channel = true;
+    Child c = Child::spawn(so);
+    ASSERT_TRUE(write_frame(c.channel_fd(), json{{"type", "ping"}}, deadline_after(5s)).ok());
+    FrameReader reader(c.channel_fd());
+    ASSERT_TRUE(reader.read(deadline_after(10s)).ok());
+    c.sync_log();
+    EXPECT_NE(c.log_since(0).find("printed-before-the-frame"), std::string::npos) << "try " << i;
+    c.close_channel();
+    c.wait(deadline_after(10s));
+  }
 }
 
 TEST(Process, ChildSeesOnlyItsStandardFdsAndChannel) {

@@ -60,6 +60,22 @@ TEST_F(SandboxTest, InternetSocketsRefusedUnixAllowed) {
   EXPECT_EQ(a.at("socketpair_unix").get<int>(), 0);
 }
 
+TEST_F(SandboxTest, UnixIpcOnlyWhenAskedFor) {
+  json refused = run_probe({}).at("attempts");
+  EXPECT_EQ(refused.at("connect_unix").get<int>(), EPERM);
+  EXPECT_EQ(refused.at("bind_unix").get<int>(), EPERM);
+  // CUDA workers: the calls reach the kernel (the path does not exist), the rest holds.
+  json j = run_probe({"--unix-ipc"});
+  EXPECT_EQ(j.at("attempts").at("connect_unix").get<int>(), ENOENT);
+  EXPECT_EQ(j.at("attempts").at("bind_unix").get<int>(), 0);
+  EXPECT_EQ(j.at("attempts").at("socket_inet").get<int>(), EPERM);
+  EXPECT_EQ(j.at("attempts").at("ptrace_attach_parent").get<int>(), EPERM);
+  const auto denied = j.at("report").at("denied_syscalls").get<std::vector<std::string>>();
+  for (const char* name : {"connect", "bind", "listen", "accept"})
+    EXPECT_EQ(std::find(denied.begin(), denied.end(), name), denied.end()) << name;
+  EXPECT_NE(std::find(denied.begin(), denied.end(), "ptrace"), denied.end());
+}
+
 TEST_F(SandboxTest, OtherProcessesAreOutOfReach) {
   json a = run_probe({}).at("attempts");
   EXPECT_EQ(a.at("ptrace_attach_parent").get<int>(), EPERM);
@@ -90,6 +106,16 @@ TEST_F(SandboxTest, ProcessCreationCanBeAllowed) {
   EXPECT_EQ(j.at("attempts").at("fork").get<int>(), 0);
   // The rest of the filter is still there.
   EXPECT_EQ(j.at("attempts").at("ptrace_attach_parent").get<int>(), EPERM);
+}
+
+TEST_F(SandboxTest, TrapModeReportsRefusalsAndStillRefuses) {
+  // The diagnosis mode (sandbox_cuda_probe's "trap"): every refused call reaches the
+  // SIGSYS handler, which fails it with EPERM, so the outcome matches the real filter.
+  json plain = run_probe({});
+  json trapped = run_probe({"--trap"});
+  EXPECT_EQ(plain.at("trapped").get<int>(), 0);
+  EXPECT_GE(trapped.at("trapped").get<int>(), 10);
+  EXPECT_EQ(trapped.at("attempts"), plain.at("attempts"));
 }
 
 TEST_F(SandboxTest, SeccompAloneBlocksTheNetwork) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -131,10 +132,16 @@ bool CuptiCollector::init(std::string* why) {
     cuptiUnsubscribe(subscriber);
     return false;
   };
-  if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS)
-    return fail("cuptiEnableDomain(RUNTIME_API)", r);
-  if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS)
-    return fail("cuptiEnableDomain(DRIVER_API)", r);
+  // Diagnosis of CUPTI's host overhead (docs/gpu-timing.md): SOLBENCH_CUPTI_DIAG
+  // "no-callbacks" (no API callbacks: nothing is attributed to a call),
+  // "kernels-only" (no memcpy/memset records), "no-activities" (no records at all).
+  const std::string diag = std::getenv("SOLBENCH_CUPTI_DIAG") ? std::getenv("SOLBENCH_CUPTI_DIAG") : "";
+  if (diag != "no-callbacks") {
+    if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS)
+      return fail("cuptiEnableDomain(RUNTIME_API)", r);
+    if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS)
+      return fail("cuptiEnableDomain(DRIVER_API)", r);
+  }
   if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
     return fail("cuptiActivityRegisterCallbacks", r);
   const std::pair<CUpti_ActivityKind, const char*> kinds[] = {
@@ -143,8 +150,11 @@ bool CuptiCollector::init(std::string* why) {
       {CUPTI_ACTIVITY_KIND_MEMCPY2, "cuptiActivityEnable(MEMCPY2)"},
       {CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
   };
-  for (const auto& [kind, what] : kinds)
+  for (const auto& [kind, what] : kinds) {
+    if (diag == "no-activities" || (diag == "kernels-only" && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+      continue;
     if ((r = cuptiActivityEnable(kind)) != CUPTI_SUCCESS) return fail(what, r);
+  }
   return true;
 }
 
