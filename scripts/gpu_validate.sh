@@ -13,9 +13,10 @@
 # defaults to /tmp/solbench-validate). Pieces that are missing (no `eval` on cuda,
 # no ncu, no `sol`) are reported as SKIPPED with the reason, never as passed.
 #
-#   s. the CUDA driver works under the worker sandbox (tests/gpu/sandbox_cuda_probe).
+#   s. the CUDA driver works under the worker sandbox (tests/gpu/sandbox_cuda_probe);
+#   o. CUPTI's host cost per launch under each collector setting (measurements only).
 #
-#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items sabcdef]
+#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soabcdef]
 # Environment: BUILD_DIR (default build-device), SOLBENCH_EVAL_FLAGS (extra flags
 # for every `solbench eval`), SOLBENCH_ARCH (default h100_sxm), PUBLIC_DATA (default
 # ../shared/sol-execbench), PUBLIC_JOBS (4), PUBLIC_BUDGET_S (1500).
@@ -25,14 +26,14 @@ out="${OUT:-/tmp/solbench-validate}"
 mkdir -p "$out"
 skip_build=0
 run_ctest=1
-items=sabcdef
+items=soabcdef
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1; shift ;;
     --no-ctest) run_ctest=0; shift ;;
     --items) items="$2"; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "usage: $0 [--skip-build] [--no-ctest] [--items sabcdef]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--skip-build] [--no-ctest] [--items soabcdef]" >&2; exit 2 ;;
   esac
 done
 build="${BUILD_DIR:-build-device}"
@@ -120,8 +121,10 @@ def median_of(d, i=0):
 
 
 def row(item, name, value, expect, ok, note=""):
+    # ok: True / False, None (a piece is missing: SKIPPED), "info" (a measurement only)
+    result = {True: "PASS", False: "FAIL", "info": "INFO"}.get(ok, "SKIPPED")
     rows.append({"item": item, "check": name, "value": value, "expected": expect,
-                 "result": "PASS" if ok is True else ("FAIL" if ok is False else "SKIPPED"), "note": note})
+                 "result": result, "note": note})
 
 
 def guarded(item, fn):
@@ -216,6 +219,36 @@ def item_sandbox():
     row("s", "CUDA under the worker sandbox (seccomp on, AF_UNIX IPC allowed)",
         f"cuInit {d['cuInit']}, context {d['context']}, alloc {d['alloc']}, NVML {d['nvmlInit']}",
         "all 0", ok, "" if ok else "refused: " + ", ".join(r["syscall"] for r in d.get("refused", [])))
+
+
+def item_o():
+    # Host cost of a launch inside a CUPTI window, per collector setting
+    # (SOLBENCH_CUPTI_DIAG, docs/gpu-timing.md), and what it does to a launch-bound
+    # reference (RMSNorm at batch 1: about nine small PyTorch kernels).
+    tests = pathlib.Path(SB).parents[2] / "tests/gpu/gpu_tests"
+    for diag in ["", "work-callbacks", "kernels-only", "no-activities", "no-callbacks"]:
+        env = dict(os.environ, SOLBENCH_CUPTI_DIAG=diag)
+        p = subprocess.run([str(tests), "--gtest_filter=*LaunchesInsideTheWindow*"], capture_output=True,
+                           text=True, env=env, timeout=120)
+        m = re.search(r"host ([0-9.]+) us/launch, GPU span ([0-9.]+) us/launch", p.stdout)
+        row("o", f"CUPTI window, SOLBENCH_CUPTI_DIAG={diag or '(default)'}",
+            f"host {m.group(1)} us/launch, span {m.group(2)} us/launch" if m else "no output",
+            "measurement", "info" if m else None, "" if m else p.stdout[-200:])
+    prob = "problems/001_rmsnorm_llama3_8b_h4096"
+    uuid = uuid_where(prob, batch_size=1)
+    for label, env_set in [("cupti", {}), ("cupti work-callbacks", {"SOLBENCH_CUPTI_DIAG": "work-callbacks"}),
+                           ("events", {"SOLBENCH_GPU_TIMER": "events"})]:
+        saved = {k: os.environ.get(k) for k in env_set}
+        os.environ.update(env_set)
+        try:
+            ms = median_of(evaluate(prob, None, [uuid], ["--rounds", "1"]))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        row("o", f"RMSNorm reference, batch 1, timer {label}", f"{1e3 * ms:.1f} us", "measurement", "info")
 
 
 def item_b():
@@ -319,7 +352,7 @@ try:
 except FileNotFoundError:
     env = "nvidia-smi not found"
 report["gpu"] = env
-for item, fn in [("s", item_sandbox), ("a", item_a), ("b", item_b), ("c", item_c), ("d", item_d), ("e", item_e), ("f", item_f)]:
+for item, fn in [("s", item_sandbox), ("o", item_o), ("a", item_a), ("b", item_b), ("c", item_c), ("d", item_d), ("e", item_e), ("f", item_f)]:
     guarded(item, fn)
 report["rows"] = rows
 (OUT / "validation.json").write_text(json.dumps(report, indent=2))
@@ -330,7 +363,7 @@ md += [f"| {r['item']} | {r['check']} | {r['value']} | {r['expected']} | {r['res
 (OUT / "validation.md").write_text("\n".join(md) + "\n")
 print("\n".join(md))
 fails = sum(r["result"] == "FAIL" for r in rows)
-print(f"\n{len(rows)} checks: {sum(r['result'] == 'PASS' for r in rows)} PASS, {fails} FAIL, "
-      f"{sum(r['result'] == 'SKIPPED' for r in rows)} SKIPPED")
+print(f"\n{len(rows)} rows: {sum(r['result'] == 'PASS' for r in rows)} PASS, {fails} FAIL, "
+      f"{sum(r['result'] == 'SKIPPED' for r in rows)} SKIPPED, {sum(r['result'] == 'INFO' for r in rows)} INFO")
 sys.exit(1 if fails else 0)
 PY

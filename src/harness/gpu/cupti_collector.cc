@@ -134,9 +134,23 @@ bool CuptiCollector::init(std::string* why) {
   };
   // Diagnosis of CUPTI's host overhead (docs/gpu-timing.md): SOLBENCH_CUPTI_DIAG
   // "no-callbacks" (no API callbacks: nothing is attributed to a call),
-  // "kernels-only" (no memcpy/memset records), "no-activities" (no records at all).
+  // "work-callbacks" (callbacks only for the calls that create work, by name, instead
+  // of whole API domains: the candidate fix), "kernels-only" (no memcpy/memset
+  // records), "no-activities" (no records at all).
   const std::string diag = std::getenv("SOLBENCH_CUPTI_DIAG") ? std::getenv("SOLBENCH_CUPTI_DIAG") : "";
-  if (diag != "no-callbacks") {
+  if (diag == "work-callbacks") {
+    const std::pair<CUpti_CallbackDomain, uint32_t> domains[] = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+    for (const auto& [domain, size] : domains) {
+      for (uint32_t cbid = 1; cbid < size; ++cbid) {
+        const char* name = nullptr;
+        if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !creates_work(name)) continue;
+        if ((r = cuptiEnableCallback(1, subscriber, domain, cbid)) != CUPTI_SUCCESS)
+          return fail("cuptiEnableCallback", r);
+      }
+    }
+  } else if (diag != "no-callbacks") {
     if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS)
       return fail("cuptiEnableDomain(RUNTIME_API)", r);
     if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS)
