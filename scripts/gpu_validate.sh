@@ -72,11 +72,12 @@ rows, report = [], {"date": datetime.datetime.utcnow().isoformat() + "Z",
                     "build": os.environ["BUILD_STATUS"], "ctest": os.environ["CTEST_SUMMARY"]}
 
 
-def sh(cmd, timeout=900):
+def sh(cmd, timeout=900, env=None):
     log.write("$ " + " ".join(cmd) + "\n"); log.flush()
     t0 = time.time()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           env=None if env is None else {**os.environ, **env})
     except subprocess.TimeoutExpired:
         return 124, "", "timeout", time.time() - t0
     log.write(p.stderr[-4000:] + "\n")
@@ -91,12 +92,12 @@ def uuid_where(problem, **axes):
     raise KeyError(axes)
 
 
-def evaluate(problem, solution=None, workloads=(), extra=()):
+def evaluate(problem, solution=None, workloads=(), extra=(), env=None):
     cmd = [SB, "eval", problem, "--device", "cuda:0", "--json"] + FLAGS + list(extra)
     cmd += ["--reference"] if solution is None else ["--solution", solution]
     for w in workloads:
         cmd += ["--workload", w]
-    rc, so, se, secs = sh(cmd)
+    rc, so, se, secs = sh(cmd, env=env)
     try:
         d = json.loads(so)
     except ValueError:
@@ -227,27 +228,17 @@ def item_o():
     # reference (RMSNorm at batch 1: about nine small PyTorch kernels).
     tests = pathlib.Path(SB).parents[2] / "tests/gpu/gpu_tests"
     for diag in ["", "work-callbacks", "kernels-only", "no-activities", "no-callbacks"]:
-        env = dict(os.environ, SOLBENCH_CUPTI_DIAG=diag)
-        p = subprocess.run([str(tests), "--gtest_filter=*LaunchesInsideTheWindow*"], capture_output=True,
-                           text=True, env=env, timeout=120)
-        m = re.search(r"host ([0-9.]+) us/launch, GPU span ([0-9.]+) us/launch", p.stdout)
+        _, so, _, _ = sh([str(tests), "--gtest_filter=*LaunchesInsideTheWindow*"], timeout=120,
+                         env={"SOLBENCH_CUPTI_DIAG": diag})
+        m = re.search(r"host ([0-9.]+) us/launch, GPU span ([0-9.]+) us/launch", so)
         row("o", f"CUPTI window, SOLBENCH_CUPTI_DIAG={diag or '(default)'}",
             f"host {m.group(1)} us/launch, span {m.group(2)} us/launch" if m else "no output",
-            "measurement", "info" if m else None, "" if m else p.stdout[-200:])
+            "measurement", "info" if m else None, "" if m else so[-200:])
     prob = "problems/001_rmsnorm_llama3_8b_h4096"
     uuid = uuid_where(prob, batch_size=1)
     for label, env_set in [("cupti", {}), ("cupti work-callbacks", {"SOLBENCH_CUPTI_DIAG": "work-callbacks"}),
                            ("events", {"SOLBENCH_GPU_TIMER": "events"})]:
-        saved = {k: os.environ.get(k) for k in env_set}
-        os.environ.update(env_set)
-        try:
-            ms = median_of(evaluate(prob, None, [uuid], ["--rounds", "1"]))
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        ms = median_of(evaluate(prob, None, [uuid], ["--rounds", "1"], env=env_set))
         row("o", f"RMSNorm reference, batch 1, timer {label}", f"{1e3 * ms:.1f} us", "measurement", "info")
 
 

@@ -335,19 +335,18 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
     `spec` (built by the C++ worker from the plan):
       inputs: [{name, dtype, shape (list, or None for scalars), description,
                 source: {type, value?, path?, tensor_key?}}]
-      axes: {axis: value} (const, var and expr)
+      axes: {name: value}: every axis (const, var and expr) and every scalar
+            input's value (core's axes_and_scalars, what the custom entry point gets)
       op_type, dataset_root
     Precedence per input: safetensors, scalar, a value returned by the custom
     entry point, random (as in SOL-ExecBench).
     """
     device = torch.device(device)
-    scalars = {i["name"]: i["source"]["value"] for i in spec["inputs"]
-               if i["source"]["type"] == "scalar"}
     custom = None
     needs_custom = any(i["source"]["type"] == "custom" for i in spec["inputs"])
     if custom_fn is not None:
         torch.manual_seed(derive_seed(seed, round_index, -1))
-        custom = custom_fn({**spec["axes"], **scalars}, device)
+        custom = custom_fn(dict(spec["axes"]), device)
         if not isinstance(custom, dict):
             raise TypeError(f"custom_inputs_entrypoint returned {type(custom).__name__}, "
                             "expected a dict of input name -> tensor")

@@ -207,36 +207,37 @@ bool install_seccomp(const SandboxOptions& o, SandboxReport& r) {
     r.notes.push_back("seccomp_init failed");
     return false;
   }
-  const uint32_t eperm = o.trap_refusals ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(EPERM);
+  // EPERM, or SIGSYS in the diagnosis mode (trap_refusals).
+  const uint32_t refuse = o.trap_refusals ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(EPERM);
   bool ok = true;
-  for (const char* name : kDenied) ok &= f.add(name, eperm);
+  for (const char* name : kDenied) ok &= f.add(name, refuse);
 
   // Sockets: AF_UNIX only (or none).
   if (o.allow_unix_sockets) {
-    ok &= f.add("socket", eperm, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
-    ok &= f.add("socketpair", eperm, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    ok &= f.add("socket", refuse, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
+    ok &= f.add("socketpair", refuse, {SCMP_A0(SCMP_CMP_NE, AF_UNIX)});
   } else {
-    ok &= f.add("socket", eperm);
-    ok &= f.add("socketpair", eperm);
+    ok &= f.add("socket", refuse);
+    ok &= f.add("socketpair", refuse);
   }
   if (!(o.allow_unix_ipc && o.allow_unix_sockets)) {
-    for (const char* name : {"connect", "bind", "listen", "accept", "accept4"}) ok &= f.add(name, eperm);
+    for (const char* name : {"connect", "bind", "listen", "accept", "accept4"}) ok &= f.add(name, refuse);
   }
   // personality(0xffffffff) only queries.
-  ok &= f.add("personality", eperm, {SCMP_A0(SCMP_CMP_NE, 0xffffffffULL)});
+  ok &= f.add("personality", refuse, {SCMP_A0(SCMP_CMP_NE, 0xffffffffULL)});
   // Typing into the controlling terminal.
-  ok &= f.add("ioctl", eperm, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI)});
+  ok &= f.add("ioctl", refuse, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI)});
 
   if (o.deny_process_creation) {
     // Always errno, even when trapping: libc makes these calls with every signal
     // blocked (posix_spawn, pthread_create), and a blocked SIGSYS kills the process.
-    const uint32_t refuse = SCMP_ACT_ERRNO(EPERM);
-    ok &= f.add("fork", refuse);
-    ok &= f.add("vfork", refuse);
-    ok &= f.add("execve", eperm);
-    ok &= f.add("execveat", eperm);
+    const uint32_t refuse_errno = SCMP_ACT_ERRNO(EPERM);
+    ok &= f.add("fork", refuse_errno);
+    ok &= f.add("vfork", refuse_errno);
+    ok &= f.add("execve", refuse);
+    ok &= f.add("execveat", refuse);
     // Threads (CLONE_THREAD) stay allowed: Python, CUDA and OpenMP runtimes need them.
-    ok &= f.add("clone", refuse, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+    ok &= f.add("clone", refuse_errno, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
     // clone3 passes its flags in memory, out of the filter's reach: ENOSYS makes
     // libc fall back to clone, which is filtered above.
     ok &= f.add("clone3", SCMP_ACT_ERRNO(ENOSYS));
@@ -244,11 +245,11 @@ bool install_seccomp(const SandboxOptions& o, SandboxReport& r) {
   }
   if (o.signals_to_self_only) {
     const auto self = static_cast<scmp_datum_t>(::getpid());
-    bool sig_ok = f.add("kill", eperm, {SCMP_A0(SCMP_CMP_NE, self)});
-    sig_ok &= f.add("tgkill", eperm, {SCMP_A0(SCMP_CMP_NE, self)});
-    sig_ok &= f.add("rt_sigqueueinfo", eperm, {SCMP_A0(SCMP_CMP_NE, self)});
-    sig_ok &= f.add("rt_tgsigqueueinfo", eperm, {SCMP_A0(SCMP_CMP_NE, self)});
-    sig_ok &= f.add("pidfd_open", eperm, {SCMP_A0(SCMP_CMP_NE, self)});
+    bool sig_ok = f.add("kill", refuse, {SCMP_A0(SCMP_CMP_NE, self)});
+    sig_ok &= f.add("tgkill", refuse, {SCMP_A0(SCMP_CMP_NE, self)});
+    sig_ok &= f.add("rt_sigqueueinfo", refuse, {SCMP_A0(SCMP_CMP_NE, self)});
+    sig_ok &= f.add("rt_tgsigqueueinfo", refuse, {SCMP_A0(SCMP_CMP_NE, self)});
+    sig_ok &= f.add("pidfd_open", refuse, {SCMP_A0(SCMP_CMP_NE, self)});
     r.signals_to_self_only = sig_ok;
     ok &= sig_ok;
   }

@@ -67,53 +67,48 @@ def definition_name(problem: pathlib.Path) -> str:
     return json.loads((problem / "definition.json").read_text())["name"]
 
 
-def native(problem, src, entry, extra, desc):
-    pdir = ROOT / problem
-    src_path = (pdir / "solutions" / src).resolve()
-    file_name = src_path.name
-    name = pathlib.Path(src).stem
-    if src.startswith(".."):
-        name = "cuda_cublas_gemm"
-    co = {"cflags": [], "cuda_cflags": ["-O3", "--use_fast_math"],
-          "ld_flags": extra.get("ld_flags", [])}
+def solution(pdir, name, desc, spec, file_name, content):
+    """(path of the JSON, the solution) in the public format, one source file."""
     sol = {
         "name": f"{definition_name(pdir)}__{name}",
         "definition": definition_name(pdir),
         "author": "solbench",
         "description": desc,
-        "spec": {
-            "languages": ["cuda_cpp"],
-            "target_hardware": ["cuda"],
-            "entry_point": f"{file_name}::{entry}",
-            "destination_passing_style": True,
-            "binding": "native",
-            "dependencies": extra.get("dependencies", []),
-            "compile_options": co,
-        },
-        "sources": [{"path": file_name, "content": src_path.read_text()}],
+        "spec": spec,
+        "sources": [{"path": file_name, "content": content}],
     }
     return pdir / "solutions" / f"{name}.json", sol
+
+
+def native(problem, src, entry, extra, desc):
+    pdir = ROOT / problem
+    src_path = (pdir / "solutions" / src).resolve()
+    name = "cuda_cublas_gemm" if src.startswith("..") else pathlib.Path(src).stem
+    co = {"cflags": [], "cuda_cflags": ["-O3", "--use_fast_math"],
+          "ld_flags": extra.get("ld_flags", [])}
+    spec = {
+        "languages": ["cuda_cpp"],
+        "target_hardware": ["cuda"],
+        "entry_point": f"{src_path.name}::{entry}",
+        "destination_passing_style": True,
+        "binding": "native",
+        "dependencies": extra.get("dependencies", []),
+        "compile_options": co,
+    }
+    return solution(pdir, name, desc, spec, src_path.name, src_path.read_text())
 
 
 def torch_sol(problem, src, language="pytorch",
               desc="PyTorch on the GPU (destination-passing: writes the given outputs)."):
     pdir = ROOT / problem
-    name = pathlib.Path(src).stem
-    sol = {
-        "name": f"{definition_name(pdir)}__{name}",
-        "definition": definition_name(pdir),
-        "author": "solbench",
-        "description": desc,
-        "spec": {
-            "languages": [language],
-            "target_hardware": ["cuda"],
-            "entry_point": f"{src}::run",
-            "destination_passing_style": True,
-            "dependencies": ["torch"] + (["triton"] if language == "triton" else []),
-        },
-        "sources": [{"path": src, "content": (pdir / "solutions" / src).read_text()}],
+    spec = {
+        "languages": [language],
+        "target_hardware": ["cuda"],
+        "entry_point": f"{src}::run",
+        "destination_passing_style": True,
+        "dependencies": ["torch"] + (["triton"] if language == "triton" else []),
     }
-    return pdir / "solutions" / f"{name}.json", sol
+    return solution(pdir, pathlib.Path(src).stem, desc, spec, src, (pdir / "solutions" / src).read_text())
 
 
 def main() -> int:

@@ -137,7 +137,8 @@ bool CuptiCollector::init(std::string* why) {
   // "work-callbacks" (callbacks only for the calls that create work, by name, instead
   // of whole API domains: the candidate fix), "kernels-only" (no memcpy/memset
   // records), "no-activities" (no records at all).
-  const std::string diag = std::getenv("SOLBENCH_CUPTI_DIAG") ? std::getenv("SOLBENCH_CUPTI_DIAG") : "";
+  const char* diag_env = std::getenv("SOLBENCH_CUPTI_DIAG");
+  const std::string diag = diag_env ? diag_env : "";
   if (diag == "work-callbacks") {
     const std::pair<CUpti_CallbackDomain, uint32_t> domains[] = {
         {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
