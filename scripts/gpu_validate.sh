@@ -14,9 +14,11 @@
 # no ncu, no `sol`) are reported as SKIPPED with the reason, never as passed.
 #
 #   s. the CUDA driver works under the worker sandbox (tests/gpu/sandbox_cuda_probe);
-#   o. CUPTI's host cost per launch under each collector setting (measurements only).
+#   o. CUPTI's host cost per launch under each collector setting (measurements only);
+#   t. the ~5 us kernel against its own clock (%globaltimer stamps, bench/timer_probe):
+#      how much each tool adds around the kernel's execution.
 #
-#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soabcdef]
+#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soatbcdef]
 # Environment: BUILD_DIR (default build-device), SOLBENCH_EVAL_FLAGS (extra flags
 # for every `solbench eval`), SOLBENCH_ARCH (default h100_sxm), PUBLIC_DATA (default
 # ../shared/sol-execbench), PUBLIC_JOBS (4), PUBLIC_BUDGET_S (1500).
@@ -26,14 +28,14 @@ out="${OUT:-/tmp/solbench-validate}"
 mkdir -p "$out"
 skip_build=0
 run_ctest=1
-items=soabcdef
+items=soatbcdef
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) skip_build=1; shift ;;
     --no-ctest) run_ctest=0; shift ;;
     --items) items="$2"; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "usage: $0 [--skip-build] [--no-ctest] [--items soabcdef]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--skip-build] [--no-ctest] [--items soatbcdef]" >&2; exit 2 ;;
   esac
 done
 build="${BUILD_DIR:-build-device}"
@@ -43,7 +45,7 @@ if [ -d .deps ]; then source scripts/device_env.sh; fi
 build_status="skipped"
 if [ "$skip_build" = 0 ]; then
   if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$py" \
-       >"$out/build.log" 2>&1 && ninja -C "$build" -j16 solbench gpu_tests sandbox_cuda_probe >>"$out/build.log" 2>&1; then
+       >"$out/build.log" 2>&1 && ninja -C "$build" -j16 solbench gpu_tests sandbox_cuda_probe timer_probe >>"$out/build.log" 2>&1; then
     build_status="ok"
     ninja -C "$build" -j16 -k 0 >>"$out/build.log" 2>&1 || build_status="ok (some other targets failed)"
   else
@@ -141,13 +143,12 @@ def have_ncu():
     return subprocess.run(["which", "ncu"], capture_output=True).returncode == 0
 
 
-def ncu_ms(problem, solution, uuid, calls=10):
-    cmd = ["ncu", "--clock-control", "none", "--nvtx", "--nvtx-include", "solution/",
-           "--metrics", "gpu__time_duration.sum", "--csv", sys.executable,
-           "bench/gpu_kernel_driver.py", "ncu", problem, solution, uuid, "--calls", str(calls)]
+def ncu_durations(target, extra=()):
+    """(kernel name, gpu__time_duration in ms) per profiled kernel, in launch order."""
+    cmd = ["ncu", "--clock-control", "none", *extra, "--metrics", "gpu__time_duration.sum", "--csv",
+           *target]
     rc, so, se, _ = sh(cmd, timeout=600)
-    total, n = 0.0, 0
-    header = None
+    rows, header = [], None
     for line in so.splitlines():
         if not line.startswith('"'):
             continue
@@ -160,11 +161,16 @@ def ncu_ms(problem, solution, uuid, calls=10):
             continue
         scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0,
                  "ms": 1.0, "second": 1e3}[rec.get("Metric Unit", "nsecond")]
-        total += float(rec["Metric Value"].replace(",", "")) * scale
-        n += 1
-    if n == 0:
+        rows.append((rec.get("Kernel Name", "?"), float(rec["Metric Value"].replace(",", "")) * scale))
+    if not rows:
         raise RuntimeError(f"ncu captured no kernels (rc {rc}): {se.strip()[-300:]}")
-    return total / calls, n
+    return rows
+
+
+def ncu_ms(problem, solution, uuid, calls=10):
+    rows = ncu_durations([sys.executable, "bench/gpu_kernel_driver.py", "ncu", problem, solution, uuid,
+                          "--calls", str(calls)], ["--nvtx", "--nvtx-include", "solution/"])
+    return sum(ms for _, ms in rows) / calls, len(rows)
 
 
 CASES = [("copy 1 GiB", COPY, f"{COPY}/solutions/cuda_copy.json", uuid_where(COPY, N=1 << 28)),
@@ -186,25 +192,43 @@ def item_a():
         report.setdefault("a_raw", {})[name] = {"solbench_ms": sb_ms, "ncu_ms": n_ms}
         row("a", name, f"solbench {sb_ms:.4f} ms / ncu {n_ms:.4f} ms ({100 * dev:.1f}%)",
             "<= 3%", dev <= 0.03, f"timer {d['environment'].get('timer')}, {n} ncu kernel records")
+
+
+def item_t():
+    # Where the ~5 us kernel's time goes (bench/timer_probe.cc): the same y = 2x,
+    # plain and with %globaltimer stamps taken inside the kernel (first block's start,
+    # last block's end after a fence), timed by solbench's timer and by ncu. The
+    # stamps are the kernel's own clock: what each tool adds around them is its
+    # bracket. The check: solbench's bracket is no wider than ncu's.
+    probe = str(pathlib.Path(SB).parents[2] / "bench/timer_probe")
+    args = ["--sizes", str(1 << 21), "--gaps-us", "0"]
+    out = OUT / "timer_probe.jsonl"
+    rc, so, se, _ = sh([probe, *args, "--iters", "100", "--out", str(out)], timeout=120)
+    if rc != 0:
+        raise RuntimeError(f"timer_probe failed (rc {rc}): {se.strip()[-200:]}")
+    alone = {c["variant"]: c for c in map(json.loads, out.read_text().splitlines())}
     if not have_ncu():
+        row("t", "timer probe under ncu", None, "", None, "ncu not on PATH")
         return
-    # The two tools bracket a kernel differently: ncu's gpu__time_duration carries a
-    # fixed cost that weighs ~10% at 5 us and nothing at 1 ms. Both measure the same
-    # kernel on 16 blocks (N=4096, no memory time to speak of) as the floor, and the
-    # ~5 us kernel is compared net of each tool's own floor as well (an extra row;
-    # the raw row above stands as measured).
-    floor_uuid = uuid_where(SCALE, N=4096)
-    sol = f"{SCALE}/solutions/cuda_scale.json"
-    sb_floor = median_of(evaluate(SCALE, sol, [floor_uuid], ["--rounds", "1"]))
-    ncu_floor, _ = ncu_ms(SCALE, sol, floor_uuid)
-    raw = report["a_raw"]["~5 us scale"]
-    sb_net, ncu_net = raw["solbench_ms"] - sb_floor, raw["ncu_ms"] - ncu_floor
-    dev = abs(sb_net - ncu_net) / ncu_net
-    report["a_floor"] = {"solbench_ms": sb_floor, "ncu_ms": ncu_floor}
-    row("a", "~5 us scale, net of each tool's 16-block floor",
-        f"solbench {1e3 * sb_net:.2f} us / ncu {1e3 * ncu_net:.2f} us ({100 * dev:.1f}%); "
-        f"floors {1e3 * sb_floor:.2f} / {1e3 * ncu_floor:.2f} us", "<= 3%", dev <= 0.03,
-        "floor = the same kernel at N=4096")
+    under = OUT / "timer_probe_ncu.jsonl"
+    rows = ncu_durations([probe, *args, "--iters", "20", "--out", str(under)],
+                         ["--kernel-name", "regex:scale"])
+    ncu_us = {v: 1e3 * statistics.median(ms for name, ms in rows if ("scale_stamped" in name) == (v == "stamped"))
+              for v in ("plain", "stamped")}
+    under_span = {c["variant"]: c["median_span_us"] for c in map(json.loads, under.read_text().splitlines())}
+    st = alone["stamped"]
+    sb_bracket = st["median_timer_us"] - st["median_span_us"]
+    ncu_bracket = ncu_us["stamped"] - under_span["stamped"]
+    report["t"] = {"alone": {k: {x: v[x] for x in ("median_timer_us", "median_span_us", "timer")}
+                             for k, v in alone.items()}, "ncu_us": ncu_us, "span_under_ncu_us": under_span}
+    row("t", "~5 us scale (plain): solbench vs ncu", f"{alone['plain']['median_timer_us']:.2f} / {ncu_us['plain']:.2f} us",
+        "measurement", "info", f"timer {alone['plain']['timer']}")
+    row("t", "stamped y=2x: kernel's own span alone / under ncu",
+        f"{st['median_span_us']:.2f} / {under_span['stamped']:.2f} us", "measurement", "info",
+        "%globaltimer, first block start to last block end")
+    row("t", "bracket around the kernel's own span: solbench vs ncu",
+        f"solbench +{sb_bracket:.2f} us ({st['median_timer_us']:.2f}), ncu +{ncu_bracket:.2f} us ({ncu_us['stamped']:.2f})",
+        "solbench's <= ncu's", sb_bracket <= ncu_bracket + 0.1)
 
 
 def item_sandbox():
@@ -343,7 +367,7 @@ try:
 except FileNotFoundError:
     env = "nvidia-smi not found"
 report["gpu"] = env
-for item, fn in [("s", item_sandbox), ("o", item_o), ("a", item_a), ("b", item_b), ("c", item_c), ("d", item_d), ("e", item_e), ("f", item_f)]:
+for item, fn in [("s", item_sandbox), ("o", item_o), ("a", item_a), ("t", item_t), ("b", item_b), ("c", item_c), ("d", item_d), ("e", item_e), ("f", item_f)]:
     guarded(item, fn)
 report["rows"] = rows
 (OUT / "validation.json").write_text(json.dumps(report, indent=2))

@@ -31,77 +31,92 @@ def _as_float(t: torch.Tensor) -> torch.Tensor:
         return t.view(torch.uint8).to(torch.float32)
 
 
-def reference_problem(ref: torch.Tensor, tol: dict) -> Optional[str]:
+# Elements per slice of a comparison: outputs of several GB (a 5 GB fp16 video
+# embedding) are compared slice by slice, so the float32 temporaries stay at a
+# few hundred MB instead of several times the output's size.
+CHUNK = 1 << 26
+
+
+def _slices(t: torch.Tensor, chunk: int):
+    flat = t.reshape(-1)
+    for start in range(0, flat.numel(), chunk):
+        yield _as_float(flat[start:start + chunk])
+
+
+def reference_problem(ref: torch.Tensor, tol: dict, chunk: int = CHUNK) -> Optional[str]:
     """Why a reference output cannot be compared against (non-finite values), or None."""
-    y = _as_float(ref)
-    if y.numel() == 0:
-        return None
-    if bool(torch.isnan(y).any()):
+    nan = inf = False
+    for y in _slices(ref, chunk):
+        nan = nan or bool(torch.isnan(y).any())
+        bad_inf = torch.isinf(y)
+        if tol.get("allow_negative_inf"):
+            bad_inf = bad_inf & (y > 0)
+        inf = inf or bool(bad_inf.any())
+    if nan:
         return "the reference produced NaN"
-    inf = torch.isinf(y)
-    if tol.get("allow_negative_inf"):
-        inf = inf & (y > 0)
-    if bool(inf.any()):
+    if inf:
         return "the reference produced infinite values" + (
             "" if tol.get("allow_negative_inf") else " (allow_negative_inf is off)")
     return None
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, tol: dict) -> dict:
-    """Numerical comparison of one output tensor (shapes already equal).
+def compare(out: torch.Tensor, ref: torch.Tensor, tol: dict, chunk: int = CHUNK) -> dict:
+    """Numerical comparison of one output tensor (shapes already equal), slice by slice.
 
     Returns {ok, reason, max_absolute_error, max_relative_error, has_nan,
     has_inf, matched_ratio}.
     """
-    x = _as_float(out)
-    y = _as_float(ref)
     atol = float(tol.get("max_atol", 1e-2))
     rtol = float(tol.get("max_rtol", 1e-2))
     ratio = float(tol.get("required_matched_ratio", 0.99))
     cap = tol.get("max_error_cap")
+    allow_neg = bool(tol.get("allow_negative_inf"))
     res = {"ok": True, "reason": "", "max_absolute_error": 0.0, "max_relative_error": 0.0,
            "has_nan": False, "has_inf": False, "matched_ratio": 1.0}
-    if x.numel() == 0:
-        return res
+    # Accumulated over the slices. Errors and matches count the positions where
+    # both values are finite; -inf on both sides is excluded when allowed.
+    bad = has_nan = out_nonzero = ref_nonzero = False
+    finite_n = mismatched = 0
+    max_abs = max_rel = 0.0
+    for x, y in zip(_slices(out, chunk), _slices(ref, chunk)):
+        finite = torch.isfinite(x) & torch.isfinite(y)
+        if allow_neg:
+            bad_here = ~(finite | (torch.isneginf(x) & torch.isneginf(y)))
+        else:
+            bad_here = ~finite
+        if bool(bad_here.any()):
+            bad = True
+            has_nan = has_nan or bool((torch.isnan(x) | torch.isnan(y)).any())
+        if not bool(finite.all()):
+            x, y = x[finite], y[finite]
+        if x.numel() == 0:
+            continue
+        err = (x - y).abs_()
+        max_abs = max(max_abs, float(err.max().item()))
+        max_rel = max(max_rel, float((err / y.abs().clamp_min(atol)).max().item()))
+        mismatched += int((err > (atol + rtol * y.abs())).sum().item())
+        finite_n += x.numel()
+        out_nonzero = out_nonzero or bool((x != 0).any())
+        ref_nonzero = ref_nonzero or bool((y != 0).any())
 
     # 1. Non-finite values. Errors are still reported over the finite positions
     #    (JSON has no NaN), with has_nan / has_inf saying what was found.
-    finite = torch.isfinite(x) & torch.isfinite(y)
-    if tol.get("allow_negative_inf"):
-        both_neg = torch.isneginf(x) & torch.isneginf(y)
-        bad = ~(finite | both_neg)
-    else:
-        both_neg = None
-        bad = ~finite
-    if bool(bad.any()):
-        has_nan = bool((torch.isnan(x) | torch.isnan(y)).any())
-        fx, fy = x[finite], y[finite]
-        if fx.numel():
-            err = (fx - fy).abs_()
-            res["max_absolute_error"] = float(err.max().item())
-            res["max_relative_error"] = float((err / fy.abs().clamp_min(atol)).max().item())
-        res.update(ok=False, has_nan=has_nan, has_inf=not has_nan,
+    if bad:
+        res.update(ok=False, has_nan=has_nan, has_inf=not has_nan, max_absolute_error=max_abs,
+                   max_relative_error=max_rel,
                    reason="NaN in the output" if has_nan else "infinite values in the output"
-                   + ("" if both_neg is None else " (other than -inf matching the reference)"))
+                   + ("" if not allow_neg else " (other than -inf matching the reference)"))
         return res
-    if both_neg is not None and bool(both_neg.any()):
-        x = x[finite]
-        y = y[finite]
-        if x.numel() == 0:
-            return res
+    if finite_n == 0:  # empty, or -inf on both sides everywhere
+        return res
 
     # 2. All-zero output against a nonzero reference.
-    if bool((y != 0).any()) and not bool((x != 0).any()):
+    if ref_nonzero and not out_nonzero:
         res["ok"] = False
         res["reason"] = "the output is all zeros but the reference is not"
 
     # 3./4. Matched fraction, error cap, reported errors.
-    err = (x - y).abs_()
-    mismatched = err > (atol + rtol * y.abs())
-    n = err.numel()
-    matched = 1.0 - float(mismatched.sum().item()) / float(n)
-    max_abs = float(err.max().item())
-    max_rel = float((err / y.abs().clamp_min(atol)).max().item())
+    matched = 1.0 - float(mismatched) / float(finite_n)
     res.update(max_absolute_error=max_abs, max_relative_error=max_rel, matched_ratio=matched)
     if res["ok"] and matched < ratio:
         res["ok"] = False

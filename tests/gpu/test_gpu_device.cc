@@ -65,8 +65,7 @@ TEST_F(GpuTest, CuptiTimesAKernelOfKnownDurationAndEventsBoundIt) {
   const double ms = median_ms(t, 15, [&] { launch_spin(kNs, s.get()); });
   EXPECT_NEAR(ms, 0.2, 0.2 * 0.05) << t.details().dump();
   EXPECT_EQ(t.last_span().kernels, 1u);
-  // The events' span also holds the host's launch path (measured on the H100:
-  // ~0.4 ms with CUPTI's callbacks on), so it can only be longer.
+  // The events' span brackets the kernel on the same stream, so it can only be longer.
   EXPECT_GE(t.last_events_ms(), t.last_span().span_ms * 0.99) << t.details().dump();
 }
 
@@ -130,6 +129,80 @@ TEST_F(GpuTest, LaunchesInsideTheWindowAreAllRecorded) {
   // The per-launch cost is a measurement (reported by scripts/gpu_validate.sh),
   // not a unit-test target: it depends on the host's load.
   EXPECT_GT(span_ms, 0.0);
+}
+
+TEST_F(GpuTest, LaunchGateKeepsTheHostLaunchPathOutOfTheSpan) {
+  // A call of 100 launches of a 1 us kernel whose host side takes 20 us between
+  // launches (a Python reference; CUPTI's own tracing costs 3-35 us per launch on
+  // the H100): without the gate the GPU waits for the host between kernels, with
+  // it they run back to back once the gate opens.
+  CudaStream s;
+  auto span_per_launch_us = [&](bool gated) {
+    GpuTimerOptions o;
+    o.block_launch = gated;
+    CuptiTimer t(0, s.get(), o);
+    const double ms = median_ms(t, 5, [&] {
+      for (int i = 0; i < 100; ++i) {
+        launch_spin(1000, s.get());
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+    });
+    EXPECT_EQ(t.last_span().kernels, 100u);
+    EXPECT_EQ(t.details()["block_launch"], gated);
+    return ms * 10.0;  // ms / 100 launches, in us
+  };
+  const double open = span_per_launch_us(false), gated = span_per_launch_us(true);
+  std::printf("span per 1 us launch: %.2f us without the gate, %.2f us with it\n", open, gated);
+  EXPECT_GE(open, 19.0);  // the host's 20 us between launches shows without the gate
+  EXPECT_GE(gated, 0.9);  // the kernels themselves still take 1 us each
+  EXPECT_LT(gated, 0.5 * open) << "gate " << gated << " us, no gate " << open << " us";
+}
+
+TEST_F(GpuTest, ACallThatWaitsForItsStreamOpensTheGateByTimeout) {
+  CudaStream s;
+  GpuTimerOptions o;
+  o.block_timeout_s = 0.05;
+  int calls = 0;
+  int sync_until = 1;  // the call waits for its stream on its first `sync_until` calls
+  auto call = [&] {
+    launch_spin(10'000, s.get());
+    if (calls++ < sync_until) SB_CUDA_CHECK(cudaStreamSynchronize(s.get()));  // waits for the gate
+  };
+  double ms = 0;
+  auto host_s = [&](CuptiTimer& t) {
+    const auto h0 = std::chrono::steady_clock::now();
+    t.prepare();
+    t.begin();
+    call();
+    t.end();
+    ms = t.elapsed_ms();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - h0).count();
+  };
+  {  // waits once (a handle made on the first call): forgiven, the gate stays
+    CuptiTimer t(0, s.get(), o);
+    EXPECT_GE(host_s(t), 0.045);
+    EXPECT_EQ(t.details()["block_timed_out"], true) << t.details().dump();
+    EXPECT_LT(host_s(t), 0.04);
+    const json d = t.details();
+    EXPECT_EQ(d["block_timeouts"], 1u) << d.dump();
+    EXPECT_FALSE(d.contains("block_gave_up")) << d.dump();
+    EXPECT_NEAR(ms, 0.01, 0.005);  // the gated span is the 10 us kernel
+  }
+  {  // waits every time: two timeouts, then the gate stays open
+    calls = 0;
+    sync_until = 1000;
+    CuptiTimer t(0, s.get(), o);
+    EXPECT_GE(host_s(t), 0.045);
+    EXPECT_GE(host_s(t), 0.045);
+    EXPECT_LT(host_s(t), 0.04) << "the gate must stay open after two timeouts in a row";
+    const json d = t.details();
+    EXPECT_EQ(d["block_timeouts"], 2u) << d.dump();
+    EXPECT_EQ(d["block_gave_up"], true) << d.dump();
+    EXPECT_FALSE(d.contains("block_timed_out"));
+    EXPECT_NEAR(ms, 0.01, 0.005);
+  }
 }
 
 TEST_F(GpuTest, WorkFromAnotherThreadInsideTheSpanIsCounted) {

@@ -126,6 +126,7 @@ bool CuptiCollector::init(std::string* why) {
   auto fail = [&](const char* what, CUptiResult res) {
     *why = fmt::format("{} failed: {}", what, error_name(res));
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_KERNEL);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
@@ -136,7 +137,8 @@ bool CuptiCollector::init(std::string* why) {
   // "no-callbacks" (no API callbacks: nothing is attributed to a call),
   // "work-callbacks" (callbacks only for the calls that create work, by name, instead
   // of whole API domains: the candidate fix), "kernels-only" (no memcpy/memset
-  // records), "no-activities" (no records at all).
+  // records), "no-activities" (no records at all), "serial-kernels" (the KERNEL
+  // activity kind, which serialises kernels, instead of CONCURRENT_KERNEL).
   const char* diag_env = std::getenv("SOLBENCH_CUPTI_DIAG");
   const std::string diag = diag_env ? diag_env : "";
   if (diag == "work-callbacks") {
@@ -159,15 +161,25 @@ bool CuptiCollector::init(std::string* why) {
   }
   if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
     return fail("cuptiActivityRegisterCallbacks", r);
+  // Kernel timestamps from the hardware where the chip has them (Blackwell): no
+  // instrumentation of the kernels. Elsewhere CUPTI says NOT_SUPPORTED and keeps
+  // its software method. The driver must be initialised first.
+  (void)cudaFree(nullptr);
+  (void)cudaGetLastError();  // nothing to report from the initialisation itself
+  hw_trace_ = cuptiActivityEnableHWTrace(1) == CUPTI_SUCCESS;
   const std::pair<CUpti_ActivityKind, const char*> kinds[] = {
       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "cuptiActivityEnable(CONCURRENT_KERNEL)"},
       {CUPTI_ACTIVITY_KIND_MEMCPY, "cuptiActivityEnable(MEMCPY)"},
       {CUPTI_ACTIVITY_KIND_MEMCPY2, "cuptiActivityEnable(MEMCPY2)"},
       {CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
   };
-  for (const auto& [kind, what] : kinds) {
+  for (auto [kind, what] : kinds) {
     if (diag == "no-activities" || (diag == "kernels-only" && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
       continue;
+    if (diag == "serial-kernels" && kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      kind = CUPTI_ACTIVITY_KIND_KERNEL;
+      what = "cuptiActivityEnable(KERNEL)";
+    }
     if ((r = cuptiActivityEnable(kind)) != CUPTI_SUCCESS) return fail(what, r);
   }
   return true;

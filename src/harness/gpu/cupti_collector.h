@@ -55,6 +55,14 @@ class CuptiCollector {
   // Records CUPTI dropped for want of buffer space since the last call.
   uint64_t take_dropped();
 
+  // How kernel start/end times are taken: "hardware events" (Blackwell's HES,
+  // cuptiActivityEnableHWTrace) or "software instrumentation" (the kernels are
+  // patched and bracketed by semaphores; measurably slower per block and per
+  // launch on Hopper: docs/gpu-timing.md).
+  const char* kernel_timestamps() const {
+    return hw_trace_ ? "hardware events" : "software instrumentation";
+  }
+
   // Called by CUPTI (through static trampolines); public for them only.
   void on_api(bool enter, uint32_t correlation_id, const char* function_name);
   void on_buffer(uint8_t* buffer, size_t valid_size);
@@ -68,6 +76,7 @@ class CuptiCollector {
   WindowCalls calls_;
   std::vector<GpuActivity> pending_;
   uint64_t dropped_ = 0;
+  bool hw_trace_ = false;  // set once in init()
 };
 
 }  // namespace solbench::gpu::detail

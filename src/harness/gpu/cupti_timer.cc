@@ -64,7 +64,8 @@ detail::CuptiCollector* require_collector() {
 
 CuptiTimer::CuptiTimer(int device, cudaStream_t stream, GpuTimerOptions options)
     : device_(device), stream_(stream), options_(std::move(options)),
-      collector_(require_collector()) {
+      collector_(require_collector()),
+      gate_(options_.block_launch, options_.block_timeout_s) {
   SB_CUDA_CHECK(cudaSetDevice(device_));
   if (options_.flush_l2 && !options_.l2_flush)
     options_.l2_flush = std::make_shared<L2Flush>(query_device(device_).l2_bytes, options_.l2_mode);
@@ -78,6 +79,7 @@ void CuptiTimer::prepare() {
   SB_CUDA_CHECK(cudaDeviceSynchronize());
   collector_->flush();
   (void)collector_->take(detail::WindowCalls{});  // drops the flush's and earlier records
+  gate_.close(stream_);  // launched before the window opens: not the call's work
 }
 
 void CuptiTimer::begin() {
@@ -90,12 +92,14 @@ void CuptiTimer::end() {
   detail::WindowCalls calls = collector_->close_window();
   in_span_ = false;
   if (options_.events_crosscheck) stop_.record(stream_);
+  gate_.open();
   // Synchronised and read in elapsed_ms(); keep the window's ids until then.
   pending_calls_ = std::move(calls);
 }
 
 double CuptiTimer::elapsed_ms() {
   SB_CUDA_CHECK(cudaDeviceSynchronize());
+  block_timed_out_ = gate_.timed_out_last();
   collector_->flush();
   std::vector<GpuActivity> acts = collector_->take(pending_calls_);
   dropped_records_ += collector_->take_dropped();
@@ -119,6 +123,7 @@ json CuptiTimer::details() const {
   j["scope"] = "kernels, memcpys and memsets launched by the call on every stream; "
                "time = last end - first start";
   j["device"] = device_;
+  j["kernel_timestamps"] = collector_->kernel_timestamps();
   j["l2_flush"] = options_.flush_l2 && options_.l2_flush
                       ? json(to_string(options_.l2_flush->mode()))
                       : json(nullptr);
@@ -133,6 +138,7 @@ json CuptiTimer::details() const {
   j["last_streams"] = last_.streams;
   j["last_names"] = last_.names;
   if (options_.events_crosscheck) j["events_ms"] = last_events_ms_;
+  gate_details(gate_, block_timed_out_, j);
   if (empty_iterations_) j["iterations_without_gpu_activity"] = empty_iterations_;
   if (dropped_records_) j["cupti_dropped_records"] = dropped_records_;
   return j;

@@ -6,8 +6,10 @@
 // a side stream without joining it back is therefore counted, not hidden. CUDA
 // events recorded on the measured stream give a cross-check (details()).
 //
-// prepare() flushes the L2 (outside the span), waits for the whole device and
-// drops records left over from earlier work.
+// prepare() flushes the L2 (outside the span), waits for the whole device, drops
+// records left over from earlier work and (block_launch, the default) closes the
+// launch gate on the measured stream, which end() opens: the call's launches then
+// run back to back, without the host's per-launch cost between them.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,6 +22,7 @@
 #include "harness/gpu/cuda_event.h"
 #include "harness/gpu/cupti_collector.h"
 #include "harness/gpu/gpu_timer_options.h"
+#include "harness/gpu/launch_gate.h"
 #include "harness/timer.h"
 
 namespace solbench::gpu {
@@ -62,6 +65,8 @@ class CuptiTimer final : public harness::Timer {
   GpuTimerOptions options_;
   detail::CuptiCollector* collector_;
   CudaEvent start_, stop_;
+  LaunchGate gate_;
+  bool block_timed_out_ = false;
   SpanSummary last_;
   double last_ms_ = 0;
   double last_events_ms_ = -1;

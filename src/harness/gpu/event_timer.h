@@ -11,7 +11,7 @@
 
 #include "harness/gpu/cuda_event.h"
 #include "harness/gpu/gpu_timer_options.h"
-#include "harness/gpu/pinned_buffer.h"
+#include "harness/gpu/launch_gate.h"
 #include "harness/timer.h"
 
 namespace solbench::gpu {
@@ -35,8 +35,7 @@ class EventTimer final : public harness::Timer {
   GpuTimerOptions options_;
   std::string fallback_reason_;
   CudaEvent start_, stop_;
-  std::unique_ptr<PinnedBuffer> block_flags_;  // [0] release, [1] timed out
-  bool blocked_ = false;
+  LaunchGate gate_;
   bool block_timed_out_ = false;
   double last_ms_ = 0;
 };

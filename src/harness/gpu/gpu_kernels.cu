@@ -67,6 +67,33 @@ __global__ void illegal_address_kernel(int* p) {
   p[threadIdx.x] = 1;
 }
 
+__global__ void scale_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.f * x[i];
+}
+
+__global__ void scale_stamped_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
+                                     unsigned long long* stamps) {
+  if (threadIdx.x == 0) atomicMin(&stamps[0], static_cast<unsigned long long>(global_timer_ns()));
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.f * x[i];
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(&stamps[1], static_cast<unsigned long long>(global_timer_ns()));
+}
+
+__global__ void timer_step_kernel(int samples, unsigned long long* out) {
+  uint64_t last = global_timer_ns(), step = ~uint64_t{0};
+  for (int k = 0; k < samples; ++k) {
+    const uint64_t t = global_timer_ns();
+    if (t != last) {
+      step = t - last < step ? t - last : step;
+      last = t;
+    }
+  }
+  *out = step;
+}
+
 int sm_count() {
   int dev = 0, n = 0;
   SB_CUDA_CHECK(cudaGetDevice(&dev));
@@ -123,6 +150,33 @@ void launch_blocking(const volatile int32_t* release, int32_t* timed_out, uint64
 void launch_illegal_address(cudaStream_t stream) {
   illegal_address_kernel<<<1, 32, 0, stream>>>(reinterpret_cast<int*>(uintptr_t{0xdead0000000}));
   SB_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_scale(const float* x, float* y, int64_t n, uint64_t* stamps, cudaStream_t stream) {
+  if (n <= 0) return;
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  if (stamps == nullptr) {
+    scale_kernel<<<blocks, 256, 0, stream>>>(x, y, n);
+  } else {
+    scale_stamped_kernel<<<blocks, 256, 0, stream>>>(x, y, n,
+                                                     reinterpret_cast<unsigned long long*>(stamps));
+  }
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+uint64_t global_timer_step_ns(cudaStream_t stream) {
+  unsigned long long* d = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&d, sizeof(*d)));
+  timer_step_kernel<<<1, 1, 0, stream>>>(1 << 16, d);
+  unsigned long long h = 0;
+  const cudaError_t launched = cudaGetLastError();
+  const cudaError_t copied =
+      launched == cudaSuccess ? cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, stream)
+                              : launched;
+  const cudaError_t synced = copied == cudaSuccess ? cudaStreamSynchronize(stream) : copied;
+  cudaFree(d);
+  SB_CUDA_CHECK(synced);
+  return h;
 }
 
 }  // namespace solbench::gpu

@@ -38,4 +38,16 @@ void launch_blocking(const volatile int32_t* release, int32_t* timed_out, uint64
 // process's CUDA context is unusable afterwards).
 void launch_illegal_address(cudaStream_t stream);
 
+// Timer probes (bench/timer_probe.cc). y = 2 x on float32, one element per thread
+// in blocks of 256: the ~5 us validation kernel (tests/gpu/problems/scale_5us).
+// With `stamps` (two uint64 on the device, preset to {UINT64_MAX, 0}) each block
+// lowers stamps[0] to the global timer when it starts and, after a __threadfence()
+// that makes its stores visible, raises stamps[1]: the kernel's own view of its
+// span, independent of any profiler's bracketing.
+void launch_scale(const float* x, float* y, int64_t n, uint64_t* stamps, cudaStream_t stream);
+
+// The smallest non-zero step of %globaltimer one thread sees over many reads, in
+// ns (the resolution of the stamps above). Synchronises `stream`.
+uint64_t global_timer_step_ns(cudaStream_t stream);
+
 }  // namespace solbench::gpu

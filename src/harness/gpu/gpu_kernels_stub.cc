@@ -16,5 +16,7 @@ void launch_copy(void*, const void*, size_t, cudaStream_t) { unavailable(); }
 void launch_spin(uint64_t, cudaStream_t) { unavailable(); }
 void launch_blocking(const volatile int32_t*, int32_t*, uint64_t, cudaStream_t) { unavailable(); }
 void launch_illegal_address(cudaStream_t) { unavailable(); }
+void launch_scale(const float*, float*, int64_t, uint64_t*, cudaStream_t) { unavailable(); }
+uint64_t global_timer_step_ns(cudaStream_t) { unavailable(); }
 
 }  // namespace solbench::gpu

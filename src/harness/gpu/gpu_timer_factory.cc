@@ -84,6 +84,8 @@ std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const j
   GpuTimerOptions opt = parse_options(options, &kind);
   if (const char* env = std::getenv("SOLBENCH_GPU_TIMER"); env && std::strcmp(env, "events") == 0)
     kind = "events";
+  if (const char* env = std::getenv("SOLBENCH_GPU_BLOCK_LAUNCH"); env && *env)
+    opt.block_launch = std::strcmp(env, "0") != 0;
   select_device(device);  // throws with the reason for a bad ordinal or no GPU
   if (opt.flush_l2) opt.l2_flush = shared_flush(device, opt.l2_mode);
   auto* s = static_cast<cudaStream_t>(stream);

@@ -19,9 +19,10 @@ namespace solbench::gpu {
 //   "flush_l2": bool (default true; prepare() writes a buffer >= 2 x L2);
 //   "l2_flush_mode": "write-then-read" (default) or "write";
 //   "events_crosscheck": bool (default true; CUPTI timer also records CUDA events);
-//   "block_launch": bool (default false; events timer holds the stream with a
-//            blocking kernel while the call is queued, as nvbench does).
-// Environment: SOLBENCH_GPU_TIMER=events forces the events timer.
+//   "block_launch": bool (default true; both timers hold the stream with a
+//            blocking kernel while the call is queued, as nvbench does: launch_gate.h).
+// Environment: SOLBENCH_GPU_TIMER=events forces the events timer;
+// SOLBENCH_GPU_BLOCK_LAUNCH=0 or 1 overrides "block_launch".
 // Throws std::runtime_error when the device cannot be used or the build has no CUDA.
 std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const json& options);
 

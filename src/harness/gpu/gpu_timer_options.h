@@ -17,11 +17,12 @@ struct GpuTimerOptions {
   // CuptiTimer: also time the span with CUDA events on the measured stream and
   // report them (details()["events_ms"]) as a cross-check.
   bool events_crosscheck = true;
-  // EventTimer: hold the stream with a blocking kernel while the call's launches
-  // are queued (nvbench's method), so events time the work, not launch latency.
-  // A call that synchronises inside would wait for the kernel's timeout.
-  bool block_launch = false;
-  double block_timeout_s = 5.0;
+  // Hold the measured stream with a blocking kernel while the call's launches are
+  // queued (nvbench's method, launch_gate.h), so that the span holds the GPU's
+  // work and not the host's launch path (CUPTI's per-launch cost included). A call
+  // that synchronises inside waits for the timeout once; the gate then stays open.
+  bool block_launch = true;
+  double block_timeout_s = 0.25;
 };
 
 }  // namespace solbench::gpu
