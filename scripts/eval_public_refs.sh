@@ -41,6 +41,7 @@ done
 export SB_BIN=${SOLBENCH:-build/src/cli/solbench} SB_OUT=${OUT:-$(mktemp -d /tmp/solbench-public-XXXXXX)}
 export SB_DEVICE=$device SB_SMALLEST=$smallest SB_PER=$per SB_BUDGET=$budget SB_START=$(date +%s)
 mkdir -p "$SB_OUT/solutions" "$SB_OUT/results"
+rm -f "$SB_OUT/alone.txt"  # problems re-run alone by this invocation (below)
 mapfile -t dirs < <(find -L "$data" -name definition.json -printf '%h\n' | sort)
 if [ -n "$only" ]; then
   mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep -E "/($(echo "$only" | tr ',' '|'))\$")
@@ -134,8 +135,8 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
                 continue
             counts[st] += 1
             if st != "PASSED":
-                failed.append((d["definition"], st + ": " + r["evaluation"]["log"].strip().splitlines()[-1][:160]
-                               if r["evaluation"]["log"].strip() else st))
+                failed.append((d["definition"], st + ": " + log.strip().splitlines()[-1][:160]
+                               if log.strip() else st))
 print()
 print(f"problems evaluated: {problems}")
 print(f"workloads PASSED: {counts.get('PASSED', 0)}")

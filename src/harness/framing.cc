@@ -44,6 +44,13 @@ FrameResult error(std::string msg) {
   return r;
 }
 
+FrameResult no_frame_in_time() {
+  FrameResult r;
+  r.status = FrameStatus::Timeout;
+  r.error = "no complete frame before the deadline";
+  return r;
+}
+
 // Blocks SIGPIPE for the calling thread while writing, and swallows a SIGPIPE
 // raised by the write, so that a closed peer is an error code, not a dead process.
 class SigpipeGuard {
@@ -167,12 +174,7 @@ FrameResult FrameReader::read(Deadline deadline) {
       }
     }
     int ready = wait_ready(fd_, POLLIN, deadline);
-    if (ready == 0) {
-      FrameResult r;
-      r.status = FrameStatus::Timeout;
-      r.error = "no complete frame before the deadline";
-      return r;
-    }
+    if (ready == 0) return no_frame_in_time();
     if (ready < 0) return error(std::string("poll: ") + std::strerror(errno));
     // Read what is available, at most up to the end of the current frame plus a
     // chunk, so a huge announced length does not make us allocate it up front.
@@ -205,12 +207,7 @@ FrameResult read_frame(int fd, Deadline deadline, uint32_t max_bytes) {
     size_t off = 0;
     while (off < n) {
       int ready = wait_ready(fd, POLLIN, deadline);
-      if (ready == 0) {
-        FrameResult r;
-        r.status = FrameStatus::Timeout;
-        r.error = "no complete frame before the deadline";
-        return r;
-      }
+      if (ready == 0) return no_frame_in_time();
       if (ready < 0) return error(std::string("poll: ") + std::strerror(errno));
       ssize_t got = ::read(fd, dst + off, n - off);
       if (got < 0) {

@@ -136,7 +136,7 @@ bool CuptiCollector::init(std::string* why) {
   // Diagnosis of CUPTI's host overhead (docs/gpu-timing.md): SOLBENCH_CUPTI_DIAG
   // "no-callbacks" (no API callbacks: nothing is attributed to a call),
   // "work-callbacks" (callbacks only for the calls that create work, by name, instead
-  // of whole API domains: the candidate fix), "kernels-only" (no memcpy/memset
+  // of whole API domains; measured no cheaper on the H100), "kernels-only" (no memcpy/memset
   // records), "no-activities" (no records at all), "serial-kernels" (the KERNEL
   // activity kind, which serialises kernels, instead of CONCURRENT_KERNEL).
   const char* diag_env = std::getenv("SOLBENCH_CUPTI_DIAG");

@@ -99,7 +99,7 @@ void CuptiTimer::end() {
 
 double CuptiTimer::elapsed_ms() {
   SB_CUDA_CHECK(cudaDeviceSynchronize());
-  block_timed_out_ = gate_.timed_out_last();
+  gate_.settle();
   collector_->flush();
   std::vector<GpuActivity> acts = collector_->take(pending_calls_);
   dropped_records_ += collector_->take_dropped();
@@ -138,7 +138,7 @@ json CuptiTimer::details() const {
   j["last_streams"] = last_.streams;
   j["last_names"] = last_.names;
   if (options_.events_crosscheck) j["events_ms"] = last_events_ms_;
-  gate_details(gate_, block_timed_out_, j);
+  gate_details(gate_, j);
   if (empty_iterations_) j["iterations_without_gpu_activity"] = empty_iterations_;
   if (dropped_records_) j["cupti_dropped_records"] = dropped_records_;
   return j;

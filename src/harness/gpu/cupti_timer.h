@@ -66,7 +66,6 @@ class CuptiTimer final : public harness::Timer {
   detail::CuptiCollector* collector_;
   CudaEvent start_, stop_;
   LaunchGate gate_;
-  bool block_timed_out_ = false;
   SpanSummary last_;
   double last_ms_ = 0;
   double last_events_ms_ = -1;

@@ -30,7 +30,7 @@ void EventTimer::end() {
 double EventTimer::elapsed_ms() {
   stop_.synchronize();
   last_ms_ = CudaEvent::elapsed_ms(start_, stop_);
-  block_timed_out_ = gate_.timed_out_last();
+  gate_.settle();
   return last_ms_;
 }
 
@@ -42,7 +42,7 @@ json EventTimer::details() const {
   j["l2_flush"] = options_.flush_l2 && options_.l2_flush
                       ? json(to_string(options_.l2_flush->mode()))
                       : json(nullptr);
-  gate_details(gate_, block_timed_out_, j);
+  gate_details(gate_, j);
   j["events_ms"] = last_ms_;
   return j;
 }

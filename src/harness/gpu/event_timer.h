@@ -36,7 +36,6 @@ class EventTimer final : public harness::Timer {
   std::string fallback_reason_;
   CudaEvent start_, stop_;
   LaunchGate gate_;
-  bool block_timed_out_ = false;
   double last_ms_ = 0;
 };
 

@@ -32,23 +32,23 @@ void LaunchGate::open() {
   flags_of(*flags_)[0] = 1;
 }
 
-bool LaunchGate::timed_out_last() {
-  if (!closed_) return false;
+void LaunchGate::settle() {
+  last_timed_out_ = closed_ && flags_of(*flags_)[1] != 0;
+  if (!closed_) return;
   closed_ = false;
-  if (flags_of(*flags_)[1] == 0) {
+  if (!last_timed_out_) {
     strikes_ = 0;
-    return false;
+    return;
   }
   ++timeouts_;
   gave_up_ = ++strikes_ >= 2;
-  return true;
 }
 
-void gate_details(const LaunchGate& gate, bool last_timed_out, json& j) {
+void gate_details(const LaunchGate& gate, json& j) {
   j["block_launch"] = gate.configured();
   if (gate.timeouts() > 0) j["block_timeouts"] = gate.timeouts();
   if (gate.gave_up()) j["block_gave_up"] = true;
-  if (last_timed_out) j["block_timed_out"] = true;  // the call waited on its own stream
+  if (gate.last_timed_out()) j["block_timed_out"] = true;  // the call waited on its own stream
 }
 
 }  // namespace solbench::gpu

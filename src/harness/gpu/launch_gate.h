@@ -36,9 +36,11 @@ class LaunchGate {
   void close(cudaStream_t stream);
   // Right after the call returned: lets the queued work run.
   void open();
-  // Once the stream has passed the gate (the span was synchronised): whether the
-  // blocking kernel ran into its timeout (the second in a row gives up the gate).
-  bool timed_out_last();
+  // Once the stream has passed the gate (the span was synchronised): reads whether
+  // the blocking kernel ran into its timeout (the second in a row gives up the gate).
+  void settle();
+  // Whether the last settled span's gate opened by timeout.
+  bool last_timed_out() const { return last_timed_out_; }
   uint64_t timeouts() const { return timeouts_; }
   bool gave_up() const { return gave_up_; }
 
@@ -46,6 +48,7 @@ class LaunchGate {
   std::unique_ptr<PinnedBuffer> flags_;  // [0] release, [1] timed out
   double timeout_s_;
   bool closed_ = false;
+  bool last_timed_out_ = false;
   bool gave_up_ = false;
   int strikes_ = 0;  // consecutive timeouts
   uint64_t timeouts_ = 0;
@@ -54,6 +57,6 @@ class LaunchGate {
 // What a gate did, for a timer's details(): "block_launch" (a gate was set up),
 // "block_timeouts" (spans whose gate opened by timeout), "block_gave_up" (the
 // gate is left open) and "block_timed_out" (the last span's did).
-void gate_details(const LaunchGate& gate, bool last_timed_out, json& j);
+void gate_details(const LaunchGate& gate, json& j);
 
 }  // namespace solbench::gpu
