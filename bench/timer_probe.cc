@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes, "float32 element counts, comma separated");
   app.add_option("--gaps-us", gaps, "idle gaps before the launch, comma separated");
   app.add_option("--variants", variants, "plain, stamped or both");
-  app.add_option("--timer", timer_kind, "auto | cupti | events");
+  app.add_option("--timer", timer_kind, "auto | cupti | events | profiler");
   app.add_option("--iters", iters, "timed iterations per configuration");
   app.add_option("--rotate", rotate, "buffer sets used in turn")->check(CLI::PositiveNumber);
   app.add_option("--out", out_path, "JSON lines with every iteration");

@@ -45,6 +45,7 @@ struct EvalOptions {
   bool keep_staging = false;
   bool verbose = false;
   std::string device = "cpu";
+  std::string timer = "auto";  // GPU timer: auto, cupti, events, profiler
   int rounds = 5;
   uint64_t seed = 200;
   double target_rse = 0.01;
@@ -214,6 +215,10 @@ int run_eval(const EvalOptions& o) {
     std::fprintf(stderr, "error: --device: \"%s\" is not cpu or cuda:N\n", o.device.c_str());
     return 2;
   }
+  if (o.timer != "auto" && o.device == "cpu") {
+    std::fprintf(stderr, "error: --timer %s: GPU timers apply to --device cuda:N\n", o.timer.c_str());
+    return 2;
+  }
   const std::string solution_name = o.reference ? problem.definition.name + "/reference"
                                                 : solution.name;
   const bool live = !o.json_output && ::isatty(2);
@@ -280,6 +285,7 @@ int run_eval(const EvalOptions& o) {
     plan.time_reference = !o.no_timing;
     plan.timing.target_rse = o.target_rse;
     plan.timing.budget_ms = o.time_budget_ms;
+    if (o.timer != "auto") plan.timer_options["timer"] = o.timer;
     if (o.no_sandbox) {
       plan.sandbox = {{"enabled", false}};
     } else if (!o.reference && solution.spec.has_language(Language::Triton) && o.device != "cpu") {
@@ -409,6 +415,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--keep-staging", o->keep_staging, "keep build and worker scratch folders");
   cmd->add_flag("-v,--verbose", o->verbose, "timing statistics per workload");
   cmd->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+  cmd->add_option("--timer", o->timer,
+                  "GPU timer: auto (CUPTI activity, else events), cupti, events, or profiler "
+                  "(each kernel's gpu__time_duration, as ncu reports it; serialises kernels)")
+      ->check(CLI::IsMember({"auto", "cupti", "events", "profiler"}))
+      ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "correctness rounds, each with fresh inputs")
       ->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--seed", o->seed, "input generation seed")->capture_default_str();

@@ -23,6 +23,8 @@
 #include "harness/gpu/gpu_errors.h"
 #include "harness/gpu/gpu_kernels.h"
 #include "harness/gpu/gpu_timer_factory.h"
+#include "harness/gpu/pinned_buffer.h"
+#include "harness/gpu/profiler_timer.h"
 
 namespace solbench::gpu {
 namespace {
@@ -258,6 +260,55 @@ TEST_F(GpuTest, EventTimerWithBlockingKernelTimesTheWork) {
   const double ms = median_ms(t, 9, [&] { launch_spin(100'000, s.get()); });
   EXPECT_NEAR(ms, 0.1, 0.01) << t.details().dump();
   EXPECT_FALSE(t.details().contains("block_timed_out"));
+}
+
+// The profiler timer, or a skip where this machine denies hardware counters.
+std::unique_ptr<ProfilerTimer> profiler_timer_or_skip(cudaStream_t s, std::string* skip) {
+  try {
+    return std::make_unique<ProfilerTimer>(0, s);
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.find("INSUFFICIENT_PRIVILEGES") == std::string::npos) throw;
+    *skip = what;
+    return nullptr;
+  }
+}
+
+TEST_F(GpuTest, ProfilerTimesEachKernelOnEveryStream) {
+  CudaStream measured, side;
+  std::string skip;
+  auto t = profiler_timer_or_skip(measured.get(), &skip);
+  if (!t) GTEST_SKIP() << skip;
+  // 100 us on the measured stream and 200 us on a side stream: the profiler
+  // serialises them and sums the two kernels' durations.
+  const double ms = median_ms(*t, 9, [&] {
+    launch_spin(100'000, measured.get());
+    launch_spin(200'000, side.get());
+  });
+  ASSERT_EQ(t->last_kernel_ns().size(), 2u) << t->details().dump();
+  EXPECT_NEAR(t->last_kernel_ns()[0] / 1e6, 0.1, 0.1 * 0.05) << t->details().dump();
+  EXPECT_NEAR(ms, 0.3, 0.3 * 0.05) << t->details().dump();
+  EXPECT_FALSE(t->details().contains("dropped_kernels"));
+  // The factory hands out the same timer by name.
+  EXPECT_EQ(make_gpu_timer(0, measured.get(), json{{"timer", "profiler"}})->name(), "cupti-profiler");
+}
+
+TEST_F(GpuTest, ProfilerTimesACallWithoutKernelsByEvents) {
+  CudaStream s;
+  std::string skip;
+  auto t = profiler_timer_or_skip(s.get(), &skip);
+  if (!t) GTEST_SKIP() << skip;
+  // A host-to-device copy runs on a copy engine: no kernel for the profiler.
+  PinnedBuffer host(64 << 20);
+  DeviceBuffer dev(64 << 20);
+  t->prepare();
+  t->begin();
+  SB_CUDA_CHECK(cudaMemcpyAsync(dev.get(), host.host(), host.bytes(), cudaMemcpyHostToDevice, s.get()));
+  t->end();
+  const double ms = t->elapsed_ms();
+  EXPECT_TRUE(t->last_kernel_ns().empty());
+  EXPECT_GT(ms, 0.0);
+  EXPECT_EQ(t->details()["iterations_without_kernels"], 1u) << t->details().dump();
 }
 
 TEST_F(GpuTest, NvmlReadsClocksOfThisDevice) {

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "harness/gpu/clock_lock.h"
@@ -136,6 +137,19 @@ TEST(GpuTimerFactory, NoDeviceIsARuntimeError) {
   std::string why;
   if (gpu_available(&why)) GTEST_SKIP() << "a GPU is present";
   EXPECT_THROW(make_gpu_timer(0, nullptr, json::object()), std::runtime_error);
+  EXPECT_THROW(make_gpu_timer(0, nullptr, json{{"timer", "profiler"}}), std::runtime_error);
+}
+
+TEST(GpuTimerFactory, EnvironmentTimerMustBeAKnownOne) {
+  ::setenv("SOLBENCH_GPU_TIMER", "ncu", 1);
+  try {
+    make_gpu_timer(0, nullptr, json::object());
+    ::unsetenv("SOLBENCH_GPU_TIMER");
+    FAIL() << "SOLBENCH_GPU_TIMER=ncu accepted";
+  } catch (const std::invalid_argument& e) {
+    ::unsetenv("SOLBENCH_GPU_TIMER");
+    EXPECT_NE(std::string(e.what()).find("profiler"), std::string::npos) << e.what();
+  }
 }
 
 detail::GpuActivity act(uint64_t s, uint64_t e, uint32_t stream, const char* name,

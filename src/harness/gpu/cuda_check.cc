@@ -23,20 +23,6 @@ std::string message(CudaApi api, int code, const std::string& name, const std::s
                      file, line, sticky ? " [sticky: the CUDA context is no longer usable]" : "");
 }
 
-// The driver API is reached through the runtime's entry-point lookup so that
-// nothing links libcuda directly (binaries then load where no driver exists).
-template <typename Fn>
-Fn driver_fn(const char* symbol) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &fn, CUDART_VERSION, cudaEnableDefault, &status) != cudaSuccess ||
-      status != cudaDriverEntryPointSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-
 }  // namespace
 
 CudaError::CudaError(CudaApi api, int code, std::string error_name, std::string call,
@@ -101,9 +87,20 @@ std::string error_name(cudaError_t err) {
   return name ? name : fmt::format("cudaError({})", static_cast<int>(err));
 }
 
+void* driver_entry_point(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, CUDART_VERSION, cudaEnableDefault, &status) != cudaSuccess ||
+      status != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
 std::string error_name(CUresult err) {
   using GetName = CUresult (*)(CUresult, const char**);
-  static GetName get_name = driver_fn<GetName>("cuGetErrorName");
+  static auto get_name = reinterpret_cast<GetName>(driver_entry_point("cuGetErrorName"));
   const char* name = nullptr;
   if (get_name && get_name(err, &name) == CUDA_SUCCESS && name) return name;
   return fmt::format("CUresult({})", static_cast<int>(err));

@@ -46,6 +46,11 @@ class CudaError : public std::runtime_error {
 bool is_sticky(cudaError_t err);
 bool is_sticky(CUresult err);
 
+// A driver API function, reached through the runtime's entry-point lookup so that
+// nothing links libcuda directly (binaries then load where no driver exists).
+// Null when the driver lacks it.
+void* driver_entry_point(const char* symbol);
+
 // Name of an error ("cudaErrorIllegalAddress"), never null.
 std::string error_name(cudaError_t err);
 std::string error_name(CUresult err);

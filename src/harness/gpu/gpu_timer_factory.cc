@@ -13,6 +13,7 @@
 #include "harness/gpu/device.h"
 #include "harness/gpu/event_timer.h"
 #include "harness/gpu/gpu_errors.h"
+#include "harness/gpu/profiler_timer.h"
 
 namespace solbench::gpu {
 
@@ -31,6 +32,12 @@ std::shared_ptr<L2Flush> shared_flush(int device, L2FlushMode mode) {
   return p;
 }
 
+constexpr const char* kTimerKinds = "\"auto\", \"cupti\", \"events\" or \"profiler\"";
+
+bool known_timer(const std::string& k) {
+  return k == "auto" || k == "cupti" || k == "events" || k == "profiler";
+}
+
 GpuTimerOptions parse_options(const json& o, std::string* timer_kind) {
   GpuTimerOptions opt;
   *timer_kind = "auto";
@@ -45,10 +52,9 @@ GpuTimerOptions parse_options(const json& o, std::string* timer_kind) {
       *dst = v.get<bool>();
     };
     if (key == "timer") {
-      if (!v.is_string() || (v != "auto" && v != "cupti" && v != "events"))
+      if (!v.is_string() || !known_timer(v.get<std::string>()))
         throw std::invalid_argument(fmt::format(
-            "GPU timer options: `timer` must be \"auto\", \"cupti\" or \"events\", got {}",
-            v.dump()));
+            "GPU timer options: `timer` must be {}, got {}", kTimerKinds, v.dump()));
       *timer_kind = v.get<std::string>();
     } else if (key == "flush_l2") {
       want_bool(&opt.flush_l2);
@@ -82,14 +88,20 @@ bool built_with_cuda() { return true; }
 std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const json& options) {
   std::string kind;
   GpuTimerOptions opt = parse_options(options, &kind);
-  if (const char* env = std::getenv("SOLBENCH_GPU_TIMER"); env && std::strcmp(env, "events") == 0)
-    kind = "events";
+  if (const char* env = std::getenv("SOLBENCH_GPU_TIMER"); env && *env) {
+    if (!known_timer(env))
+      throw std::invalid_argument(
+          fmt::format("SOLBENCH_GPU_TIMER must be {}, got \"{}\"", kTimerKinds, env));
+    kind = env;
+  }
   if (const char* env = std::getenv("SOLBENCH_GPU_BLOCK_LAUNCH"); env && *env)
     opt.block_launch = std::strcmp(env, "0") != 0;
   select_device(device);  // throws with the reason for a bad ordinal or no GPU
   if (opt.flush_l2) opt.l2_flush = shared_flush(device, opt.l2_mode);
   auto* s = static_cast<cudaStream_t>(stream);
   if (kind == "events") return std::make_unique<EventTimer>(device, s, opt);
+  // Asked for by name only (it serialises kernels): no fallback, the reason is the error.
+  if (kind == "profiler") return std::make_unique<ProfilerTimer>(device, s, opt);
   try {
     return std::make_unique<CuptiTimer>(device, s, opt);
   } catch (const std::runtime_error& e) {

@@ -15,13 +15,15 @@ namespace solbench::gpu {
 //
 // `options` (all optional; unknown keys are refused with std::invalid_argument):
 //   "timer": "auto" (default: CUPTI, else CUDA events with the reason in details()),
-//            "cupti" (throws when CUPTI is unavailable), "events";
+//            "cupti" (throws when CUPTI is unavailable), "events", "profiler"
+//            (each kernel's gpu__time_duration, ncu's counter: profiler_timer.h;
+//            throws when the profiler is unavailable);
 //   "flush_l2": bool (default true; prepare() writes a buffer >= 2 x L2);
 //   "l2_flush_mode": "write-then-read" (default) or "write";
 //   "events_crosscheck": bool (default true; CUPTI timer also records CUDA events);
-//   "block_launch": bool (default true; both timers hold the stream with a
+//   "block_launch": bool (default true; the cupti and events timers hold the stream with a
 //            blocking kernel while the call is queued, as nvbench does: launch_gate.h).
-// Environment: SOLBENCH_GPU_TIMER=events forces the events timer;
+// Environment: SOLBENCH_GPU_TIMER=<timer> overrides "timer";
 // SOLBENCH_GPU_BLOCK_LAUNCH=0 or 1 overrides "block_launch".
 // Throws std::runtime_error when the device cannot be used or the build has no CUDA.
 std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const json& options);
