@@ -305,7 +305,16 @@ void ProfilerTimer::end() {
 
 double ProfilerTimer::elapsed_ms() {
   SB_CUDA_CHECK(cudaDeviceSynchronize());
-  last_kernel_ns_ = profiler_->collect(&dropped_ranges_);
+  uint64_t dropped = 0;
+  last_kernel_ns_ = profiler_->collect(&dropped);
+  if (dropped) {
+    // A sum that misses kernels would be a time too short: refuse it.
+    dropped_ranges_ += dropped;
+    throw std::runtime_error(fmt::format(
+        "profiler timer: the call launched more kernels than the {} one span can hold "
+        "({} not measured); use the default timer for this solution",
+        detail::KernelDurationProfiler::kMaxRanges, dropped));
+  }
   last_events_ms_ = CudaEvent::elapsed_ms(start_, stop_);
   ++iterations_;
   if (last_kernel_ns_.empty()) {

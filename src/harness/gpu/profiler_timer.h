@@ -13,7 +13,8 @@
 // timed one after another), launch gaps are not in any kernel's counter (no
 // launch gate is needed), and memcpy/memset are not kernels and are not counted.
 // A call with no kernel at all is timed by CUDA events on the measured stream
-// (details() counts such calls). Needs profiling rights (root, or the driver's
+// (details() counts such calls); a call with more kernels than one span holds
+// (2048) is refused with an error rather than timed short. Needs profiling rights (root, or the driver's
 // NVreg_RestrictProfilingToAdminUsers=0) and no other profiler in the process.
 #pragma once
 
