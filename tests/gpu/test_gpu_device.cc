@@ -311,6 +311,24 @@ TEST_F(GpuTest, ProfilerTimesACallWithoutKernelsByEvents) {
   EXPECT_EQ(t->details()["iterations_without_kernels"], 1u) << t->details().dump();
 }
 
+TEST_F(GpuTest, ProfilerRefusesACallWithMoreKernelsThanASpanHolds) {
+  CudaStream s;
+  std::string skip;
+  auto t = profiler_timer_or_skip(s.get(), &skip);
+  if (!t) GTEST_SKIP() << skip;
+  t->prepare();
+  t->begin();
+  for (int i = 0; i < 2100; ++i) launch_spin(0, s.get());  // more than the 2048 ranges
+  t->end();
+  try {
+    (void)t->elapsed_ms();
+    FAIL() << "a span with dropped kernels was timed: " << t->details().dump();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not measured"), std::string::npos) << e.what();
+  }
+  EXPECT_GT(t->details().value("dropped_kernels", 0u), 0u) << t->details().dump();
+}
+
 TEST_F(GpuTest, NvmlReadsClocksOfThisDevice) {
   ClockSample s = sample_clocks(0);
   if (!s.valid && s.error.find("NVML not available") != std::string::npos)
