@@ -13,8 +13,8 @@
 // timed one after another), launch gaps are not in any kernel's counter (no
 // launch gate is needed), and memcpy/memset are not kernels and are not counted.
 // A call with no kernel at all is timed by CUDA events on the measured stream
-// (details() counts such calls); a call with more kernels than one span holds
-// (2048) is refused with an error rather than timed short. Needs profiling rights (root, or the driver's
+// (details() counts such calls); a call that fills a span's 2048 ranges is refused
+// with an error rather than timed short. Needs profiling rights (root, or the driver's
 // NVreg_RestrictProfilingToAdminUsers=0) and no other profiler in the process.
 #pragma once
 
@@ -61,7 +61,7 @@ class ProfilerTimer final : public harness::Timer {
   double last_events_ms_ = -1;
   uint64_t iterations_ = 0;
   uint64_t empty_iterations_ = 0;
-  uint64_t dropped_ranges_ = 0;
+  uint64_t over_capacity_spans_ = 0;  // spans refused: they filled the profiler's ranges
 };
 
 }  // namespace solbench::gpu
