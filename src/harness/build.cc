@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -381,6 +382,16 @@ struct Builder {
     }
   }
 
+  // Compiles each compilable source of the solution with `argv_for(kind)` followed
+  // by `-o OBJ SOURCE`, in the staged folder `work`. The object paths, or nullopt
+  // (the folder discarded, result set) when a compile fails.
+  std::optional<std::vector<std::string>> compile_sources(
+      const fs::path& work, const std::function<std::vector<std::string>(SrcKind)>& argv_for);
+  // Runs the link command; discards `work` when it fails.
+  bool link(const std::vector<std::string>& argv, const fs::path& work);
+  // Publishes the finished build; discards `work` when the cache refuses it.
+  bool publish(const fs::path& work, const std::string& key, const std::string& artifact);
+
   BuildResult native();
   BuildResult torch();
 };
@@ -411,6 +422,60 @@ fs::path cuda_lib_dir(const fs::path& nvcc) {
   for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"})
     if (fs::exists(root / sub / "libcudart.so", ec)) return root / sub;
   return root / "lib64";
+}
+
+// The CUDA runtime and the libraries the solution asks for, then its own link flags.
+// The stub libcuda.so only satisfies the linker; the driver's is used at run time.
+void append_cuda_link(std::vector<std::string>& link, const fs::path& nvcc, const Solution& sol) {
+  const fs::path lib = cuda_lib_dir(nvcc);
+  append(link, {"-L" + lib.string(), "-L" + (lib / "stubs").string(), "-Wl,-rpath," + lib.string(),
+                "-lcudart"});
+  if (wants(sol, Language::Cublas, "cublas")) append(link, {"-lcublas", "-lcublasLt"});
+  if (wants(sol, Language::Cudnn, "cudnn")) link.push_back("-lcudnn");
+  append(link, sol.spec.compile_options.ld_flags);
+}
+
+// A CPU-only link: the solution's flags, less the public default -lcuda.
+void append_host_link_flags(std::vector<std::string>& link, const Solution& sol) {
+  for (const auto& f : sol.spec.compile_options.ld_flags)
+    if (f != "-lcuda") link.push_back(f);
+}
+
+std::optional<std::vector<std::string>> Builder::compile_sources(
+    const fs::path& work, const std::function<std::vector<std::string>(SrcKind)>& argv_for) {
+  const fs::path src = work / "src", obj = work / "obj";
+  std::vector<std::string> objects;
+  int n = 0;
+  for (const auto& s : sol.sources) {
+    const SrcKind k = kind_of(s.path);
+    if (k == SrcKind::Other) continue;
+    const std::string o = (obj / (std::to_string(n++) + ".o")).string();
+    std::vector<std::string> argv = argv_for(k);
+    append(argv, {"-o", o, (src / s.path).string()});
+    if (!run(argv, src, ("compiling " + s.path).c_str())) {
+      discard(work);
+      return std::nullopt;
+    }
+    objects.push_back(o);
+  }
+  return objects;
+}
+
+bool Builder::link(const std::vector<std::string>& argv, const fs::path& work) {
+  if (run(argv, work / "src", "linking")) return true;
+  discard(work);
+  return false;
+}
+
+bool Builder::publish(const fs::path& work, const std::string& key, const std::string& artifact) {
+  try {
+    finish_ok(work, key, artifact);
+    return true;
+  } catch (const std::exception& e) {
+    discard(work);
+    fail(BuildStatus::CompileError, std::string("build cache: ") + e.what());
+    return false;
+  }
 }
 
 bool is_cuda_language(Language l) {
@@ -496,12 +561,7 @@ BuildResult Builder::native() {
   }
   const bool rdc = has_prefix_flag(co.cuda_cflags, {"-rdc=true", "--relocatable-device-code=true", "-dc"});
 
-  std::vector<std::string> objects;
-  int n = 0;
-  for (const auto& s : sol.sources) {
-    const SrcKind k = kind_of(s.path);
-    if (k == SrcKind::Other) continue;
-    const std::string o = (obj / (std::to_string(n++) + ".o")).string();
+  const auto objects = compile_sources(work, [&](SrcKind k) {
     std::vector<std::string> argv;
     if (k == SrcKind::Cuda) {
       argv = {nvcc->string(), "-c", "-Xcompiler", "-fPIC"};
@@ -520,18 +580,12 @@ BuildResult Builder::native() {
       append(argv, include_args(includes));
       append(argv, co.cflags);
     }
-    argv.push_back("-o");
-    argv.push_back(o);
-    argv.push_back((src / s.path).string());
-    if (!run(argv, src, ("compiling " + s.path).c_str())) {
-      discard(work);
-      return result;
-    }
-    objects.push_back(o);
-  }
+    return argv;
+  });
+  if (!objects) return result;
 
   std::vector<std::string> link = {cxx->string(), "-shared", "-o", (work / artifact).string()};
-  append(link, objects);
+  append(link, *objects);
   if (any_cu || !cpu_only) {
     if (!nvcc) nvcc = find_nvcc();
     if (!nvcc)
@@ -540,7 +594,7 @@ BuildResult Builder::native() {
     if (rdc) {
       std::vector<std::string> dl = {nvcc->string(), "-dlink", "-Xcompiler", "-fPIC"};
       append(dl, gencode_flags(opts.cuda_arch));
-      append(dl, objects);
+      append(dl, *objects);
       dl.push_back("-o");
       dl.push_back((obj / "dlink.o").string());
       if (!run(dl, src, "device link")) {
@@ -550,20 +604,11 @@ BuildResult Builder::native() {
       link.push_back((obj / "dlink.o").string());
       link.push_back("-lcudadevrt");
     }
-    // The stub libcuda.so only satisfies the linker; the driver's is used at run time.
-    append(link, {"-L" + lib.string(), "-L" + (lib / "stubs").string(), "-Wl,-rpath," + lib.string(),
-                  "-lcudart"});
-    if (wants(sol, Language::Cublas, "cublas")) append(link, {"-lcublas", "-lcublasLt"});
-    if (wants(sol, Language::Cudnn, "cudnn")) link.push_back("-lcudnn");
-    append(link, co.ld_flags);
+    append_cuda_link(link, *nvcc, sol);
   } else {
-    for (const auto& f : co.ld_flags)
-      if (f != "-lcuda") link.push_back(f);  // the public default; meaningless on the CPU
+    append_host_link_flags(link, sol);
   }
-  if (!run(link, src, "linking")) {
-    discard(work);
-    return result;
-  }
+  if (!this->link(link, work)) return result;
 
   // The entry must be callable by name: C linkage, default visibility.
   try {
@@ -579,13 +624,7 @@ BuildResult Builder::native() {
     discard(work);
     return fail(BuildStatus::CompileError, std::string("cannot read the built library: ") + e.what());
   }
-  try {
-    finish_ok(work, key, artifact);
-  } catch (const std::exception& e) {
-    discard(work);
-    return fail(BuildStatus::CompileError, std::string("build cache: ") + e.what());
-  }
-  inspect_artifact();
+  if (publish(work, key, artifact)) inspect_artifact();
   return result;
 }
 
@@ -707,7 +746,7 @@ BuildResult Builder::torch() {
   std::string rejected;
   const std::optional<fs::path> staged = stage_sources(sol, &rejected);
   if (!staged) return fail(BuildStatus::Rejected, rejected);
-  const fs::path work = *staged, src = work / "src", obj = work / "obj";
+  const fs::path work = *staged, src = work / "src";
   const auto& co = sol.spec.compile_options;
   const std::vector<std::string> defines = {
       "-DTORCH_EXTENSION_NAME=" + result.module_name, "-DTORCH_API_INCLUDE_EXTENSION_H",
@@ -717,12 +756,7 @@ BuildResult Builder::torch() {
   std::vector<fs::path> includes = {src, *inc};
   for (const auto& d : opts.extra_include_dirs) includes.emplace_back(d);
 
-  std::vector<std::string> objects;
-  int n = 0;
-  for (const auto& s : sol.sources) {
-    const SrcKind k = kind_of(s.path);
-    if (k == SrcKind::Other) continue;
-    const std::string o = (obj / (std::to_string(n++) + ".o")).string();
+  const auto objects = compile_sources(work, [&](SrcKind k) {
     std::vector<std::string> argv;
     if (k == SrcKind::Cuda) {
       argv = {nvcc->string(), "-c", "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr",
@@ -742,41 +776,20 @@ BuildResult Builder::torch() {
       append(argv, include_args(sys_includes, "-isystem"));
       append(argv, co.cflags);
     }
-    append(argv, {"-o", o, (src / s.path).string()});
-    if (!run(argv, src, ("compiling " + s.path).c_str())) {
-      discard(work);
-      return result;
-    }
-    objects.push_back(o);
-  }
+    return argv;
+  });
+  if (!objects) return result;
   std::vector<std::string> link = {cxx->string(), "-shared", "-o", (work / artifact).string()};
-  append(link, objects);
+  append(link, *objects);
   for (const auto& l : ti.library_paths) append(link, {"-L" + l, "-Wl,-rpath," + l});
   append(link, {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"});
   if (!ti.cuda_version.empty()) {
     append(link, {"-lc10_cuda", "-ltorch_cuda"});
-    if (auto nv = nvcc ? nvcc : find_nvcc()) {
-      const fs::path lib = cuda_lib_dir(*nv);
-      append(link, {"-L" + lib.string(), "-L" + (lib / "stubs").string(), "-Wl,-rpath," + lib.string(),
-                    "-lcudart"});
-      if (wants(sol, Language::Cublas, "cublas")) append(link, {"-lcublas", "-lcublasLt"});
-      if (wants(sol, Language::Cudnn, "cudnn")) link.push_back("-lcudnn");
-      append(link, co.ld_flags);
-    }
+    if (auto nv = nvcc ? nvcc : find_nvcc()) append_cuda_link(link, *nv, sol);
   } else {
-    for (const auto& f : co.ld_flags)
-      if (f != "-lcuda") link.push_back(f);
+    append_host_link_flags(link, sol);
   }
-  if (!run(link, src, "linking")) {
-    discard(work);
-    return result;
-  }
-  try {
-    finish_ok(work, key, artifact);
-  } catch (const std::exception& e) {
-    discard(work);
-    return fail(BuildStatus::CompileError, std::string("build cache: ") + e.what());
-  }
+  if (this->link(link, work)) publish(work, key, artifact);
   return result;
 }
 

@@ -7,7 +7,6 @@
 
 #include "harness/gpu/cuda_check.h"
 #include "harness/gpu/cupti_collector.h"
-#include "harness/gpu/device.h"
 
 namespace solbench::gpu {
 
@@ -67,13 +66,12 @@ CuptiTimer::CuptiTimer(int device, cudaStream_t stream, GpuTimerOptions options)
       collector_(require_collector()),
       gate_(options_.block_launch, options_.block_timeout_s) {
   SB_CUDA_CHECK(cudaSetDevice(device_));
-  if (options_.flush_l2 && !options_.l2_flush)
-    options_.l2_flush = std::make_shared<L2Flush>(query_device(device_).l2_bytes, options_.l2_mode);
+  prepare_l2_flush(options_, device_);
 }
 
 void CuptiTimer::prepare() {
   SB_CUDA_CHECK(cudaSetDevice(device_));
-  if (options_.flush_l2 && options_.l2_flush) options_.l2_flush->flush(stream_);
+  flush_l2(options_, stream_);
   // The whole device, not just the stream: work of the previous call on side
   // streams must not overlap the next span.
   SB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -124,10 +122,7 @@ json CuptiTimer::details() const {
                "time = last end - first start";
   j["device"] = device_;
   j["kernel_timestamps"] = collector_->kernel_timestamps();
-  j["l2_flush"] = options_.flush_l2 && options_.l2_flush
-                      ? json(to_string(options_.l2_flush->mode()))
-                      : json(nullptr);
-  if (options_.l2_flush) j["l2_flush_bytes"] = options_.l2_flush->bytes();
+  l2_flush_details(options_, j);
   j["iterations"] = iterations_;
   j["last_ms"] = last_ms_;
   j["last_busy_ms"] = last_.busy_ms;

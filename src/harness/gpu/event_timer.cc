@@ -1,7 +1,6 @@
 #include "harness/gpu/event_timer.h"
 
 #include "harness/gpu/cuda_check.h"
-#include "harness/gpu/device.h"
 
 namespace solbench::gpu {
 
@@ -10,12 +9,11 @@ EventTimer::EventTimer(int device, cudaStream_t stream, GpuTimerOptions options,
     : device_(device), stream_(stream), options_(std::move(options)),
       fallback_reason_(std::move(fallback_reason)),
       gate_(options_.block_launch, options_.block_timeout_s) {
-  if (options_.flush_l2 && !options_.l2_flush)
-    options_.l2_flush = std::make_shared<L2Flush>(query_device(device_).l2_bytes, options_.l2_mode);
+  prepare_l2_flush(options_, device_);
 }
 
 void EventTimer::prepare() {
-  if (options_.l2_flush && options_.flush_l2) options_.l2_flush->flush(stream_);
+  flush_l2(options_, stream_);
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   gate_.close(stream_);
 }
@@ -39,9 +37,7 @@ json EventTimer::details() const {
   j["timer"] = name();
   j["scope"] = "work ordered on the measured stream only; work on other streams is not timed";
   if (!fallback_reason_.empty()) j["fallback_reason"] = fallback_reason_;
-  j["l2_flush"] = options_.flush_l2 && options_.l2_flush
-                      ? json(to_string(options_.l2_flush->mode()))
-                      : json(nullptr);
+  l2_flush_details(options_, j);
   gate_details(gate_, j);
   j["events_ms"] = last_ms_;
   return j;

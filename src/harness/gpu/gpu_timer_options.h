@@ -1,8 +1,11 @@
 // Options shared by the GPU timers (CuptiTimer, EventTimer).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <memory>
 
+#include "core/json.h"
 #include "harness/gpu/l2_flush.h"
 
 namespace solbench::gpu {
@@ -24,5 +27,12 @@ struct GpuTimerOptions {
   bool block_launch = true;
   double block_timeout_s = 0.25;
 };
+
+// The L2 flush as every timer does it: the buffer made when flushing is asked for
+// and none is shared; the flush queued on the measured stream; the trace's keys
+// "l2_flush" (mode, or null when off) and "l2_flush_bytes".
+void prepare_l2_flush(GpuTimerOptions& o, int device);
+void flush_l2(const GpuTimerOptions& o, cudaStream_t stream);
+void l2_flush_details(const GpuTimerOptions& o, json& j);
 
 }  // namespace solbench::gpu

@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "harness/gpu/cuda_check.h"
-#include "harness/gpu/device.h"
 
 namespace solbench::gpu {
 
@@ -282,13 +281,12 @@ detail::KernelDurationProfiler* require_profiler(int device) {
 ProfilerTimer::ProfilerTimer(int device, cudaStream_t stream, GpuTimerOptions options)
     : device_(device), stream_(stream), options_(std::move(options)),
       profiler_(require_profiler(device)) {
-  if (options_.flush_l2 && !options_.l2_flush)
-    options_.l2_flush = std::make_shared<L2Flush>(query_device(device_).l2_bytes, options_.l2_mode);
+  prepare_l2_flush(options_, device_);
 }
 
 void ProfilerTimer::prepare() {
   SB_CUDA_CHECK(cudaSetDevice(device_));
-  if (options_.flush_l2 && options_.l2_flush) options_.l2_flush->flush(stream_);
+  flush_l2(options_, stream_);
   // The flush and any earlier work finish before profiling starts: not the call's kernels.
   SB_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -334,10 +332,7 @@ json ProfilerTimer::details() const {
   j["scope"] = "every kernel the call launched, on any stream, serialised by the profiler; "
                "time = sum of gpu__time_duration.sum (ncu's Duration); memcpy/memset not counted";
   j["device"] = device_;
-  j["l2_flush"] = options_.flush_l2 && options_.l2_flush
-                      ? json(to_string(options_.l2_flush->mode()))
-                      : json(nullptr);
-  if (options_.l2_flush) j["l2_flush_bytes"] = options_.l2_flush->bytes();
+  l2_flush_details(options_, j);
   j["iterations"] = iterations_;
   j["last_ms"] = last_ms_;
   j["last_kernels"] = last_kernel_ns_.size();
