@@ -22,6 +22,7 @@
 #include "core/solution.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
+#include "harness/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
 #include "harness/timer.h"
 
@@ -418,7 +419,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--timer", o->timer,
                   "GPU timer: auto (CUPTI activity, else events), cupti, events, or profiler "
                   "(each kernel's gpu__time_duration, as ncu reports it; serialises kernels)")
-      ->check(CLI::IsMember({"auto", "cupti", "events", "profiler"}))
+      ->check(CLI::IsMember(
+          std::vector<std::string>(gpu::kGpuTimerKinds.begin(), gpu::kGpuTimerKinds.end())))
       ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "correctness rounds, each with fresh inputs")
       ->check(CLI::Range(1, 1000))->capture_default_str();

@@ -1,5 +1,6 @@
 #include "harness/gpu/gpu_timer_factory.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/gpu/cuda_check.h"
 #include "harness/gpu/cupti_timer.h"
@@ -32,10 +34,13 @@ std::shared_ptr<L2Flush> shared_flush(int device, L2FlushMode mode) {
   return p;
 }
 
-constexpr const char* kTimerKinds = "\"auto\", \"cupti\", \"events\" or \"profiler\"";
+bool known_timer(std::string_view k) {
+  return std::find(kGpuTimerKinds.begin(), kGpuTimerKinds.end(), k) != kGpuTimerKinds.end();
+}
 
-bool known_timer(const std::string& k) {
-  return k == "auto" || k == "cupti" || k == "events" || k == "profiler";
+// "one of "auto", "cupti", ..." for error messages.
+std::string timer_kinds_text() {
+  return fmt::format("one of \"{}\"", fmt::join(kGpuTimerKinds, "\", \""));
 }
 
 GpuTimerOptions parse_options(const json& o, std::string* timer_kind) {
@@ -54,7 +59,7 @@ GpuTimerOptions parse_options(const json& o, std::string* timer_kind) {
     if (key == "timer") {
       if (!v.is_string() || !known_timer(v.get<std::string>()))
         throw std::invalid_argument(fmt::format(
-            "GPU timer options: `timer` must be {}, got {}", kTimerKinds, v.dump()));
+            "GPU timer options: `timer` must be {}, got {}", timer_kinds_text(), v.dump()));
       *timer_kind = v.get<std::string>();
     } else if (key == "flush_l2") {
       want_bool(&opt.flush_l2);
@@ -91,7 +96,7 @@ std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const j
   if (const char* env = std::getenv("SOLBENCH_GPU_TIMER"); env && *env) {
     if (!known_timer(env))
       throw std::invalid_argument(
-          fmt::format("SOLBENCH_GPU_TIMER must be {}, got \"{}\"", kTimerKinds, env));
+          fmt::format("SOLBENCH_GPU_TIMER must be {}, got \"{}\"", timer_kinds_text(), env));
     kind = env;
   }
   if (const char* env = std::getenv("SOLBENCH_GPU_BLOCK_LAUNCH"); env && *env)

@@ -3,12 +3,19 @@
 // toolkit (SOLBENCH_HAVE_CUDA off) links a stub that throws "built without CUDA".
 #pragma once
 
+#include <array>
 #include <memory>
+#include <string_view>
 
 #include "core/json.h"
 #include "harness/timer.h"
 
 namespace solbench::gpu {
+
+// The GPU timers by name: what options "timer", SOLBENCH_GPU_TIMER and
+// `solbench eval --timer` accept.
+inline constexpr std::array<std::string_view, 4> kGpuTimerKinds = {"auto", "cupti", "events",
+                                                                   "profiler"};
 
 // A timer for CUDA device `device`, measuring calls launched on `stream` (a
 // cudaStream_t; nullptr is the legacy default stream).
