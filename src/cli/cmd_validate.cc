@@ -1,8 +1,11 @@
 // `solbench validate`: checks problem folders (or a data set of them), a
 // solution, and prints a summary of every problem or every error found.
+// Warnings (input that is ignored, such as a workload source for an input the
+// definition lacks) are printed but do not fail validation, unless --strict.
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,6 +27,7 @@ struct ValidateOptions {
   std::string workload;
   std::string solution;
   bool json_output = false;
+  bool strict = false;  // warnings count as errors
 };
 
 struct ProblemResult {
@@ -68,19 +72,36 @@ std::string axis_summary(const Axis& a) {
   return a.name;
 }
 
-json diagnostic_json(const Diagnostic& d) {
+json diagnostic_json(const Diagnostic& d, std::string_view severity) {
   json j = json::object();
   j["file"] = d.file;
   j["line"] = d.line;
   j["path"] = d.path;
   j["message"] = d.message;
+  j["severity"] = severity;
   return j;
 }
 
-json diagnostics_json(const Diagnostics& ds) {
+json diagnostics_json(const std::vector<Diagnostic>& ds, std::string_view severity) {
   json a = json::array();
-  for (const auto& d : ds.items()) a.push_back(diagnostic_json(d));
+  for (const auto& d : ds) a.push_back(diagnostic_json(d, severity));
   return a;
+}
+json errors_json(const Diagnostics& ds) { return diagnostics_json(ds.items(), "error"); }
+json warnings_json(const Diagnostics& ds) { return diagnostics_json(ds.warnings(), "warning"); }
+
+std::string plural(size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+// --strict: every warning becomes an error with the same text, and a workload
+// line that had one is no longer valid.
+void make_strict(ProblemResult& r) {
+  const std::string file = r.problem.paths.workloads.string();
+  for (size_t i = 0; i < r.problem.workloads.size() && i < r.problem.resolved.size(); ++i)
+    for (const auto& d : r.diags.warnings())
+      if (d.file == file && d.line == r.problem.workloads[i].line) r.problem.resolved[i].reset();
+  r.diags.promote_warnings();
 }
 
 // The problems to validate: one folder with --definition/--workload
@@ -114,10 +135,15 @@ std::vector<ProblemPaths> collect_targets(const ValidateOptions& o, Diagnostics&
 void print_problem_text(const ProblemResult& r) {
   const Problem& p = r.problem;
   const Definition& d = p.definition;
+  const size_t n_warnings = r.diags.warnings().size();
+  std::string status;
+  if (!r.diags.empty())
+    status = fmt::format("  INVALID ({}{})", plural(r.diags.size(), "error"),
+                         n_warnings ? ", " + plural(n_warnings, "warning") : "");
+  else if (n_warnings)
+    status = fmt::format("  ({})", plural(n_warnings, "warning"));
   fmt::print("{}: {}{}{}\n", r.label, d.name.empty() ? "(unnamed)" : d.name,
-             d.op_type.empty() ? "" : " [" + d.op_type + "]",
-             r.diags.empty() ? "" : fmt::format("  INVALID ({} error{})", r.diags.size(),
-                                                r.diags.size() == 1 ? "" : "s"));
+             d.op_type.empty() ? "" : " [" + d.op_type + "]", status);
   if (!d.axes.empty()) {
     std::string axes;
     for (const auto& a : d.axes) axes += (axes.empty() ? "" : " ") + axis_summary(a);
@@ -177,7 +203,8 @@ json problem_json(const ProblemResult& r) {
     ws.push_back(std::move(jw));
   }
   j["workloads"] = std::move(ws);
-  j["errors"] = diagnostics_json(r.diags);
+  j["errors"] = errors_json(r.diags);
+  j["warnings"] = warnings_json(r.diags);
   return j;
 }
 
@@ -197,6 +224,7 @@ void run_validate(const ValidateOptions& o) {
     r.label = paths.definition.parent_path().string();
     if (r.label.empty()) r.label = ".";
     r.problem = load_problem(paths, r.diags);
+    if (o.strict) make_strict(r);
     results.push_back(std::move(r));
   }
 
@@ -221,6 +249,11 @@ void run_validate(const ValidateOptions& o) {
     }
   }
 
+  if (o.strict) {
+    global.promote_warnings();
+    if (sol) sol->diags.promote_warnings();
+  }
+
   Diagnostics all;
   all.append(global);
   size_t invalid = 0, workloads = 0;
@@ -234,6 +267,7 @@ void run_validate(const ValidateOptions& o) {
   if (o.json_output) {
     json doc = json::object();
     doc["valid"] = all.empty();
+    doc["strict"] = o.strict;
     json problems = json::array();
     for (const auto& r : results) problems.push_back(problem_json(r));
     doc["problems"] = std::move(problems);
@@ -243,15 +277,18 @@ void run_validate(const ValidateOptions& o) {
       js["name"] = sol->solution.name;
       js["definition"] = sol->solution.definition;
       js["valid"] = sol->diags.empty();
-      js["errors"] = diagnostics_json(sol->diags);
+      js["errors"] = errors_json(sol->diags);
+      js["warnings"] = warnings_json(sol->diags);
       doc["solution"] = std::move(js);
     }
-    doc["errors"] = diagnostics_json(all);
+    doc["errors"] = errors_json(all);
+    doc["warnings"] = warnings_json(all);
     json summary = json::object();
     summary["problems"] = results.size();
     summary["invalid_problems"] = invalid;
     summary["workloads"] = workloads;
     summary["errors"] = all.size();
+    summary["warnings"] = all.warnings().size();
     doc["summary"] = std::move(summary);
     fmt::print("{}\n", doc.dump(2));
   } else {
@@ -264,16 +301,22 @@ void run_validate(const ValidateOptions& o) {
                  s.spec.entry_point, sol->diags.empty() ? "" : "  INVALID");
     }
     for (const auto& d : all.items()) fmt::print(stderr, "{}\n", d.str());
+    for (const auto& d : all.warnings()) fmt::print(stderr, "warning: {}\n", d.str());
     std::string what = fmt::format("{} problem{}, {} workload{}{}", results.size(),
                                    results.size() == 1 ? "" : "s", workloads,
                                    workloads == 1 ? "" : "s", sol ? ", 1 solution" : "");
+    const size_t n_warnings = all.warnings().size();
     if (all.empty()) {
-      fmt::print("validated {}: all valid\n", what);
+      fmt::print("validated {}: all valid{}\n", what,
+                 n_warnings ? fmt::format(", {} (ignored; --strict makes them errors)",
+                                          plural(n_warnings, "warning"))
+                            : "");
     } else {
       std::fflush(stdout);
-      fmt::print(stderr, "validated {}: {} error{} ({} invalid problem{}{})\n", what, all.size(),
-                 all.size() == 1 ? "" : "s", invalid, invalid == 1 ? "" : "s",
-                 sol && !sol->diags.empty() ? ", invalid solution" : "");
+      fmt::print(stderr, "validated {}: {} ({} invalid problem{}{}){}\n", what,
+                 plural(all.size(), "error"), invalid, invalid == 1 ? "" : "s",
+                 sol && !sol->diags.empty() ? ", invalid solution" : "",
+                 n_warnings ? ", " + plural(n_warnings, "warning") : "");
     }
   }
   exit_code() = all.empty() ? 0 : 1;
@@ -292,6 +335,9 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--workload", opts->workload, "workload.jsonl to use (one problem)");
   cmd->add_option("--solution", opts->solution, "solution.json to check");
   cmd->add_flag("--json", opts->json_output, "print one JSON document instead of text");
+  cmd->add_flag("--strict", opts->strict,
+                "treat warnings as errors (e.g. a workload source for an input the definition "
+                "lacks, which is otherwise ignored)");
   cmd->callback([opts] { run_validate(*opts); });
 }
 

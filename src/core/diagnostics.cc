@@ -1,5 +1,7 @@
 #include "core/diagnostics.h"
 
+#include <string_view>
+
 namespace solbench {
 
 std::string Diagnostic::str() const {
@@ -20,11 +22,21 @@ std::string Diagnostic::str() const {
 
 std::string Diagnostics::str() const {
   std::string out;
-  for (size_t i = 0; i < items_.size(); ++i) {
-    if (i) out += '\n';
-    out += items_[i].str();
-  }
+  bool first = true;
+  auto line = [&](std::string_view prefix, const Diagnostic& d) {
+    if (!first) out += '\n';
+    first = false;
+    out += prefix;
+    out += d.str();
+  };
+  for (const auto& d : items_) line("", d);
+  for (const auto& d : warnings_) line("warning: ", d);
   return out;
+}
+
+void Diagnostics::promote_warnings() {
+  items_.insert(items_.end(), warnings_.begin(), warnings_.end());
+  warnings_.clear();
 }
 
 InputError::InputError(Diagnostics diags)

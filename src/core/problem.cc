@@ -126,7 +126,7 @@ Problem load_problem(const ProblemPaths& paths, Diagnostics& diags) {
   // Checking workloads against a broken definition would only repeat its errors.
   const std::string file = paths.workloads.string();
   p.resolved.reserve(p.workloads.size());
-  for (const auto& w : p.workloads) {
+  for (auto& w : p.workloads) {
     if (!definition_ok) {
       p.resolved.push_back(std::nullopt);
       continue;
@@ -134,6 +134,9 @@ Problem load_problem(const ProblemPaths& paths, Diagnostics& diags) {
     auto r = check_and_resolve_workload(p.definition, w, file, diags);
     if (r) check_safetensors_inputs(paths, w, *r, diags);
     p.resolved.push_back(std::move(r));
+    // Sources for inputs the definition lacks were warned about above; from here
+    // on (evaluation, traces) the workload is as if they were not written.
+    drop_unknown_inputs(p.definition, w);
   }
   return p;
 }

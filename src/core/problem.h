@@ -34,6 +34,9 @@ struct Problem {
 // Loads and validates everything; all problems go to `diags`. The result holds
 // what could be read (a bad workload does not hide the good ones). If a
 // reference.py exists beside the definition it must equal `definition.reference`.
+// Workload sources for inputs the definition lacks are warnings in `diags`
+// (diags.warnings()) and are removed from the returned workloads, as
+// SOL-ExecBench ignores them.
 Problem load_problem(const ProblemPaths& paths, Diagnostics& diags);
 
 // True when `dir` holds a definition.json.

@@ -185,13 +185,19 @@ void check_inputs(const Definition& def, const Workload& w, const FieldReader& r
         break;
     }
   }
+  // Sources for names the definition has no input for are a warning, not an
+  // error: SOL-ExecBench's own tool ignores them, and so does solbench (the
+  // problem loader drops them; `validate --strict` makes them errors).
   for (const auto& [name, src] : w.inputs) {
     if (def.find_input(name)) continue;
     std::string what = def.find_output(name) ? fmt::format("\"{}\" is an output, not an input", name)
                                              : fmt::format("unknown input \"{}\"", name);
     std::string known;
     for (const auto& spec : def.inputs) known += (known.empty() ? "" : ", ") + spec.name;
-    r.error(join_path("inputs", name), fmt::format("{} (expected one of: {})", what, known));
+    r.diags().warn(r.file(), r.line(), join_path("inputs", name),
+                   fmt::format("{} (expected one of: {}) in workload \"{}\": ignored, since the "
+                               "definition has no such input",
+                               what, known, w.uuid));
   }
 }
 
@@ -260,6 +266,16 @@ std::optional<ResolvedWorkload> check_and_resolve_workload(const Definition& def
 void check_workload(const Definition& def, const Workload& w, const std::string& file,
                     Diagnostics& diags) {
   check_and_resolve_workload(def, w, file, diags);
+}
+
+std::vector<std::string> drop_unknown_inputs(const Definition& def, Workload& w) {
+  std::vector<std::string> dropped;
+  std::erase_if(w.inputs, [&](const std::pair<std::string, InputSource>& in) {
+    if (def.find_input(in.first)) return false;
+    dropped.push_back(in.first);
+    return true;
+  });
+  return dropped;
 }
 
 std::vector<Workload> load_workloads(const std::filesystem::path& path, Diagnostics& diags) {

@@ -61,6 +61,9 @@ Workload parse_workload(const json& j, const std::string& file, int line, Diagno
 
 // Checks a workload against its definition: axes are exactly the var axes,
 // every input has a source of a fitting kind, constraints hold, shapes resolve.
+// A source for a name the definition has no input for is a warning (naming the
+// file, line, input and workload uuid), not an error: SOL-ExecBench ignores such
+// entries; drop_unknown_inputs removes them.
 void check_workload(const Definition& def, const Workload& w, const std::string& file,
                     Diagnostics& diags);
 // check_workload, also returning the resolution when the workload is valid
@@ -68,6 +71,10 @@ void check_workload(const Definition& def, const Workload& w, const std::string&
 std::optional<ResolvedWorkload> check_and_resolve_workload(const Definition& def, const Workload& w,
                                                            const std::string& file,
                                                            Diagnostics& diags);
+
+// Removes the sources for names the definition has no input for (the ones
+// check_workload warns about); returns their names in file order.
+std::vector<std::string> drop_unknown_inputs(const Definition& def, Workload& w);
 
 // Reads every line (blank lines skipped); a bad line is reported and skipped,
 // the good ones are returned. Duplicate uuids are reported.

@@ -204,5 +204,85 @@ TEST(CliValidate, ExplicitFilesAndSolution) {
   EXPECT_HAS(alone.err, "unsafe path");
 }
 
+// tests/data/extra_input/: workload line 2 (uuid 9063bb6e-...) also gives a source
+// for "bias", which the definition lacks. SOL-ExecBench ignores it: by default a
+// warning (exit 0); with --strict the same message is an error (exit 1).
+const fs::path kExtraInputProblem =
+    fs::path(SOLBENCH_SOURCE_DIR) / "tests/data/extra_input/rmsnorm_h4096_extra_input";
+
+std::string extra_input_message() {
+  return (kExtraInputProblem / "workload.jsonl").string() +
+         ":2: inputs.bias: unknown input \"bias\" (expected one of: hidden_states, weight) in "
+         "workload \"9063bb6e-2f2a-44ab-bf66-64067e3bd69f\": ignored, since the definition has no "
+         "such input";
+}
+
+TEST(CliValidate, WorkloadInputTheDefinitionLacksIsAWarning) {
+  TempDir tmp;
+  CliResult r = solbench(tmp, "validate " + quoted(kExtraInputProblem));
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_HAS(r.err, "warning: " + extra_input_message());
+  EXPECT_EQ(r.err.find("error"), std::string::npos) << r.err;
+  EXPECT_HAS(r.out, "rmsnorm_llama3_8b_h4096 [rmsnorm]  (1 warning)");
+  EXPECT_HAS(r.out, "9063bb6e  batch_size=2  in ");  // the workload itself is valid
+  EXPECT_HAS(r.out, "validated 1 problem, 3 workloads: all valid, 1 warning (ignored; --strict "
+                    "makes them errors)");
+}
+
+TEST(CliValidate, StrictMakesTheWarningAnError) {
+  TempDir tmp;
+  CliResult r = solbench(tmp, "validate --strict " + quoted(kExtraInputProblem));
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_HAS(r.err, extra_input_message());
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << "expected errors only:\n" << r.err;
+  EXPECT_HAS(r.err, "validated 1 problem, 3 workloads: 1 error (1 invalid problem)");
+  EXPECT_HAS(r.out, "INVALID (1 error)");
+  EXPECT_HAS(r.out, "9063bb6e  batch_size=2  (invalid)");
+  EXPECT_HAS(r.out, "71630508  batch_size=1  in ");  // the other lines stay valid
+
+  // --strict changes nothing for a clean problem.
+  fs::path clean = make_problem(tmp.path(), "set/L1/add_one");
+  CliResult ok = solbench(tmp, "validate --strict " + quoted(clean));
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_HAS(ok.out, "validated 1 problem, 2 workloads: all valid");
+}
+
+TEST(CliValidate, JsonReportsWarnings) {
+  TempDir tmp;
+  CliResult r = solbench(tmp, "validate --json " + quoted(kExtraInputProblem));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_EQ(doc["valid"], true);
+  EXPECT_EQ(doc["strict"], false);
+  EXPECT_EQ(doc["errors"], json::array());
+  ASSERT_EQ(doc["warnings"].size(), 1u) << doc.dump(2);
+  const json& w = doc["warnings"][0];
+  EXPECT_EQ(w["file"], (kExtraInputProblem / "workload.jsonl").string());
+  EXPECT_EQ(w["line"], 2);
+  EXPECT_EQ(w["path"], "inputs.bias");
+  EXPECT_EQ(w["severity"], "warning");
+  EXPECT_HAS(w["message"].get<std::string>(), "9063bb6e-2f2a-44ab-bf66-64067e3bd69f");
+  EXPECT_EQ(doc["summary"]["warnings"], 1);
+  EXPECT_EQ(doc["summary"]["errors"], 0);
+  const json& p = doc["problems"][0];
+  EXPECT_EQ(p["valid"], true);
+  EXPECT_EQ(p["warnings"], doc["warnings"]);
+  EXPECT_EQ(p["workloads"][1]["valid"], true);
+
+  CliResult s = solbench(tmp, "validate --json --strict " + quoted(kExtraInputProblem));
+  EXPECT_EQ(s.rc, 1) << s.err;
+  json sdoc = json::parse(s.out);
+  EXPECT_EQ(sdoc["valid"], false);
+  EXPECT_EQ(sdoc["strict"], true);
+  EXPECT_EQ(sdoc["warnings"], json::array());
+  ASSERT_EQ(sdoc["errors"].size(), 1u) << sdoc.dump(2);
+  EXPECT_EQ(sdoc["errors"][0]["severity"], "error");
+  EXPECT_EQ(sdoc["errors"][0]["message"], w["message"]);  // the same message
+  EXPECT_EQ(sdoc["summary"]["errors"], 1);
+  EXPECT_EQ(sdoc["problems"][0]["valid"], false);
+  EXPECT_EQ(sdoc["problems"][0]["workloads"][1]["valid"], false);
+  EXPECT_EQ(sdoc["problems"][0]["workloads"][0]["valid"], true);
+}
+
 }  // namespace
 }  // namespace solbench

@@ -44,6 +44,36 @@ TEST(Diagnostics, CollectsInOrder) {
   EXPECT_EQ(d.str(), "a.json: name: missing\nb.jsonl:2: uuid: duplicate\nc.json: empty");
 }
 
+TEST(Diagnostics, WarningsAreKeptApartFromErrors) {
+  Diagnostics d;
+  d.warn("w.jsonl", 2, "inputs.bias", "ignored");
+  // A warning alone leaves the errors empty, so "did this add an error?" checks hold.
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(d.size(), 0u);
+  ASSERT_EQ(d.warnings().size(), 1u);
+  EXPECT_EQ(d.warnings()[0].line, 2);
+  EXPECT_EQ(d.str(), "warning: w.jsonl:2: inputs.bias: ignored");
+  d.add("a.json", 0, "name", "missing");
+  d.warn(Diagnostic{"w.jsonl", 5, "inputs.c", "also ignored"});
+  // Errors first, then the warnings, each marked.
+  EXPECT_EQ(d.str(),
+            "a.json: name: missing\nwarning: w.jsonl:2: inputs.bias: ignored\n"
+            "warning: w.jsonl:5: inputs.c: also ignored");
+
+  Diagnostics all;
+  all.append(d);
+  EXPECT_EQ(all.size(), 1u);
+  EXPECT_EQ(all.warnings().size(), 2u);
+
+  // --strict: warnings become errors with the same text, in order.
+  all.promote_warnings();
+  EXPECT_TRUE(all.warnings().empty());
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all.items()[1].str(), "w.jsonl:2: inputs.bias: ignored");
+  EXPECT_EQ(all.str(),
+            "a.json: name: missing\nw.jsonl:2: inputs.bias: ignored\nw.jsonl:5: inputs.c: also ignored");
+}
+
 TEST(InputError, WhatIsTheDiagnosticsText) {
   Diagnostics d;
   d.add("a.json", 0, "x", "first");

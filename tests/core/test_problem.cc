@@ -162,6 +162,48 @@ TEST(Problem, ChecksSafetensorsBlobsThatArePresent) {
   EXPECT_TRUE(diags3.empty()) << diags3.str();
 }
 
+// tests/data/extra_input/: the bundled RMSNorm problem whose workload line 2 also
+// gives a source for "bias", which the definition lacks. SOL-ExecBench ignores it;
+// so does load_problem: a warning, no error, and the entry is gone.
+TEST(Problem, WorkloadInputTheDefinitionLacksIsAWarningAndDropped) {
+  const fs::path dir =
+      fs::path(SOLBENCH_SOURCE_DIR) / "tests/data/extra_input/rmsnorm_h4096_extra_input";
+  ASSERT_TRUE(is_problem_dir(dir)) << "test problem missing: " << dir;
+  Diagnostics diags;
+  Problem p = load_problem(problem_paths(dir), diags);
+  EXPECT_TRUE(diags.empty()) << "expected no errors, got:\n" << diags.str();
+  ASSERT_EQ(diags.warnings().size(), 1u) << diags.str();
+  const Diagnostic& w = diags.warnings()[0];
+  EXPECT_EQ(w.file, (dir / "workload.jsonl").string());
+  EXPECT_EQ(w.line, 2);
+  EXPECT_EQ(w.path, "inputs.bias");
+  EXPECT_HAS(w.message, "unknown input \"bias\"");
+  EXPECT_HAS(w.message, "in workload \"9063bb6e-2f2a-44ab-bf66-64067e3bd69f\"");
+  EXPECT_HAS(w.message, "ignored, since the definition has no such input");
+
+  ASSERT_EQ(p.workloads.size(), 3u);
+  ASSERT_EQ(p.resolved.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(p.resolved[i]) << "workload " << i << " unresolved";
+  // The loaded workload is as if the entry were not written: no "bias", the
+  // definition's inputs in file order, and a trace would not carry it either.
+  const Workload& w2 = p.workloads[1];
+  EXPECT_EQ(w2.uuid, "9063bb6e-2f2a-44ab-bf66-64067e3bd69f");
+  EXPECT_EQ(w2.input("bias"), nullptr);
+  ASSERT_EQ(w2.inputs.size(), 2u);
+  EXPECT_EQ(w2.inputs[0].first, "hidden_states");
+  EXPECT_EQ(w2.inputs[1].first, "weight");
+  EXPECT_FALSE(to_json(w2)["inputs"].contains("bias")) << to_json(w2).dump();
+  // Equal to line 1 (written without "bias") but for its uuid and axes.
+  Workload like_line1 = p.workloads[0];
+  like_line1.uuid = w2.uuid;
+  like_line1.axes = w2.axes;
+  EXPECT_EQ(w2, like_line1) << to_json(w2).dump();
+  // Resolution has the definition's inputs only, in argument order.
+  ASSERT_EQ(p.resolved[1]->inputs.size(), 2u);
+  EXPECT_EQ(p.resolved[1]->inputs[0].name, "hidden_states");
+  EXPECT_EQ(p.resolved[1]->inputs[1].name, "weight");
+}
+
 TEST(Problem, FindsProblemFoldersRecursively) {
   TempDir tmp;
   make_problem(tmp.path(), "L2/b");

@@ -24,6 +24,10 @@ SetResult validate_all(const std::vector<fs::path>& dirs) {
     Diagnostics diags;
     Problem p = load_problem(problem_paths(dir), diags);
     EXPECT_TRUE(diags.empty()) << dir.string() << ":\n" << diags.str();
+    // Clean under `validate --strict` too: no workload names an input its
+    // definition lacks (such entries would only be warned about and dropped).
+    EXPECT_TRUE(diags.warnings().empty()) << dir.string() << ": expected no warnings:\n"
+                                          << diags.str();
     for (size_t i = 0; i < p.resolved.size(); ++i)
       EXPECT_TRUE(p.resolved[i]) << dir.string() << " workload " << p.workloads[i].uuid;
     // Round trip: write and re-read the definition and every workload.

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/definition.h"
 #include "core/resolve.h"
@@ -214,15 +215,65 @@ TEST(Workload, AxesAndScalarsHoldEveryAxisAndScalarValue) {
 TEST(Workload, ChecksInputsAgainstTheDefinition) {
   EXPECT_HAS(errors_of([](json& j) { j["inputs"].erase("b"); }),
              "workload.jsonl:3: inputs.b: missing source for input \"b\"");
-  EXPECT_HAS(errors_of([](json& j) { j["inputs"]["bias"] = json::parse(R"({"type":"random"})"); }),
-             "inputs.bias: unknown input \"bias\" (expected one of: a, b, alpha, steps, transpose)");
-  EXPECT_HAS(errors_of([](json& j) { j["inputs"]["c"] = json::parse(R"({"type":"random"})"); }),
-             "inputs.c: \"c\" is an output, not an input");
   EXPECT_HAS(errors_of([](json& j) { j["inputs"]["a"] = json::parse(R"({"type":"scalar","value":1})"); }),
              "inputs.a.type: a scalar source is only for scalar inputs (shape null)");
   EXPECT_HAS(errors_of([](json& j) { j["inputs"]["alpha"] = json::parse(R"({"type":"random"})"); }),
              "inputs.alpha.type: \"alpha\" is a scalar input (shape null): expected a \"scalar\" or "
              "\"custom\" source, found \"random\"");
+}
+
+// A source for a name the definition has no input for (or for an output) is
+// ignored by SOL-ExecBench: a warning here, not an error, and the workload still
+// resolves; drop_unknown_inputs removes exactly those entries.
+TEST(Workload, UnknownInputsAreWarningsNotErrors) {
+  json j = json::parse(kWorkload);
+  j["inputs"]["bias"] = json::parse(R"({"type":"random"})");
+  j["inputs"]["c"] = json::parse(R"({"type":"scalar","value":1})");
+  Diagnostics diags;
+  Workload w = parse_workload(j, "workload.jsonl", 3, diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  const Definition def = definition();
+  auto r = check_and_resolve_workload(def, w, "workload.jsonl", diags);
+  EXPECT_TRUE(diags.empty()) << "expected no errors, got:\n" << diags.str();
+  ASSERT_TRUE(r) << "a workload whose only problem is an extra input must still resolve";
+  EXPECT_EQ(r->inputs.size(), 5u);  // the definition's inputs only
+  ASSERT_EQ(diags.warnings().size(), 2u) << diags.str();
+  const Diagnostic& bias = diags.warnings()[0];
+  EXPECT_EQ(bias.file, "workload.jsonl");
+  EXPECT_EQ(bias.line, 3);
+  EXPECT_EQ(bias.path, "inputs.bias");
+  EXPECT_EQ(bias.message,
+            "unknown input \"bias\" (expected one of: a, b, alpha, steps, transpose) in workload "
+            "\"0123456789abcdef\": ignored, since the definition has no such input");
+  EXPECT_EQ(diags.warnings()[1].path, "inputs.c");
+  EXPECT_HAS(diags.warnings()[1].message, "\"c\" is an output, not an input");
+  EXPECT_HAS(diags.warnings()[1].message, "ignored, since the definition has no such input");
+  // str() shows them as warnings.
+  EXPECT_HAS(diags.str(), "warning: workload.jsonl:3: inputs.bias: unknown input \"bias\"");
+
+  EXPECT_EQ(drop_unknown_inputs(def, w), (std::vector<std::string>{"bias", "c"}));
+  std::vector<std::string> names;
+  for (const auto& [name, src] : w.inputs) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "alpha", "steps", "transpose"}));
+  EXPECT_TRUE(drop_unknown_inputs(def, w).empty());  // nothing left to drop
+  // Checked again without them: no warning at all.
+  Diagnostics again;
+  check_workload(def, w, "workload.jsonl", again);
+  EXPECT_TRUE(again.empty() && again.warnings().empty()) << again.str();
+}
+
+// An extra entry does not hide real errors on the same line.
+TEST(Workload, UnknownInputWarningKeepsOtherErrors) {
+  json j = json::parse(kWorkload);
+  j["inputs"]["bias"] = json::parse(R"({"type":"random"})");
+  j["inputs"].erase("a");
+  Diagnostics diags;
+  Workload w = parse_workload(j, "workload.jsonl", 3, diags);
+  EXPECT_FALSE(check_and_resolve_workload(definition(), w, "workload.jsonl", diags));
+  ASSERT_EQ(diags.size(), 1u) << diags.str();
+  EXPECT_EQ(diags.items()[0].path, "inputs.a");
+  ASSERT_EQ(diags.warnings().size(), 1u) << diags.str();
+  EXPECT_EQ(diags.warnings()[0].path, "inputs.bias");
 }
 
 TEST(Workload, ChecksScalarValuesAgainstTheirDtype) {
