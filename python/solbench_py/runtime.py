@@ -23,9 +23,77 @@ from . import correctness, inputs as inputs_mod
 
 # ---------------------------------------------------------------- process setup
 
+class ExecRefused(PermissionError):
+    """A program outside the sandbox's list was about to be run."""
+
+
+def install_exec_guard(allowed: list[str]) -> None:
+    """Refuses, with a message that says why, to start any program but the listed
+    toolchains (files, or folders of them). The kernel enforces the same list
+    (Landlock, src/harness/landlock.h) for code that bypasses Python; this hook
+    only turns a bare EACCES into an explanation. Audit hooks cannot be removed."""
+    import shutil
+
+    files, dirs = set(), []
+    for p in allowed:
+        real = os.path.realpath(p)
+        if os.path.isdir(real):
+            dirs.append(real.rstrip(os.sep) + os.sep)
+        else:
+            files.add(real)
+
+    def permitted(program, env) -> tuple[bool, str]:
+        if isinstance(program, (bytes, bytearray)):
+            program = os.fsdecode(program)
+        program = os.fspath(program)
+        path = None
+        if env is not None:
+            path = (env.get("PATH") if isinstance(env, dict) else None)
+        found = program if os.sep in program else shutil.which(program, path=path)
+        if not found:
+            return True, program  # nothing to run: the call fails on its own
+        real = os.path.realpath(found)
+        return real in files or any(real.startswith(d) for d in dirs), real
+
+    def refuse(what: str) -> None:
+        raise ExecRefused(
+            f"solbench sandbox: running {what} is not allowed; a solution may start only the "
+            "toolchains GPU runtimes use (the C compiler, ptxas, ldconfig), no shell or other "
+            "program (docs/sandbox.md)")
+
+    def first(argv):
+        if isinstance(argv, (str, bytes, bytearray)) or hasattr(argv, "__fspath__"):
+            return argv
+        return argv[0] if argv else ""
+
+    def hook(event, args):
+        if event == "subprocess.Popen":
+            executable, argv, _cwd, env = args
+            program = executable if executable is not None else first(argv)
+        elif event == "os.exec":
+            program, _argv, env = args
+        elif event == "os.posix_spawn":
+            program, _argv, env = args
+        elif event == "os.spawn":
+            _mode, program, _argv, env = args
+        elif event == "os.system":
+            refuse(f"a shell command ({args[0]!r})")
+            return
+        else:
+            return
+        ok, real = permitted(program, env)
+        if not ok:
+            refuse(repr(real))
+
+    sys.addaudithook(hook)
+
+
 def init(device: str) -> dict:
     """Imports torch, warms its thread pools (so threads torch starts lazily are
     not blamed on the solution), and describes the environment."""
+    allowed = os.environ.get("SOLBENCH_EXEC_ALLOW")
+    if allowed is not None:
+        install_exec_guard([p for p in allowed.split(os.pathsep) if p])
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
@@ -112,6 +180,49 @@ def _block_extension_loading() -> None:
 
     ext.load = refused
     ext.load_inline = refused
+
+
+# Languages of the public format that need more than torch: the module each one's
+# runtime provides, its package, and the oldest GPU it supports (major, minor).
+LANGUAGE_RUNTIMES = {
+    "cute_dsl": ("cutlass", "nvidia-cutlass-dsl", None),
+    "cutile": ("cuda.tile", "cuda-tile", (10, 0)),
+    "cudnn_frontend": ("cudnn", "nvidia-cudnn-frontend", None),
+}
+
+
+def cannot_run_here(languages: list, device: str):
+    """Why a solution in these languages cannot run on this device (a string), or
+    None. cuTile targets Blackwell: on an older GPU it is skipped, not failed."""
+    for lang in languages:
+        entry = LANGUAGE_RUNTIMES.get(lang)
+        if not entry or entry[2] is None:
+            continue
+        if not device.startswith("cuda"):
+            return f"{lang} solutions need a GPU (compute capability {entry[2][0]}.{entry[2][1]}+)"
+        cc = torch.cuda.get_device_capability(torch.device(device))
+        if tuple(cc) < entry[2]:
+            return (f"{lang} solutions need compute capability {entry[2][0]}.{entry[2][1]} or "
+                    f"newer (Blackwell); this GPU ({torch.cuda.get_device_name(torch.device(device))}) "
+                    f"is {cc[0]}.{cc[1]}")
+    return None
+
+
+def missing_runtime(languages: list, error) -> str | None:
+    """When loading failed because a declared language's runtime package is not
+    installed: the reason to skip (a string); else None."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    for lang in languages:
+        entry = LANGUAGE_RUNTIMES.get(lang)
+        if not entry:
+            continue
+        module, package = entry[0], entry[1]
+        if error.name == module or module.startswith(error.name + ".") or \
+                error.name.startswith(module + "."):
+            return (f"{lang} solutions need the {package} package ({module}), which is not "
+                    f"installed here: {error}")
+    return None
 
 
 def load_solution(root: str, sources: list, entry_file: str, entry_function: str):

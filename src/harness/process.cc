@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -200,6 +201,7 @@ std::optional<fs::path> find_program(const std::string& name, const char* path_e
 
 struct Child::Impl {
   pid_t pid = -1;
+  bool pid_namespace = false;
   int channel = -1;
   int log_read = -1;
   int stop_write = -1;  // tells the drain thread to finish
@@ -323,6 +325,7 @@ Child::~Child() = default;
 
 int Child::pid() const { return impl_ ? impl_->pid : -1; }
 int Child::pgid() const { return impl_ ? impl_->pid : -1; }
+bool Child::pid_namespace() const { return impl_ && impl_->pid_namespace; }
 int Child::channel_fd() const { return impl_ ? impl_->channel : -1; }
 void Child::close_channel() {
   if (impl_) close_fd(impl_->channel);
@@ -485,7 +488,16 @@ Child Child::spawn(const SpawnOptions& opts) {
 
   const pid_t parent = ::getpid();
   const int highest_target = opts.channel ? opts.channel_fd : 2;
-  pid_t pid = ::fork();
+  // clone() with CLONE_NEWPID and no new stack behaves like fork() (the child
+  // runs on a copy of this stack) but puts the child first in a new namespace.
+  bool in_new_pidns = false;
+  pid_t pid = -1;
+  if (opts.new_pid_namespace) {
+    pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr,
+                                       nullptr, nullptr));
+    in_new_pidns = pid >= 0;
+  }
+  if (pid < 0) pid = ::fork();
   if (pid < 0) fail("fork");
   if (pid == 0) {
     // ---- child: async-signal-safe calls only ----
@@ -497,7 +509,8 @@ Child Child::spawn(const SpawnOptions& opts) {
     };
     if (opts.die_with_parent) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
+      // In a new PID namespace the parent is outside it: getppid() reads 0.
+      if (!in_new_pidns && ::getppid() != parent) ::_exit(127);
     }
     if (opts.new_session ? ::setsid() < 0 : ::setpgid(0, 0) < 0) die(1);
     sigset_t none;
@@ -546,6 +559,7 @@ Child Child::spawn(const SpawnOptions& opts) {
 
   // ---- parent ----
   impl->pid = pid;
+  impl->pid_namespace = in_new_pidns;
   if (!opts.new_session) ::setpgid(pid, pid);  // closes the race with the child's own call
   close_fd(err_pipe[1]);
   close_fd(out_child);

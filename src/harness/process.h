@@ -96,6 +96,12 @@ struct SpawnOptions {
   bool new_session = false;   // setsid() instead of setpgid(0, 0)
   // Ask the kernel to SIGKILL the child when the spawning thread exits (PDEATHSIG).
   bool die_with_parent = true;
+  // Start the child as process 1 of a new PID namespace, so that the kernel kills
+  // every process it leaves behind (daemons, setsid escapes included) when it
+  // exits. Needs CAP_SYS_ADMIN; where refused the child starts normally and
+  // Child::pid_namespace() says so. Inside, the child's getpid() is 1 and signals
+  // it sends itself without a handler are ignored (crashes still kill it).
+  bool new_pid_namespace = false;
 };
 
 // A running (or finished) child and its process group. Destruction kills the whole
@@ -115,6 +121,8 @@ class Child {
 
   int pid() const;
   int pgid() const;
+  // True when the child runs as process 1 of its own PID namespace.
+  bool pid_namespace() const;
   // Parent's end of the channel (-1 without one). Owned by the Child.
   int channel_fd() const;
   // Closes the parent's end (the child then reads EOF).

@@ -76,6 +76,7 @@ json WorkerPlan::to_json() const {
   j["entry_file"] = entry_file;
   j["sources"] = sources;
   j["dps"] = dps;
+  j["languages"] = languages;
   j["workloads"] = workloads;
   j["device"] = device;
   j["rounds"] = rounds;
@@ -104,6 +105,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.entry_file = j.value("entry_file", "");
     p.sources = j.value("sources", json::array());
     p.dps = j.value("dps", true);
+    p.languages = j.value("languages", std::vector<std::string>{});
     for (const auto& w : j.at("workloads")) p.workloads.push_back(w);
     p.device = j.value("device", "cpu");
     p.rounds = j.value("rounds", 5);

@@ -62,6 +62,7 @@ struct WorkerPlan {
   std::string entry_file;   // Python: "pkg/main.py"
   json sources = json::array();  // Python: [{path, content}]
   bool dps = true;
+  std::vector<std::string> languages;  // the solution's spec.languages (names)
 
   // One entry per workload, in evaluation order: {index, uuid, axes, inputs, outputs,
   // tolerance, op_type, dataset_root} (see python/solbench_py/runtime.py Workload).

@@ -1,5 +1,6 @@
 #include "harness/runner.h"
 
+#include <cstdlib>
 #include <optional>
 
 #include <fmt/format.h>
@@ -85,6 +86,11 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   so.channel_fd = 3;
   so.output = OutputMode::Capture;
   so.log_limit_bytes = opts_.log_limit_bytes;
+  // Process 1 of its own PID namespace: whatever the solution starts dies with the
+  // worker, however it detached itself (docs/sandbox.md).
+  const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
+  so.new_pid_namespace = (!plan_.sandbox.is_object() || plan_.sandbox.value("enabled", true)) &&
+                         !(pidns && std::string(pidns) == "0");
   record["spawn_t_ns"] = monotonic_ns();
   std::optional<Child> child_slot;  // a Child is only ever constructed by spawn()
   try {
@@ -95,6 +101,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     return out;
   }
   Child& child = *child_slot;
+  record["pid_namespace"] = child.pid_namespace();
   event(make_event("worker_start"));
 
   Deadline deadline = deadline_after(opts_.startup_timeout);
@@ -177,8 +184,16 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       child.close_channel();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
       end_how = st.describe();
+      const size_t first_failed = out.size();
       fail_rest(out, next_pos, Status::RuntimeError,
                 msg + (type == "fatal" ? "\n" + tail(child.log()) : std::string()));
+      // Not runnable here (WorkerSession's LoadError::skip): skipped, with the reason.
+      if (type == "load_failed" && m.value("skip", false))
+        for (size_t p = first_failed; p < out.size(); ++p) {
+          out[p].skipped = true;
+          out[p].skip_reason = msg;
+          out[p].log.clear();
+        }
       next_pos = indices_.size();
       break;
     } else if (type == "begin") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "harness/landlock.h"
 
 namespace solbench::harness {
 
@@ -53,6 +54,10 @@ struct SandboxOptions {
   // fork, vfork, clone and clone3 keep their errno: libc issues them with all signals
   // blocked, and a blocked SIGSYS would kill the process.
   bool trap_refusals = false;
+  // Where the worker may write and what it may execute (Landlock), applied when
+  // `restrict_fs` is set; see harness/landlock.h.
+  bool restrict_fs = false;
+  FsRules fs;
 };
 
 // What was applied, for the trace log. Fields are true only when in force.
@@ -70,6 +75,7 @@ struct SandboxReport {
   std::optional<uint64_t> file_size_bytes;
   std::vector<std::string> denied_syscalls;  // names in the filter
   std::vector<std::string> notes;            // what was not applied, and why
+  FsRulesReport fs;                          // Landlock: writes and program execution
 
   // Network is unreachable from untrusted code (a private namespace, or the seccomp
   // rule refusing non-AF_UNIX sockets).

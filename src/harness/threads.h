@@ -1,12 +1,27 @@
-// Threads of the calling process, counted from /proc/self/task (Linux): every
-// thread, native or Python, not only the ones Python knows about. The worker
-// compares counts around solution calls to catch code that leaves threads running
-// (work hidden from the timer, or tampering after a check).
+// Threads and child processes of the calling process, read from /proc (Linux):
+// every thread, native or Python, not only the ones Python knows about, and every
+// live descendant process. The worker compares them around solution calls to catch
+// code that leaves work running (hidden from the timer, or tampering after a check).
 #pragma once
+
+#include <string>
+#include <vector>
 
 namespace solbench::harness {
 
 // Number of threads of this process, or -1 when /proc is unavailable.
 int count_threads();
+
+struct ProcessInfo {
+  int pid = 0;        // as /proc shows it
+  std::string name;   // comm
+  std::string command_line;  // argv joined by spaces (bounded)
+  std::string describe() const;  // "1234 (sleep: sleep 100)"
+};
+
+// Live descendants of this process (children, theirs, ...), zombies left out,
+// found through /proc/<pid>/task/<tid>/children. Empty when there are none or
+// /proc cannot tell.
+std::vector<ProcessInfo> live_descendants();
 
 }  // namespace solbench::harness

@@ -187,6 +187,24 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
                                now - thread_baseline, when, thread_baseline, now)};
   }
 
+  // Processes the solution started must be gone when its call returns (toolchains
+  // it ran to compile are). One still running is a reward hack; the worker then
+  // restarts, and the PID namespace takes the process down with it.
+  bool processes_left = false;
+  void check_processes(const char* when) {
+    const std::vector<ProcessInfo> live = live_descendants();
+    if (live.empty()) return;
+    processes_left = true;
+    std::string names;
+    for (size_t i = 0; i < live.size() && i < 5; ++i)
+      names += (i ? ", " : "") + live[i].describe();
+    if (live.size() > 5) names += fmt::format(" and {} more", live.size() - 5);
+    throw Finish{Status::RewardHack,
+                 fmt::format("the solution left {} process(es) running {}: {}; a process the "
+                             "solution starts must end before its call returns",
+                             live.size(), when, names)};
+  }
+
   WorkloadOutcome evaluate(size_t index);
   void correctness(size_t index, const json& spec, py::object& w, Candidate& c,
                    WorkloadOutcome& o);
@@ -254,6 +272,9 @@ json WorkerSession::start() {
         s.native = NativeLibrary::open(s.plan.library, s.plan.entry);
         break;
       case EntryKind::Python: {
+        const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(s.plan.languages),
+                                                                  s.plan.device));
+        if (why.is_string()) throw LoadError(why.get<std::string>(), /*skip=*/true);
         const fs::path root = cwd / "solution";
         fs::create_directories(root);
         s.solution_fn = s.runtime.attr("load_solution")(root.string(), to_py(s.plan.sources),
@@ -274,7 +295,13 @@ json WorkerSession::start() {
       }
     }
   } catch (py::error_already_set& e) {
+    // A language runtime that is not installed here is not the solution's fault.
+    const json missing = from_py(s.runtime.attr("missing_runtime")(
+        to_py(s.plan.languages), e.value()));
+    if (missing.is_string()) throw LoadError(missing.get<std::string>(), /*skip=*/true);
     throw LoadError("the solution could not be loaded: " + detail::python_error_text(e));
+  } catch (const LoadError&) {
+    throw;  // keeps its skip flag
   } catch (const std::runtime_error& e) {
     throw LoadError(e.what());
   }
@@ -290,6 +317,8 @@ json WorkerSession::start() {
 }
 
 WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }
+
+bool WorkerSession::processes_left() const { return impl_->processes_left; }
 
 WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   const json& spec = plan.workloads.at(index);
@@ -393,6 +422,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     solution_ms += sw.ms();
     if (python_family && thread_baseline < 0) thread_baseline = count_threads();
     check_threads("after a call");
+    check_processes("after a call");
     if (round == 0) {
       const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
       if (!lazy.empty())
@@ -464,6 +494,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   }
   o.phases_ms["timing_ms"] = sw.ms();
   check_threads("after the timed calls");
+  check_processes("after the timed calls");
 
   // Gap 1 of docs/harness.md: re-check what timed calls produced.
   Stopwatch vsw;

@@ -29,9 +29,17 @@
 namespace solbench::harness {
 
 // The solution could not be loaded (import error, missing symbol, ABI mismatch).
+// `skip`: not the solution's fault, it cannot run here (a Blackwell-only language
+// on an older GPU, a language runtime that is not installed): every workload is
+// reported SKIPPED with the reason instead of failing.
 class LoadError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit LoadError(const std::string& what, bool skip = false)
+      : std::runtime_error(what), skip_(skip) {}
+  bool skip() const { return skip_; }
+
+ private:
+  bool skip_;
 };
 
 // Why the reference's failure (its exception text) means the workload cannot be
@@ -57,6 +65,10 @@ class WorkerSession {
 
   // Evaluates plan.workloads[i]. Never throws for problems of the solution.
   WorkloadOutcome evaluate(size_t i);
+
+  // True once the solution left a process running: the worker must not go on
+  // (the process could interfere with later workloads); a fresh one takes over.
+  bool processes_left() const;
 
  private:
   struct Impl;

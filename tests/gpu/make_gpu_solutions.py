@@ -63,6 +63,21 @@ TRITON = [
 ]
 
 
+# (problem folder, source file, destination-passing, description): solutions that
+# declare only "pytorch" but bring Triton kernels or torch.compile, as agent-written
+# solutions of the public set do (issue #12: toolchains inside the sandbox).
+PYTORCH_TOOLCHAINS = [
+    ("problems/001_rmsnorm_llama3_8b_h4096", "pytorch_triton_autotune.py", True,
+     "Language pytorch with an autotuned Triton kernel inside."),
+    ("problems/001_rmsnorm_llama3_8b_h4096", "pytorch_compile_rmsnorm.py", False,
+     "torch.compile (Inductor) of a plain PyTorch RMSNorm."),
+    ("problems/002_swiglu_activation_llama3_8b", "pytorch_triton_swiglu.py", True,
+     "Language pytorch with a plain Triton kernel inside."),
+    ("problems/002_swiglu_activation_llama3_8b", "pytorch_compile_swiglu.py", False,
+     "torch.compile with max-autotune-no-cudagraphs (Inductor autotunes its Triton kernels)."),
+]
+
+
 def definition_name(problem: pathlib.Path) -> str:
     return json.loads((problem / "definition.json").read_text())["name"]
 
@@ -99,13 +114,13 @@ def native(problem, src, entry, extra, desc):
 
 
 def torch_sol(problem, src, language="pytorch",
-              desc="PyTorch on the GPU (destination-passing: writes the given outputs)."):
+              desc="PyTorch on the GPU (destination-passing: writes the given outputs).", dps=True):
     pdir = ROOT / problem
     spec = {
         "languages": [language],
         "target_hardware": ["cuda"],
         "entry_point": f"{src}::run",
-        "destination_passing_style": True,
+        "destination_passing_style": dps,
         "dependencies": ["torch"] + (["triton"] if language == "triton" else []),
     }
     return solution(pdir, pathlib.Path(src).stem, desc, spec, src, (pdir / "solutions" / src).read_text())
@@ -116,6 +131,7 @@ def main() -> int:
     stale = 0
     items = [native(*n) for n in NATIVE] + [torch_sol(*t) for t in TORCH]
     items += [torch_sol(p, src, "triton", desc) for p, src, desc in TRITON]
+    items += [torch_sol(p, src, "pytorch", desc, dps) for p, src, dps, desc in PYTORCH_TOOLCHAINS]
     for item in items:
         path, sol = item
         text = json.dumps(sol, indent=2) + "\n"

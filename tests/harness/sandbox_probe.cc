@@ -14,6 +14,7 @@
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -60,6 +61,7 @@ int try_socket(int family, int type) {
 
 int main(int argc, char** argv) {
   bool sandbox = true;
+  std::string fs_root;
   solbench::harness::SandboxOptions opts;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -68,6 +70,14 @@ int main(int argc, char** argv) {
     else if (a == "--no-netns") opts.private_network = false;
     else if (a == "--trap") opts.trap_refusals = true;
     else if (a == "--unix-ipc") opts.allow_unix_ipc = true;
+    else if (a == "--fs" && i + 1 < argc) fs_root = argv[++i];
+    else if (a == "--exec" && i + 1 < argc) opts.fs.executable.push_back(argv[++i]);
+  }
+  if (!fs_root.empty()) {
+    // Landlock: only <root>/w is writable; <root>/ro exists and holds "keep".
+    opts.restrict_fs = true;
+    opts.fs.writable.push_back(fs_root + "/w");
+    opts.fs.device_files.push_back("/dev");
   }
   if (opts.trap_refusals) {
     struct sigaction sa = {};
@@ -166,6 +176,37 @@ int main(int argc, char** argv) {
       ::unlink("probe.txt");
     }
     a["file_write"] = e;
+  }
+  if (!fs_root.empty()) {
+    auto create = [](const std::string& path) {
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd < 0) return errno;
+      ::close(fd);
+      return 0;
+    };
+    a["fs_write_inside"] = create(fs_root + "/w/new.txt");
+    a["fs_write_outside"] = create(fs_root + "/ro/new.txt");
+    a["fs_overwrite_outside"] = attempt(::open((fs_root + "/ro/keep").c_str(), O_WRONLY | O_CLOEXEC));
+    a["fs_unlink_outside"] = attempt(::unlink((fs_root + "/ro/keep").c_str()));
+    a["fs_mkdir_outside"] = attempt(::mkdir((fs_root + "/ro/d").c_str(), 0700));
+    a["fs_rename_out"] = attempt(::rename((fs_root + "/w/new.txt").c_str(), (fs_root + "/ro/moved").c_str()));
+    a["dev_null_write"] = attempt(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    // exec in a child: exit 0 when the program ran, 100 + errno when execve failed.
+    auto run = [](const char* path, const char* arg) {
+      pid_t pid = ::fork();
+      if (pid < 0) return errno;
+      if (pid == 0) {
+        char* args[] = {const_cast<char*>(path), const_cast<char*>(arg), nullptr};
+        ::execv(path, args);
+        ::_exit(100 + errno);
+      }
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+      if (!WIFEXITED(st)) return -1;
+      return WEXITSTATUS(st) >= 100 ? WEXITSTATUS(st) - 100 : WEXITSTATUS(st) == 0 ? 0 : -2;
+    };
+    if (!opts.fs.executable.empty()) a["exec_listed"] = run(opts.fs.executable.front().c_str(), "--version");
+    a["exec_shell"] = run("/bin/sh", "-c");
   }
   out["trapped"] = g_trapped.load();
   std::printf("%s\n", out.dump().c_str());

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <fstream>
+#include <iterator>
+#include <vector>
 #include <thread>
 
 #include "harness/process.h"
@@ -111,6 +113,41 @@ TEST(Process, NormalExitAlsoKillsLeftoverGroupMembers) {
   std::ifstream(pidfile) >> bg;
   ASSERT_GT(bg, 0);
   EXPECT_TRUE(eventually_gone(bg));
+}
+
+// Host pids of processes whose command line is exactly `argv` joined by NULs.
+std::vector<pid_t> pids_running(const std::string& cmdline) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text == cmdline && !process_gone(std::stoi(name))) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+TEST(Process, APidNamespaceTakesDetachedDescendantsDownWithTheChild) {
+  // setsid leaves the process group, so only the namespace can catch this one.
+  const std::string nap = "1000." + std::to_string(::getpid());
+  SpawnOptions so;
+  so.argv = {"sh", "-c", "setsid sleep " + nap + " >/dev/null 2>&1 & sleep 0.3; exit 0"};
+  so.new_pid_namespace = true;
+  Child c = Child::spawn(so);
+  if (!c.pid_namespace()) {
+    c.wait(deadline_after(10s));
+    GTEST_SKIP() << "no permission for a PID namespace here";
+  }
+  // While the child lives the detached sleep runs, as itself (a real test subject).
+  std::vector<pid_t> during;
+  for (int i = 0; i < 100 && during.empty(); ++i) {
+    during = pids_running(std::string("sleep\0", 6) + nap + '\0');
+    if (during.empty()) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_FALSE(during.empty());
+  EXPECT_TRUE(c.wait(deadline_after(10s)).success());
+  EXPECT_TRUE(eventually_gone(during.front()));
 }
 
 TEST(Process, MissingProgramIsASpawnError) {

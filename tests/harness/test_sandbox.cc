@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 
 #include "harness/process.h"
 #include "test_util.h"
+#include "harness/landlock.h"
 #include "harness/sandbox.h"
 
 namespace solbench::harness {
@@ -126,6 +129,58 @@ TEST_F(SandboxTest, SeccompAloneBlocksTheNetwork) {
   EXPECT_EQ(j.at("report").at("network_isolation"), "seccomp-socket");
   EXPECT_EQ(j.at("attempts").at("socket_inet").get<int>(), EPERM);
   EXPECT_EQ(j.at("attempts").at("socket_unix").get<int>(), 0);
+}
+
+// A folder with w/ (writable under the rules) and ro/keep (not).
+class LandlockTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (IsSkipped()) return;
+    if (landlock_abi() == 0) GTEST_SKIP() << "this kernel has no Landlock";
+    char tmpl[] = "/tmp/solbench-landlock-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    std::filesystem::create_directories(root_ / "w");
+    std::filesystem::create_directories(root_ / "ro");
+    std::ofstream(root_ / "ro" / "keep") << "judge's file";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
+  }
+  static std::string real(const char* p) { return std::filesystem::canonical(p).string(); }
+  std::filesystem::path root_;
+};
+
+TEST_F(LandlockTest, WritesOnlyWhereListedAndOnlyListedProgramsRun) {
+  json j = run_probe({"--allow-processes", "--fs", root_.string(), "--exec", real("/bin/true"),
+                      "--exec", real("/lib64/ld-linux-x86-64.so.2")});
+  const json& fs = j.at("report").at("filesystem");
+  EXPECT_TRUE(fs.at("writes_restricted").get<bool>()) << fs.dump(2);
+  EXPECT_TRUE(fs.at("exec_restricted").get<bool>());
+  const json& a = j.at("attempts");
+  EXPECT_EQ(a.at("fs_write_inside").get<int>(), 0);
+  EXPECT_EQ(a.at("fs_write_outside").get<int>(), EACCES);
+  EXPECT_EQ(a.at("fs_overwrite_outside").get<int>(), EACCES);
+  EXPECT_EQ(a.at("fs_unlink_outside").get<int>(), EACCES);
+  EXPECT_EQ(a.at("fs_mkdir_outside").get<int>(), EACCES);
+  EXPECT_NE(a.at("fs_rename_out").get<int>(), 0);
+  EXPECT_EQ(a.at("dev_null_write").get<int>(), 0);
+  EXPECT_EQ(a.at("exec_listed").get<int>(), 0);      // the listed tool ran
+  EXPECT_EQ(a.at("exec_shell").get<int>(), EACCES);  // /bin/sh is not on the list
+  std::ifstream keep(root_ / "ro" / "keep");
+  std::string text;
+  std::getline(keep, text);
+  EXPECT_EQ(text, "judge's file");
+  EXPECT_FALSE(std::filesystem::exists(root_ / "ro" / "new.txt"));
+}
+
+TEST_F(LandlockTest, TheElfInterpreterMustBeListedToo) {
+  // The kernel opens a dynamic program's interpreter for execution as well: listing
+  // the program alone is not enough (worker_policy lists ld.so for this reason).
+  json j = run_probe({"--allow-processes", "--fs", root_.string(), "--exec", real("/bin/true")});
+  EXPECT_EQ(j.at("attempts").at("exec_listed").get<int>(), EACCES);
 }
 
 TEST(SandboxBaseline, WithoutTheSandboxTheProbeSucceedsWhereAllowed) {

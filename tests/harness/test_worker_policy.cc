@@ -1,0 +1,96 @@
+// The parent's side of the worker sandbox: which programs a worker may run, where
+// it may write, and the compile caches it is given (harness/worker_policy.h).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/worker_policy.h"
+
+namespace solbench::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+class WorkerPolicy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/solbench-policy-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path script(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    fs::permissions(p, fs::perms::owner_all);
+    return p;
+  }
+  fs::path dir_;
+};
+
+TEST_F(WorkerPolicy, AWrapperScriptIsSeenThroughToTheProgramItRuns) {
+  // The shape of a compiler installed under /opt with a wrapper in front of it.
+  const std::string elf = fs::canonical("/bin/true").string();
+  EXPECT_EQ(wrapper_target(script("gcc", "#!/bin/sh\nexec " + elf + " \"$@\"\n")), elf);
+  EXPECT_EQ(wrapper_target(script("q", "#!/bin/sh\n# comment\nexec '" + elf + "' -x \"$@\"\n")), elf);
+  // Not wrappers: an ELF program, a script that runs another script, no exec at all.
+  EXPECT_EQ(wrapper_target(elf), "");
+  const fs::path inner = script("inner", "#!/bin/sh\necho hi\n");
+  EXPECT_EQ(wrapper_target(script("outer", "#!/bin/sh\nexec " + inner.string() + "\n")), "");
+  EXPECT_EQ(wrapper_target(inner), "");
+}
+
+TEST_F(WorkerPolicy, PythonWorkersMayRunTheCompilerChainButNoShell) {
+  const Toolchains tc = find_toolchains();
+  auto listed = [&](const std::string& p) {
+    const std::string real = fs::canonical(p).string();
+    return std::any_of(tc.executables.begin(), tc.executables.end(), [&](const std::string& e) {
+      return real == e || real.rfind(e + "/", 0) == 0;
+    });
+  };
+  ASSERT_TRUE(fs::exists("/usr/bin/cc")) << "CI installs build-essential";
+  EXPECT_TRUE(listed("/usr/bin/cc"));
+  EXPECT_TRUE(listed("/lib64/ld-linux-x86-64.so.2"));  // every dynamic program needs it
+  EXPECT_FALSE(listed("/bin/sh"));
+  EXPECT_FALSE(listed("/usr/bin/python3"));
+  EXPECT_FALSE(listed("/usr/bin/env"));
+}
+
+TEST_F(WorkerPolicy, NativeWorkersRunNothingAndEverySolutionHasItsOwnCaches) {
+  WorkerPolicyRequest req;
+  req.jit_root = dir_ / "jit";
+  req.kind = EntryKind::Native;
+  req.content = "solution A";
+  const json native = worker_sandbox_plan(req);
+  EXPECT_TRUE(native.at("deny_process_creation").get<bool>());
+  EXPECT_TRUE(native.at("executable").empty());
+  EXPECT_TRUE(native.at("restrict_fs").get<bool>());
+
+  req.kind = EntryKind::Python;
+  const json a = worker_sandbox_plan(req);
+  EXPECT_FALSE(a.at("deny_process_creation").get<bool>());
+  EXPECT_FALSE(a.at("executable").empty());
+  const std::string triton = a.at("env").at("TRITON_CACHE_DIR").get<std::string>();
+  EXPECT_TRUE(fs::is_directory(triton));
+  EXPECT_EQ(fs::path(triton).parent_path(), fs::path(a.at("jit_dir").get<std::string>()));
+  EXPECT_EQ(a.at("env").at("TORCHINDUCTOR_COMPILE_THREADS"), "1");
+  const auto writable = a.at("writable").get<std::vector<std::string>>();
+  EXPECT_NE(std::find(writable.begin(), writable.end(), a.at("jit_dir").get<std::string>()),
+            writable.end());
+  // Same content, same folder; other content or another device kind, another one.
+  EXPECT_EQ(worker_sandbox_plan(req).at("jit_dir"), a.at("jit_dir"));
+  req.content = "solution B";
+  EXPECT_NE(worker_sandbox_plan(req).at("jit_dir"), a.at("jit_dir"));
+  req.content = "solution A";
+  req.device = "cuda:0";
+  EXPECT_NE(worker_sandbox_plan(req).at("jit_dir"), a.at("jit_dir"));
+}
+
+}  // namespace
+}  // namespace solbench::harness
