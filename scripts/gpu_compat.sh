@@ -209,4 +209,21 @@ if "p" in ITEMS and not QUICK:
     report["items"]["p"] = rows
 
 (OUT / "compat.json").write_text(json.dumps(report, indent=1))
+
+# Verdicts: every workload PASSED, or every one SKIPPED with a reason that says why it
+# cannot run here (cuTile needs Blackwell; CuTe DSL needs its package).
+fails = []
+for r in report["items"].get("x", []):
+    ok = (set(r["statuses"]) == {"PASSED"} and not r["skipped"]) or \
+         (not r["statuses"] and r["skipped"] and r["example"].startswith(("cutile", "cute_dsl")))
+    if not ok:
+        fails.append(f"x {r['example']}")
+for r in report["items"].get("y", []):
+    if set(r["cold"]["statuses"]) != {"PASSED"} or set(r["warm"]["statuses"]) != {"PASSED"}:
+        fails.append(f"y {r['solution']}")
+for r in report["items"].get("p", []):
+    if set(r["sb_statuses"]) != {"PASSED"}:
+        fails.append(f"p {r['example']}")
+print(f"compat: {len(fails)} FAIL" + (": " + ", ".join(fails) if fails else ""))
+sys.exit(1 if fails else 0)
 PY

@@ -19,7 +19,10 @@
 #   t. the ~5 us kernel against its own clock (%globaltimer stamps, bench/timer_probe):
 #      how much each tool adds around the kernel's execution.
 #
-#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soatbcdef]
+#   x. issue #12: every peer example, pytorch solutions with Triton / torch.compile,
+#      and solbench beside the peer (scripts/gpu_compat.sh, which says what it needs).
+#
+#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soatbcdefx]
 # Environment: BUILD_DIR (default build-device), SOLBENCH_EVAL_FLAGS (extra flags
 # for every `solbench eval`), SOLBENCH_ARCH (default h100_sxm), PUBLIC_DATA (default
 # ../shared/sol-execbench), PUBLIC_JOBS (4), PUBLIC_BUDGET_S (1500).
@@ -404,3 +407,8 @@ print(f"\n{len(rows)} rows: {sum(r['result'] == 'PASS' for r in rows)} PASS, {fa
       f"{sum(r['result'] == 'SKIPPED' for r in rows)} SKIPPED, {sum(r['result'] == 'INFO' for r in rows)} INFO")
 sys.exit(1 if fails else 0)
 PY
+rc=$?
+case "$items" in
+  *x*) BUILD_DIR="$build" OUT="$out" bash scripts/gpu_compat.sh --skip-build || rc=1 ;;
+esac
+exit $rc

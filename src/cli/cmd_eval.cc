@@ -24,6 +24,7 @@
 #include "harness/eval_plan.h"
 #include "harness/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
+#include "harness/worker_policy.h"
 #include "harness/timer.h"
 
 namespace solbench::cli {
@@ -144,7 +145,7 @@ std::vector<size_t> select_workloads(const Problem& p, const EvalOptions& o, Dia
 }
 
 void print_table(const Problem& p, const std::vector<size_t>& sel,
-                 const std::vector<WorkloadOutcome>& outs, bool verbose) {
+                 const std::vector<WorkloadOutcome>& outs, bool verbose, bool row_reasons) {
   fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10}\n", "#", "workload",
              "axes", "status", "latency_ms", "ref_ms", "speedup", "max_abs", "max_rel");
   for (size_t k = 0; k < outs.size(); ++k) {
@@ -162,7 +163,7 @@ void print_table(const Problem& p, const std::vector<size_t>& sel,
                short_uuid(w.uuid), axes, status, ms_text(lat), ms_text(ref), speed, mabs, mrel);
     if (o.skipped)
       fmt::print("     skipped: {}\n", first_line(o.skip_reason, 110));
-    else if (o.status != Status::Passed && !o.log.empty())
+    else if (row_reasons && o.status != Status::Passed && !o.log.empty())
       fmt::print("     {}\n", failure_line(o.log));
     if (verbose && o.timing)
       fmt::print("     timing: n={} mean={} min={} stddev={} rse={:.2f}% ({})\n",
@@ -208,6 +209,8 @@ int run_eval(const EvalOptions& o) {
     for (const auto& d : diags.items()) std::fprintf(stderr, "error: %s\n", d.str().c_str());
     return 1;
   }
+  // e.g. workload inputs the definition lacks: ignored, as the public tool does.
+  for (const auto& d : diags.warnings()) std::fprintf(stderr, "warning: %s\n", d.str().c_str());
   if (sel.empty()) {
     std::fprintf(stderr, "error: %s: no workloads to evaluate\n", o.problem_dir.c_str());
     return 1;
@@ -257,13 +260,23 @@ int run_eval(const EvalOptions& o) {
   };
 
   if (!prep.ok) {
+    // One build, one report: the first trace carries the whole message (the build
+    // log, first error first); the others point to it, unless the reason is a
+    // single short line, which every trace repeats.
     progress.clear();
+    const size_t nl = prep.log.find('\n');
+    const bool one_line =
+        (nl == std::string::npos || nl + 1 == prep.log.size()) && prep.log.size() <= 300;
+    const std::string pointer = fmt::format(
+        "{}: the solution was not built; the build log is in the trace of workload {} (the first "
+        "of this evaluation)",
+        status_name(prep.failure), sel.empty() ? "" : problem.workloads[sel[0]].uuid);
     for (size_t k = 0; k < sel.size(); ++k) {
       WorkloadOutcome out;
       out.index = static_cast<int>(sel[k]);
       out.uuid = problem.workloads[sel[k]].uuid;
       out.status = prep.failure;
-      out.log = prep.log;
+      out.log = k == 0 || one_line ? prep.log : pointer;
       record(k, out, json{{"device", o.device}});
       outs.push_back(std::move(out));
     }
@@ -278,6 +291,7 @@ int run_eval(const EvalOptions& o) {
     plan.entry_file = prep.entry_file;
     plan.sources = prep.sources;
     plan.dps = prep.dps;
+    for (Language l : solution.spec.languages) plan.languages.emplace_back(language_name(l));
     for (size_t i : sel) plan.workloads.push_back(harness::workload_spec(problem, i));
     plan.device = o.device;
     plan.rounds = std::max(1, o.rounds);
@@ -289,10 +303,13 @@ int run_eval(const EvalOptions& o) {
     if (o.timer != "auto") plan.timer_options["timer"] = o.timer;
     if (o.no_sandbox) {
       plan.sandbox = {{"enabled", false}};
-    } else if (!o.reference && solution.spec.has_language(Language::Triton) && o.device != "cpu") {
-      // Triton compiles its kernels in the worker and runs ptxas to do so; the rest
-      // of the sandbox stays (the trace's sandbox report says process creation is on).
-      plan.sandbox = {{"deny_process_creation", false}};
+    } else {
+      // Processes, writes and compile caches by the kind of solution (worker_policy.h).
+      harness::WorkerPolicyRequest pr;
+      pr.kind = prep.kind;
+      pr.device = o.device;
+      pr.content = o.reference ? to_json(problem.definition).dump() : to_json(solution).dump();
+      plan.sandbox = harness::worker_sandbox_plan(pr);
     }
 
     harness::RunnerOptions ro;
@@ -353,7 +370,8 @@ int run_eval(const EvalOptions& o) {
     j["solution"] = solution_name;
     j["device"] = o.device;
     j["build"] = build_info;
-    if (!prep.ok) j["build_log"] = prep.log;
+    // The build log itself is in results[0].evaluation.log (once); this is its first error.
+    if (!prep.ok) j["build_error"] = prep.first_error;
     j["environment"] = rr.env;
     j["sandbox"] = rr.sandbox;
     j["workers"] = rr.workers;
@@ -375,8 +393,13 @@ int run_eval(const EvalOptions& o) {
     if (prep.build)
       fmt::print("build: {} ({:.2f} s){}\n", prep.build->cache_hit ? "cache hit" : "compiled",
                  prep.build->seconds, prep.ok ? "" : " FAILED");
-    if (!prep.ok) fmt::print("{}\n", prep.log.size() > 4000 ? prep.log.substr(0, 4000) + "\n[...]" : prep.log);
-    print_table(problem, sel, outs, o.verbose);
+    if (!prep.ok) {
+      std::string text = prep.log.size() > 4000 ? prep.log.substr(0, 4000) + "\n[...]" : prep.log;
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      fmt::print("{}\n", text);
+    }
+    // A failed build is reported above, once: the rows only carry the status.
+    print_table(problem, sel, outs, o.verbose, /*row_reasons=*/prep.ok);
     std::string counts;
     for (auto it = summary["statuses"].begin(); it != summary["statuses"].end(); ++it)
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it.value().get<int>(), it.key());

@@ -1,19 +1,30 @@
 // Builds a C++-family solution into a shared object, in a staging folder, through
 // the content-addressed build cache.
 //
-// Native binding [ext] (include/solbench/kernel.h): every C/C++/CUDA source is
-// compiled separately (g++/gcc for .cc/.cpp/.cxx/.c with `cflags`, nvcc for .cu with
-// `cuda_cflags`) and linked with g++ into lib.so (`ld_flags`). `languages: ["cpp"]`
-// builds host code only (a .cu source is refused; -lcuda is dropped). CUDA
-// languages (cuda_cpp, cutlass, cublas, cudnn) use nvcc with `-gencode` for the
-// target arch, link the CUDA runtime as a shared library (-lcudart) and add
-// -lcublas/-lcublasLt, -lcudnn for those dependencies; without a driver, libcuda
-// resolves against the toolkit's stub library.
-// Torch binding (public format): sources carry their own
-// PYBIND11_MODULE(TORCH_EXTENSION_NAME, m); they are compiled against torch's
-// headers (found through `python3 -c 'import torch.utils.cpp_extension ...'`) into
-// an importable module <module_name>.so; without torch the build is a
+// Every compilable source is compiled by its own compiler process, up to
+// BuildOptions::jobs at once (default: the CPUs this process may use), then the
+// objects are linked. The log lists each source's command and output in source
+// order.
+//
+// Native binding [ext] (include/solbench/kernel.h): g++/gcc for .cc/.cpp/.cxx/.c
+// with `cflags`, nvcc for .cu with `cuda_cflags`, linked with g++ into lib.so
+// (`ld_flags`). `languages: ["cpp"]` builds host code only (a .cu source is
+// refused; -lcuda is dropped). CUDA languages (cuda_cpp, cutlass, cublas, cudnn)
+// use nvcc with `-gencode` for the target arch, see the toolkit's include folder
+// from host sources too, link the CUDA runtime as a shared library (-lcudart);
+// without a driver, libcuda resolves against the toolkit's stub library.
+// Torch binding (public format): compiled as torch.utils.cpp_extension would
+// (torch's, pybind11's and, for CUDA languages, the toolkit's include folders,
+// -DTORCH_EXTENSION_NAME=<module>, -DTORCH_API_INCLUDE_EXTENSION_H, torch's
+// -D_GLIBCXX_USE_CXX11_ABI and pybind11 ABI macros, torch's libraries), into an
+// importable module <module_name>.so; settings come from `python3 -c 'import
+// torch.utils.cpp_extension ...'` (memoised per torch install). A .cpp source that
+// starts with #include <torch/extension.h> may use a precompiled header of it kept
+// in the cache (docs/native-binding.md). Without torch the build is a
 // CompileError saying so.
+// Dependencies (spec.dependencies, and the languages cublas, cudnn, cutlass) are
+// resolved for both bindings by resolve_dependencies(); a missing one is a
+// CompileError naming it and what to set.
 //
 // Source paths are re-checked (unsafe_source_path_reason, no escape through
 // symlinks) and compiler flags that would run foreign programs or write outside the
@@ -64,7 +75,53 @@ struct BuildOptions {
   std::filesystem::path staging_base;
   bool keep_staging = false;
   size_t log_limit_bytes = 64 << 10;
+  // Compiler processes run at once (one per source); 0: build_jobs().
+  int jobs = 0;
+  // Torch binding: use (and make) a precompiled <torch/extension.h> in the cache
+  // for .cpp sources that start with that include. Also off when
+  // $SOLBENCH_TORCH_PCH is "0", and without the cache.
+  bool torch_pch = true;
 };
+
+// Compiler processes a build runs at once by default: $SOLBENCH_BUILD_JOBS when it
+// is a positive number, else the number of CPUs this process may run on.
+int build_jobs();
+
+// The C++ dependencies of a solution: spec.dependencies (names compared without
+// case, '-' read as '_') and the languages cublas, cudnn, cutlass.
+//   cublas, cublaslt           -lcublas -lcublasLt (the CUDA toolkit's)
+//   cudnn, cudnn_frontend      cudnn.h and libcudnn from $CUDNN_HOME / $CUDNN_PATH, the
+//                              nvidia-cudnn wheel of `python` (nvidia/cudnn/{include,lib}),
+//                              the CUDA toolkit, or the system; -lcudnn, rpath to its folder
+//   cutlass, cute              headers from $SOLBENCH_CUTLASS_DIR, $CUTLASS_DIR
+//                              ($CUTLASS_PATH, $CUTLASS_HOME), the nvidia-cutlass Python
+//                              package (cutlass_library/source/include), or
+//                              /usr/local/cutlass
+// Other names (torch, triton, numpy, ...: Python packages) add nothing.
+struct ResolvedDependencies {
+  std::vector<std::string> resolved;                // "cublas", "cudnn", "cutlass" (sorted)
+  std::vector<std::filesystem::path> include_dirs;  // added with -isystem to every compile
+  std::vector<std::string> link_flags;              // -L, -Wl,-rpath, -l
+  // Links the build folder provides so that -l<name> finds a library shipped only
+  // with a versioned name (the cudnn wheel's libcudnn.so.9): {"libcudnn.so", target}.
+  std::vector<std::pair<std::string, std::filesystem::path>> link_aliases;
+  std::string notes;                                // where each was found (for the build log)
+  std::string error;                                // non-empty: a dependency is missing
+  bool ok() const { return error.empty(); }
+  std::string key() const;                          // all of the above, for the cache key
+};
+
+// Resolves the dependencies of `solution`. `cuda_root` is the CUDA toolkit's root
+// (empty when there is none); `python` the interpreter whose packages are searched
+// (run only when cudnn or cutlass is wanted and not found through the environment).
+ResolvedDependencies resolve_dependencies(const Solution& solution,
+                                          const std::filesystem::path& cuda_root,
+                                          const std::string& python);
+
+// The line of a build log to show first: the first line that reports an error
+// (the compiler's "file:line:col: error: ..." or "fatal error"), never one of the
+// logged commands ("$ ..."); else the last non-empty line. Empty for an empty log.
+std::string first_error_line(const std::string& log);
 
 struct BuildResult {
   BuildStatus status = BuildStatus::CompileError;

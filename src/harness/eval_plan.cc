@@ -56,6 +56,26 @@ json timing_extra(const TimingResult& t) {
   return j;
 }
 
+// `log` with the line `first` (its first occurrence) moved to the top: the
+// compiler's first error leads, the commands and the rest follow in order.
+std::string first_error_first(const std::string& log, const std::string& first) {
+  if (first.empty()) return log;
+  std::string rest = log;
+  size_t pos = 0;
+  while (pos < rest.size()) {
+    size_t e = rest.find('\n', pos);
+    if (e == std::string::npos) e = rest.size();
+    std::string line = rest.substr(pos, e - pos);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line == first) {
+      rest.erase(pos, std::min(e + 1, rest.size()) - pos);
+      break;
+    }
+    pos = e + 1;
+  }
+  return rest.empty() ? first + "\n" : first + "\n" + rest;
+}
+
 }  // namespace
 
 PreparedSolution reference_as_solution() {
@@ -73,6 +93,10 @@ PreparedSolution prepare_solution(const Solution& s, const Definition& def,
   PreparedSolution p;
   auto done = [&]() -> PreparedSolution {
     p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!p.ok) {
+      p.first_error = first_error_line(p.log);
+      p.log = first_error_first(p.log, p.first_error);
+    }
     return p;
   };
   p.failure = Status::RuntimeError;

@@ -3,7 +3,8 @@
 // the workers' outcomes to traces in the public format.
 //
 //   prepare_solution()  build (or cache hit) -> how the worker calls the solution,
-//                       or the COMPILE_ERROR / TIMEOUT every workload gets
+//                       or the COMPILE_ERROR / TIMEOUT every workload gets, with
+//                       the build log (first error first) to report once
 //   workload_spec()     one resolved workload as runtime.Workload reads it
 //   make_trace()        one outcome -> one trace line
 #pragma once
@@ -33,7 +34,10 @@ struct PrepareOptions {
 struct PreparedSolution {
   bool ok = false;
   Status failure = Status::CompileError;  // every workload's status when !ok
-  std::string log;                        // compiler output, rejection reason
+  // Why, when !ok: the build's log with its first error line moved to the top
+  // (first_error_line of harness/build.h), or the one-line reason.
+  std::string log;
+  std::string first_error;                // that first line alone
   EntryKind kind = EntryKind::Python;
   std::string library, module_name, entry, entry_file;
   json sources = json::array();

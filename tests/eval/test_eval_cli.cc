@@ -240,6 +240,58 @@ TEST_F(EvalCli, CompileErrorCarriesTheCompilerMessage) {
   EXPECT_TRUE(r.doc["workers"].empty());  // nothing ran
 }
 
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// One failed build, one report: the compiler's first error is printed once (first,
+// above the table), not once per workload, while every workload still gets a
+// COMPILE_ERROR trace; the first trace carries the log, the others point to it.
+TEST_F(EvalCli, CompileErrorIsReportedOnceForAllWorkloads) {
+  fs::path s = rmsnorm_solution("broken_once", "  this_is_not_declared(42);\n");
+  const fs::path traces = dir_ / "traces.jsonl";
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "' -o '" + traces.string() + "'" + kFast,
+                  /*json_out=*/false);
+  EXPECT_EQ(r.rc, 1);
+  // The compiler's error line (gcc quotes the name with ' or with typographic quotes).
+  EXPECT_EQ(count_of(r.out, "was not declared in this scope"), 1u) << r.out;
+  EXPECT_EQ(count_of(r.out, "compiling rms.cc failed"), 1u) << r.out;
+  // ... and it comes first, right under the build line.
+  const size_t failed = r.out.find("FAILED\n");
+  ASSERT_NE(failed, std::string::npos) << r.out;
+  const std::string next_line = r.out.substr(failed + 7, r.out.find('\n', failed + 7) - failed - 7);
+  EXPECT_NE(next_line.find("rms.cc:"), std::string::npos) << r.out;
+  EXPECT_NE(next_line.find("error"), std::string::npos) << r.out;
+  EXPECT_EQ(count_of(r.out, "COMPILE_ERROR "), 16u) << r.out;  // one row per workload
+  EXPECT_NE(r.out.find("summary: 16 workload(s): 16 COMPILE_ERROR"), std::string::npos) << r.out;
+
+  // Every workload has its trace, all COMPILE_ERROR; the first holds the log.
+  Diagnostics d;
+  std::vector<Trace> loaded = load_traces(traces, d);
+  EXPECT_TRUE(d.empty()) << (d.empty() ? "" : d.items()[0].str());
+  ASSERT_EQ(loaded.size(), 16u);
+  for (const auto& t : loaded) EXPECT_EQ(t.evaluation.status, Status::CompileError);
+  EXPECT_NE(loaded[0].evaluation.log.find("was not declared"), std::string::npos) << loaded[0].evaluation.log;
+  const std::string first_uuid = loaded[0].workload.at("uuid").get<std::string>();
+  for (size_t i = 1; i < loaded.size(); ++i) {
+    EXPECT_EQ(loaded[i].evaluation.log.find("was not declared"), std::string::npos);
+    EXPECT_NE(loaded[i].evaluation.log.find("build log is in the trace of workload " + first_uuid),
+              std::string::npos)
+        << loaded[i].evaluation.log;
+  }
+
+  // --json: the log once (in the first result), its first error under build_error.
+  CliRun j = eval("'" + kRmsnorm.string() + "' -s '" + s.string() + "'" + kFast);
+  ASSERT_TRUE(j.doc.is_object()) << j.out << j.err;
+  ASSERT_EQ(j.doc["results"].size(), 16u);
+  for (size_t i = 0; i < 16; ++i) EXPECT_EQ(status_of(j.doc, i), "COMPILE_ERROR");
+  EXPECT_EQ(count_of(j.out, "compiling rms.cc failed"), 1u) << j.out;
+  EXPECT_NE(j.doc["build_error"].get<std::string>().find("was not declared"), std::string::npos) << j.out;
+  EXPECT_EQ(log_of(j.doc, 0).rfind(j.doc["build_error"].get<std::string>(), 0), 0u) << log_of(j.doc, 0);
+}
+
 TEST_F(EvalCli, ParentPathInSourcesIsRejectedBeforeAnythingRuns) {
   fs::path s = rmsnorm_solution("escape", "", true, "rows", "../escape.cc");
   const fs::path traces = dir_ / "traces.jsonl";

@@ -1,6 +1,7 @@
 // Building solutions: g++ for CPU code, nvcc for CUDA (when the toolkit is here),
 // compile errors with the compiler's message, timeouts, the build cache, refused
-// inputs, and the torch binding (opt-in: slow).
+// inputs, parallel compiles, dependencies, and the torch binding (its flags and
+// precompiled header with a recording stand-in for g++; real builds opt-in: slow).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -8,9 +9,12 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "harness/build.h"
+#include "harness/eval_plan.h"
 #include "harness/native_library.h"
 #include "harness/process.h"
 #include "test_util.h"
@@ -529,6 +533,557 @@ void launch_scale(const float* x, float* y, int64_t n, float a) {
   auto run = run_command({test_python(), "-c", py}, with_timeout(300s));
   EXPECT_TRUE(run.ok()) << run.output;
   EXPECT_NE(run.output.find("ok True"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace solbench::harness
+
+// ---------------------------------------------------------------------------------
+// Parallel compiles, the first error of a log, dependencies (cublas, cudnn,
+// cutlass), and the torch binding's flags and precompiled header. The torch tests
+// here use a recording stand-in for g++ (no torch headers needed, seconds); the
+// real builds are behind SOLBENCH_TEST_TORCH_BUILD=1.
+namespace solbench::harness {
+namespace {
+
+// Sets (or unsets, with nullptr) an environment variable for the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+std::string data_file(const std::string& rel) {
+  return read_text_file(fs::path(SOLBENCH_SOURCE_DIR) / "tests" / "data" / "torch_binding" / rel);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);) out.push_back(l);
+  return out;
+}
+
+// The CUDA toolkit's include folder (where cuda_runtime_api.h is), if installed.
+std::optional<fs::path> cuda_include_dir() {
+  for (const char* nv : {"/usr/local/cuda/bin/nvcc", "nvcc"})
+    if (auto p = find_program(nv)) {
+      const fs::path inc = fs::absolute(*p).parent_path().parent_path() / "include";
+      if (fs::is_regular_file(inc / "cuda_runtime_api.h")) return inc;
+    }
+  return std::nullopt;
+}
+
+// A stand-in for g++ that appends each command line to `record` and creates the
+// file after -o (objects, the .gch, the module) without compiling anything.
+fs::path recording_compiler(const fs::path& dir, const fs::path& record) {
+  const fs::path p = dir / "rec-g++";
+  std::ofstream f(p);
+  f << "#!/bin/sh\n"
+       "if [ \"$1\" = --version ]; then echo 'g++ (recording stand-in) 12.2.0'; exit 0; fi\n"
+       "printf '%s\\n' \"$*\" >> '" << record.string() << "'\n"
+       "out=''; prev=''\n"
+       "for a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n"
+       "[ -n \"$out\" ] && : > \"$out\"\n"
+       "exit 0\n";
+  f.close();
+  fs::permissions(p, fs::perms::owner_all);
+  return p;
+}
+
+// The recorded command that compiles `source` (it ends with the source's path).
+std::string command_for(const std::string& record_text, const std::string& source) {
+  for (const auto& l : lines_of(record_text))
+    if (l.size() > source.size() && l.compare(l.size() - source.size() - 1, std::string::npos, " " + source) == 0)
+      return l;
+  return "";
+}
+
+Solution torch_solution(const std::string& name, std::vector<SourceFile> sources, bool cuda) {
+  Solution s;
+  s.name = name;
+  s.definition = "scale";
+  s.spec.languages = {cuda ? Language::CudaCpp : Language::Cpp};
+  s.spec.target_hardware = {cuda ? "LOCAL" : "cpu"};
+  s.spec.entry_point = sources.at(0).path + "::scale";
+  s.spec.entry_file = sources.at(0).path;
+  s.spec.entry_function = "scale";
+  s.spec.binding = Binding::Torch;
+  s.spec.compile_options.ld_flags = {};
+  s.sources = std::move(sources);
+  return s;
+}
+
+// A torch-binding build that failed only because the test's python has no torch.
+bool no_torch_here(const BuildResult& r) {
+  return r.status == BuildStatus::CompileError && r.log.find("has no torch module") != std::string::npos;
+}
+
+TEST(BuildLog, FirstErrorLineSkipsCommandsAndContext) {
+  const std::string gcc =
+      "$ g++ -c -Werror -o obj/0.o error_handling.cc\n"
+      "In file included from error_handling.h:3,\n"
+      "main.cpp: In function 'int f()':\n"
+      "main.cpp:7:3: error: 'nope' was not declared in this scope\n"
+      "main.cpp:9:1: error: expected ';'\n"
+      "compiling main.cpp failed (exit 1)\n";
+  EXPECT_EQ(first_error_line(gcc), "main.cpp:7:3: error: 'nope' was not declared in this scope");
+  EXPECT_EQ(first_error_line("$ nvcc -c k.cu\nk.cu(12): error : identifier \"x\" is undefined\n"),
+            "k.cu(12): error : identifier \"x\" is undefined");
+  EXPECT_EQ(first_error_line("$ g++ -shared\n/usr/bin/ld: a.o: undefined reference to `g'\n"
+                             "collect2: error: ld returned 1 exit status\n"),
+            "/usr/bin/ld: a.o: undefined reference to `g'");
+  // No error line: the last line (e.g. solbench's own reason).
+  EXPECT_EQ(first_error_line("$ g++ x\nlinking failed (killed by SIGKILL)\n\n"),
+            "linking failed (killed by SIGKILL)");
+  EXPECT_EQ(first_error_line(""), "");
+}
+
+TEST(BuildJobs, EnvironmentOverridesTheCpuCount) {
+  {
+    ScopedEnv e("SOLBENCH_BUILD_JOBS", "3");
+    EXPECT_EQ(build_jobs(), 3);
+  }
+  ScopedEnv e("SOLBENCH_BUILD_JOBS", "zero");  // not a number: the CPU count
+  EXPECT_GE(build_jobs(), 1);
+  EXPECT_LE(build_jobs(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
+// A g++ wrapper that counts how many of its instances run at once: each run makes
+// a folder in `dir`, counts the folders, sleeps, removes its own, then compiles.
+fs::path counting_compiler(const fs::path& dir, const fs::path& record) {
+  const fs::path p = dir / "count-g++";
+  fs::create_directories(dir / "running");
+  std::ofstream f(p);
+  f << "#!/bin/sh\n"
+       "if [ \"$1\" = --version ]; then exec g++ --version; fi\n"
+       "case \" $* \" in *' -c '*) ;; *) exec g++ \"$@\";; esac\n"
+       "me=$(mktemp -d '" << (dir / "running").string() << "/c.XXXXXX')\n"
+       "sleep 0.4\n"
+       "ls '" << (dir / "running").string() << "' | wc -l >> '" << record.string() << "'\n"
+       "sleep 0.4\n"
+       "rmdir \"$me\"\n"
+       "exec g++ \"$@\"\n";
+  f.close();
+  fs::permissions(p, fs::perms::owner_all);
+  return p;
+}
+
+int max_recorded(const fs::path& record) {
+  int most = 0;
+  for (const auto& l : lines_of(read_text_file(record))) most = std::max(most, std::atoi(l.c_str()));
+  return most;
+}
+
+Solution four_source_solution() {
+  Solution s = cpu_solution(kVecAdd);
+  for (int i = 0; i < 3; ++i)
+    s.sources.push_back({"part" + std::to_string(i) + ".cc",
+                         "int part" + std::to_string(i) + "() { return " + std::to_string(i) + "; }\n"});
+  return s;
+}
+
+TEST_F(BuildTest, SourcesCompileInParallelUpToTheJobLimit) {
+  const fs::path record = root_.path() / "concurrency.txt";
+  opts_.cxx = counting_compiler(root_.path(), record).string();
+  opts_.jobs = 4;
+  BuildResult par = build_solution(four_source_solution(), opts_);
+  ASSERT_TRUE(par.ok()) << par.log;
+  EXPECT_GE(max_recorded(record), 2) << "four sources with jobs=4 never overlapped";
+  // The log lists the sources in their order, whatever finished first.
+  const size_t k = par.log.find(" kernel.cc"), p0 = par.log.find(" part0.cc"), p2 = par.log.find(" part2.cc");
+  ASSERT_NE(k, std::string::npos) << par.log;
+  EXPECT_LT(k, p0);
+  EXPECT_LT(p0, p2);
+
+  fs::remove(record);
+  opts_.jobs = 1;
+  Solution again = four_source_solution();
+  again.spec.compile_options.cflags.push_back("-DAGAIN");  // another key: no cache hit
+  BuildResult serial = build_solution(again, opts_);
+  ASSERT_TRUE(serial.ok()) << serial.log;
+  EXPECT_EQ(max_recorded(record), 1) << "jobs=1 ran compilers at the same time";
+  std::cerr << "4 sources: parallel " << par.seconds << " s, serial " << serial.seconds << " s\n";
+}
+
+TEST_F(BuildTest, FailingSourcesAreReportedInSourceOrder) {
+  Solution s = cpu_solution(kVecAdd);
+  s.sources.push_back({"a_bad.cc", "int a() { return undefined_a; }\n"});
+  s.sources.push_back({"b_bad.cc", "int b() { return undefined_b; }\n"});
+  opts_.jobs = 8;
+  BuildResult r = build_solution(s, opts_);
+  ASSERT_EQ(r.status, BuildStatus::CompileError) << r.log;
+  // Both ran (in parallel) and both are reported, the first source's error first.
+  EXPECT_NE(r.log.find("undefined_b"), std::string::npos) << r.log;
+  EXPECT_NE(first_error_line(r.log).find("a_bad.cc:1:"), std::string::npos) << r.log;
+  EXPECT_NE(first_error_line(r.log).find("undefined_a"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("compiling a_bad.cc failed"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("compiling b_bad.cc failed"), std::string::npos) << r.log;
+  // Messages name the solution's own paths, not the staging folder.
+  EXPECT_EQ(r.log.find("/src/a_bad.cc:"), std::string::npos) << r.log;
+
+  // One at a time: after a failure nothing more is started.
+  opts_.jobs = 1;
+  s.spec.compile_options.cflags.push_back("-DONE_AT_A_TIME");
+  BuildResult one = build_solution(s, opts_);
+  ASSERT_EQ(one.status, BuildStatus::CompileError);
+  EXPECT_NE(one.log.find("compiling a_bad.cc failed"), std::string::npos) << one.log;
+  EXPECT_EQ(one.log.find("b_bad.cc"), std::string::npos) << one.log;
+}
+
+// ------------------------------------------------------------------ dependencies
+
+Solution with_dependencies(std::vector<std::string> deps) {
+  Solution s = cpu_solution(kVecAdd);
+  s.spec.dependencies = std::move(deps);
+  return s;
+}
+
+TEST_F(BuildTest, MissingCutlassIsACompileErrorNamingTheVariable) {
+  ScopedEnv a("SOLBENCH_CUTLASS_DIR", nullptr), b("CUTLASS_DIR", nullptr), c("CUTLASS_PATH", nullptr),
+      d("CUTLASS_HOME", nullptr);
+  ResolvedDependencies deps = resolve_dependencies(with_dependencies({"cutlass"}), "", test_python());
+  if (deps.ok()) GTEST_SKIP() << "CUTLASS is installed here: " << deps.notes;
+  EXPECT_NE(deps.error.find("cutlass"), std::string::npos) << deps.error;
+  EXPECT_NE(deps.error.find("SOLBENCH_CUTLASS_DIR"), std::string::npos) << deps.error;
+  EXPECT_NE(deps.error.find("/usr/local/cutlass"), std::string::npos) << deps.error;  // where it looked
+
+  BuildResult r = build_solution(with_dependencies({"cutlass"}), opts_);
+  EXPECT_EQ(r.status, BuildStatus::CompileError);
+  EXPECT_NE(r.log.find("dependency cutlass"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("SOLBENCH_CUTLASS_DIR"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("$ "), std::string::npos) << "no compiler may run:\n" << r.log;
+
+  // The language implies the dependency.
+  Solution lang = cpu_solution(kVecAdd);
+  lang.spec.languages = {Language::Cutlass};
+  EXPECT_FALSE(resolve_dependencies(lang, "", test_python()).ok());
+}
+
+TEST_F(BuildTest, CutlassDirIsUsedForTheHeaders) {
+  // An include folder (cutlass/cutlass.h directly under it) ...
+  const fs::path flat = root_.path() / "cutlass-flat";
+  fs::create_directories(flat / "cutlass");
+  std::ofstream(flat / "cutlass" / "cutlass.h") << "#pragma once\n#define FAKE_CUTLASS_SCALE 10\n";
+  {
+    ScopedEnv e("SOLBENCH_CUTLASS_DIR", flat.c_str());
+    ResolvedDependencies deps = resolve_dependencies(with_dependencies({"CUTLASS"}), "", test_python());
+    ASSERT_TRUE(deps.ok()) << deps.error;
+    EXPECT_EQ(deps.include_dirs, std::vector<fs::path>{flat});
+    EXPECT_EQ(deps.resolved, std::vector<std::string>{"cutlass"});
+    EXPECT_TRUE(deps.link_flags.empty());
+
+    // ... reaches the compiler: the kernel's SCALE comes from the fake header.
+    Solution s = with_dependencies({"cute"});
+    s.spec.compile_options.cflags = {};
+    s.sources[0].content = "#include <cutlass/cutlass.h>\n#define SCALE FAKE_CUTLASS_SCALE\n" + s.sources[0].content;
+    BuildResult r = build_solution(s, opts_);
+    ASSERT_TRUE(r.ok()) << r.log;
+    EXPECT_NE(r.log.find("-isystem " + flat.string()), std::string::npos) << r.log;
+    NativeLibrary lib = NativeLibrary::open(r.so_path, r.entry_symbol);
+    float a[2] = {1, 2}, b[2] = {1, 1}, c[2] = {};
+    int64_t shape[1] = {2}, strides[1] = {1};
+    sb_tensor in[2] = {{a, SB_DTYPE_F32, 1, shape, strides, SB_DEVICE_CPU},
+                       {b, SB_DTYPE_F32, 1, shape, strides, SB_DEVICE_CPU}};
+    sb_tensor out{c, SB_DTYPE_F32, 1, shape, strides, SB_DEVICE_CPU};
+    ASSERT_EQ(lib.entry()(in, 2, &out, 1, nullptr), 0);
+    EXPECT_EQ(c[1], 12.0f);
+  }
+  // A checkout: include/cutlass/cutlass.h and tools/util/include.
+  const fs::path checkout = root_.path() / "cutlass-checkout";
+  fs::create_directories(checkout / "include" / "cutlass");
+  fs::create_directories(checkout / "tools" / "util" / "include" / "cutlass" / "util");
+  std::ofstream(checkout / "include" / "cutlass" / "cutlass.h") << "#pragma once\n";
+  {
+    ScopedEnv e("SOLBENCH_CUTLASS_DIR", checkout.c_str());
+    ResolvedDependencies deps = resolve_dependencies(with_dependencies({"cutlass"}), "", test_python());
+    ASSERT_TRUE(deps.ok()) << deps.error;
+    EXPECT_EQ(deps.include_dirs,
+              (std::vector<fs::path>{checkout / "include", checkout / "tools" / "util" / "include"}));
+  }
+  // Set but wrong: an error naming the variable, not a silent fallback.
+  ScopedEnv e("SOLBENCH_CUTLASS_DIR", (root_.path() / "nothing-here").c_str());
+  ResolvedDependencies bad = resolve_dependencies(with_dependencies({"cutlass"}), "", test_python());
+  EXPECT_NE(bad.error.find("SOLBENCH_CUTLASS_DIR=" + (root_.path() / "nothing-here").string()),
+            std::string::npos)
+      << bad.error;
+}
+
+TEST_F(BuildTest, CudnnFromAWheelLayoutGetsHeadersAliasAndRpath) {
+  // The nvidia-cudnn wheel's layout: include/cudnn.h, lib/libcudnn.so.9 (no libcudnn.so).
+  const fs::path home = root_.path() / "cudnn";
+  fs::create_directories(home / "include");
+  fs::create_directories(home / "lib");
+  std::ofstream(home / "include" / "cudnn.h") << "#pragma once\n";
+  std::ofstream(home / "lib" / "libcudnn.so.9") << "";
+  ScopedEnv e("CUDNN_HOME", home.c_str());
+  ResolvedDependencies deps = resolve_dependencies(with_dependencies({"cudnn"}), "", test_python());
+  ASSERT_TRUE(deps.ok()) << deps.error;
+  EXPECT_EQ(deps.include_dirs, std::vector<fs::path>{home / "include"});
+  ASSERT_EQ(deps.link_aliases.size(), 1u);
+  EXPECT_EQ(deps.link_aliases[0].first, "libcudnn.so");
+  EXPECT_EQ(deps.link_aliases[0].second, home / "lib" / "libcudnn.so.9");
+  const auto has = [&](const std::string& f) {
+    return std::find(deps.link_flags.begin(), deps.link_flags.end(), f) != deps.link_flags.end();
+  };
+  EXPECT_TRUE(has("-lcudnn"));
+  EXPECT_TRUE(has("-L" + (home / "lib").string()));
+  EXPECT_TRUE(has("-Wl,-rpath," + (home / "lib").string())) << "the worker must find libcudnn.so.9";
+  EXPECT_NE(deps.notes.find("$CUDNN_HOME"), std::string::npos) << deps.notes;
+}
+
+TEST(BuildDependencies, CublasNeedsTheToolkitAndPythonPackageNamesAddNothing) {
+  Solution s = cpu_solution(kVecAdd);
+  s.spec.dependencies = {"cuBLAS"};
+  ResolvedDependencies none = resolve_dependencies(s, "", "");
+  EXPECT_NE(none.error.find("cublas"), std::string::npos) << none.error;
+  ResolvedDependencies with = resolve_dependencies(s, "/opt/fake-cuda", "");
+  ASSERT_TRUE(with.ok()) << with.error;
+  EXPECT_EQ(with.link_flags.back(), "-lcublasLt");
+  EXPECT_NE(std::find(with.link_flags.begin(), with.link_flags.end(), "-lcublas"), with.link_flags.end());
+  EXPECT_NE(with.key(), none.key());
+
+  // Python packages (a cute_dsl or triton solution's list) mean nothing to a C++ build.
+  s.spec.dependencies = {"torch", "triton", "numpy"};
+  ResolvedDependencies py = resolve_dependencies(s, "", "");
+  EXPECT_TRUE(py.ok()) << py.error;
+  EXPECT_TRUE(py.include_dirs.empty());
+  EXPECT_TRUE(py.link_flags.empty());
+  EXPECT_NE(py.notes.find("'torch'"), std::string::npos) << py.notes;
+}
+
+TEST(BuildDependencies, PythonSolutionsWithPackageDependenciesAreNotBuilt) {
+  // cute_dsl's ["torch", "cutlass"] are Python packages: nothing is built or resolved,
+  // even where no CUTLASS headers exist.
+  ScopedEnv e("SOLBENCH_CUTLASS_DIR", "/nonexistent/solbench-test");
+  Solution s;
+  s.name = "py_with_deps";
+  s.definition = "d";
+  s.spec.languages = {Language::Pytorch};
+  s.spec.target_hardware = {"cpu"};
+  s.spec.entry_point = "main.py::run";
+  s.spec.entry_file = "main.py";
+  s.spec.entry_function = "run";
+  s.spec.dependencies = {"torch", "triton", "cutlass"};
+  s.sources = {{"main.py", "def run(x):\n    return x\n"}};
+  EXPECT_EQ(build_solution(s).status, BuildStatus::Unsupported);
+  Definition def;
+  def.name = "d";
+  PrepareOptions po;
+  PreparedSolution p = prepare_solution(s, def, po);
+  EXPECT_TRUE(p.ok) << p.log;
+  EXPECT_EQ(p.kind, EntryKind::Python);
+  EXPECT_FALSE(p.build.has_value());
+}
+
+TEST_F(BuildTest, PrepareReportsTheFirstErrorFirst) {
+  ScopedEnv cache("SOLBENCH_CACHE_DIR", (root_.path() / "prepare-cache").c_str());
+  Solution s = cpu_solution("int broken() {\n  return not_declared_here;\n}\n");
+  s.definition = "d";
+  Definition def;
+  def.name = "d";
+  PrepareOptions po;
+  PreparedSolution p = prepare_solution(s, def, po);
+  ASSERT_FALSE(p.ok);
+  EXPECT_EQ(p.failure, Status::CompileError);
+  EXPECT_NE(p.first_error.find("kernel.cc:2:"), std::string::npos) << p.first_error;
+  EXPECT_NE(p.first_error.find("not_declared_here"), std::string::npos) << p.first_error;
+  // The message starts with it, and holds it once; the commands follow.
+  EXPECT_EQ(p.log.rfind(p.first_error + "\n", 0), 0u) << p.log;
+  EXPECT_EQ(p.log.find(p.first_error, 1), std::string::npos) << p.log;
+  EXPECT_NE(p.log.find("$ "), std::string::npos) << p.log;
+  EXPECT_NE(p.log.find("compiling kernel.cc failed"), std::string::npos) << p.log;
+}
+
+// ------------------------------------------------------------------ torch binding
+
+TEST_F(BuildTest, TorchBindingCompilesAsCppExtensionWould) {
+  const fs::path record = root_.path() / "commands.txt";
+  opts_.cxx = recording_compiler(root_.path(), record).string();
+  opts_.python = test_python();
+  const auto cuda_inc = cuda_include_dir();
+  Solution s = torch_solution("scale_ext", {{"main.cpp", data_file("scale.cpp")}}, cuda_inc.has_value());
+  if (cuda_inc) s.spec.compile_options.cflags = {"-DSB_TEST_CUDA_HEADER"};
+  BuildResult r = build_solution(s, opts_);
+  if (no_torch_here(r)) GTEST_SKIP() << "no torch for " << test_python();
+  ASSERT_TRUE(r.ok()) << build_status_name(r.status) << "\n" << r.log;
+  const std::string rec = read_text_file(record);
+  const std::string cmd = command_for(rec, "main.cpp");
+  ASSERT_FALSE(cmd.empty()) << rec;
+  for (const std::string& want : {"-DTORCH_EXTENSION_NAME=" + r.module_name + " ",
+                                 std::string("-DTORCH_API_INCLUDE_EXTENSION_H "), std::string("-fPIC "),
+                                 std::string("-std=c++17 "), std::string("-D_GLIBCXX_USE_CXX11_ABI=")})
+    EXPECT_NE(cmd.find(want), std::string::npos) << want << " missing from\n" << cmd;
+  // torch's own ABI flag: the value torch was built with.
+  EXPECT_TRUE(cmd.find("-D_GLIBCXX_USE_CXX11_ABI=1 ") != std::string::npos ||
+              cmd.find("-D_GLIBCXX_USE_CXX11_ABI=0 ") != std::string::npos)
+      << cmd;
+  EXPECT_NE(cmd.find("-DPYBIND11_BUILD_ABI=\""), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("/include -isystem"), std::string::npos) << "torch's include folders\n" << cmd;
+  EXPECT_EQ(cmd.find(" -O3 "), std::string::npos) << "cpp_extension.load adds no -O level\n" << cmd;
+  if (cuda_inc) {
+    EXPECT_NE(cmd.find("-isystem " + cuda_inc->string() + " "), std::string::npos)
+        << "the CUDA toolkit's include folder for a .cpp of a CUDA language\n" << cmd;
+    EXPECT_NE(r.log.find("-lcudart"), std::string::npos) << r.log;
+  } else {
+    std::cerr << "no CUDA toolkit here: the CUDA-header part is skipped\n";
+  }
+  // The module links torch as cpp_extension does.
+  for (const char* lib : {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"})
+    EXPECT_NE(r.log.find(lib), std::string::npos) << lib;
+  EXPECT_NE(r.log.find("-Wl,-rpath,"), std::string::npos);
+  EXPECT_EQ(r.so_path.filename(), r.module_name + ".so");
+}
+
+TEST_F(BuildTest, TorchPrecompiledHeaderIsMadeOnTheSecondColdBuildAndUsedAfter) {
+  ScopedEnv pch_env("SOLBENCH_TORCH_PCH", nullptr);
+  const fs::path record = root_.path() / "commands.txt";
+  opts_.cxx = recording_compiler(root_.path(), record).string();
+  opts_.python = test_python();
+  opts_.jobs = 4;
+  auto variant = [&](int n) {
+    // Another comment: another solution (cache key), same flags (PCH key).
+    Solution s = torch_solution("scale_ext", {{"main.cpp", data_file("scale.cpp") + "// " + std::to_string(n) + "\n"},
+                                              {"helper.cpp", "// not first\n#include \"helper.h\"\nint h() { return 1; }\n"}},
+                                false);
+    s.sources.push_back({"helper.h", "#pragma once\n#include <torch/extension.h>\n"});
+    return s;
+  };
+  BuildResult first = build_solution(variant(1), opts_);
+  if (no_torch_here(first)) GTEST_SKIP() << "no torch for " << test_python();
+  ASSERT_TRUE(first.ok()) << first.log;
+  EXPECT_NE(first.log.find("the next cold build with them makes one"), std::string::npos) << first.log;
+  EXPECT_EQ(read_text_file(record).find("c++-header"), std::string::npos) << "no PCH on a first build";
+
+  BuildResult second = build_solution(variant(2), opts_);
+  ASSERT_TRUE(second.ok()) << second.log;
+  EXPECT_FALSE(second.cache_hit);
+  EXPECT_NE(second.log.find("building a precompiled <torch/extension.h>"), std::string::npos) << second.log;
+  EXPECT_NE(second.log.find("-x c++-header"), std::string::npos) << second.log;
+  EXPECT_NE(second.log.find("stored the precompiled <torch/extension.h>"), std::string::npos) << second.log;
+  std::string pch_cmd;
+  for (const auto& l : lines_of(read_text_file(record)))
+    if (l.find("-x c++-header") != std::string::npos) pch_cmd = l;
+  ASSERT_FALSE(pch_cmd.empty());
+  EXPECT_EQ(pch_cmd.find("TORCH_EXTENSION_NAME"), std::string::npos) << "the PCH is shared by modules\n" << pch_cmd;
+  EXPECT_NE(pch_cmd.find("-D_GLIBCXX_USE_CXX11_ABI="), std::string::npos) << pch_cmd;
+  EXPECT_EQ(pch_cmd.find("/src"), std::string::npos) << "no staging folder in the PCH's flags\n" << pch_cmd;
+
+  fs::remove(record);
+  BuildResult third = build_solution(variant(3), opts_);
+  ASSERT_TRUE(third.ok()) << third.log;
+  EXPECT_NE(third.log.find("using the precompiled <torch/extension.h>"), std::string::npos) << third.log;
+  const std::string rec = read_text_file(record);
+  const std::string main_cmd = command_for(rec, "main.cpp");
+  EXPECT_NE(main_cmd.find("-include " + (opts_.cache_dir / ".pch").string()), std::string::npos) << main_cmd;
+  // helper.cpp does not start with the include: compiled as written.
+  EXPECT_EQ(command_for(rec, "helper.cpp").find("-include"), std::string::npos) << rec;
+  EXPECT_EQ(rec.find("c++-header"), std::string::npos) << "the PCH is made once";
+
+  // Off by the environment: as written again.
+  ScopedEnv off("SOLBENCH_TORCH_PCH", "0");
+  fs::remove(record);
+  ASSERT_TRUE(build_solution(variant(4), opts_).ok());
+  EXPECT_EQ(read_text_file(record).find("-include"), std::string::npos);
+}
+
+// Real builds against the installed torch (libtorch-dev on Debian): slow.
+TEST_F(BuildTest, TorchBindingCppWithACudaHeaderBuildsAndImports) {
+  if (!std::getenv("SOLBENCH_TEST_TORCH_BUILD"))
+    GTEST_SKIP() << "set SOLBENCH_TEST_TORCH_BUILD=1 (compiles against torch's headers)";
+  opts_.timeout = 600s;
+  opts_.python = test_python();
+  const auto cuda_inc = cuda_include_dir();
+  Solution s = torch_solution("scale_ext", {{"main.cpp", data_file("scale.cpp")}}, cuda_inc.has_value());
+  if (cuda_inc) s.spec.compile_options.cflags = {"-DSB_TEST_CUDA_HEADER"};
+  BuildResult r = build_solution(s, opts_);
+  ASSERT_TRUE(r.ok()) << build_status_name(r.status) << "\n" << r.log;
+  std::cerr << "torch binding (.cpp with a CUDA header: " << (cuda_inc ? "yes" : "no") << ") build: " << r.seconds << " s\n";
+  const std::string py = "import importlib.util as u, torch\n"
+                         "s = u.spec_from_file_location('" + r.module_name + "', '" + r.so_path.string() +
+                         "')\nm = u.module_from_spec(s); s.loader.exec_module(m)\n"
+                         "print(m.scale(torch.arange(3.0), 2.0).tolist(), m.extension_name, m.cudart_version > 0)\n";
+  auto run = run_command({test_python(), "-c", py}, with_timeout(120s));
+  ASSERT_TRUE(run.ok()) << run.output;
+  EXPECT_NE(run.output.find("[0.0, 2.0, 4.0] " + r.module_name + (cuda_inc ? " True" : " False")),
+            std::string::npos)
+      << run.output;
+}
+
+// Cold builds of three torch sources: one compiler at a time, in parallel, and with
+// the precompiled header (made, then used). Prints the times (the numbers in
+// docs/native-binding.md); checks that each variant works.
+TEST_F(BuildTest, TorchBindingParallelAndPrecompiledHeaderTimings) {
+  if (!std::getenv("SOLBENCH_TEST_TORCH_BUILD"))
+    GTEST_SKIP() << "set SOLBENCH_TEST_TORCH_BUILD=1 (compiles against torch's headers, minutes)";
+  opts_.timeout = 900s;
+  opts_.python = test_python();
+  auto variant = [&](const std::string& tag) {
+    Solution s = torch_solution("fma_ext", {{"main.cpp", data_file("multi/main.cpp") + "// " + tag + "\n"},
+                                            {"add.cpp", data_file("multi/add.cpp")},
+                                            {"mul.cpp", data_file("multi/mul.cpp")}},
+                                false);
+    s.spec.entry_point = "main.cpp::fma_rows";
+    s.spec.entry_function = "fma_rows";
+    return s;
+  };
+  auto check = [&](const BuildResult& r) {
+    const std::string py = "import importlib.util as u, torch\n"
+                           "s = u.spec_from_file_location('" + r.module_name + "', '" + r.so_path.string() +
+                           "')\nm = u.module_from_spec(s); s.loader.exec_module(m)\n"
+                           "x = torch.arange(4.0); print(m.fma_rows(x, x, x).tolist())\n";
+    auto run = run_command({test_python(), "-c", py}, with_timeout(120s));
+    EXPECT_NE(run.output.find("[0.0, 2.0, 6.0, 12.0]"), std::string::npos) << run.output;
+  };
+  const int n = std::min(3, build_jobs());
+  opts_.jobs = 1;
+  opts_.torch_pch = false;
+  BuildResult serial = build_solution(variant("serial"), opts_);
+  ASSERT_TRUE(serial.ok()) << serial.log;
+  check(serial);
+  opts_.jobs = n;
+  BuildResult parallel = build_solution(variant("parallel"), opts_);
+  ASSERT_TRUE(parallel.ok()) << parallel.log;
+  check(parallel);
+  opts_.torch_pch = true;
+  opts_.jobs = 4;  // a compiler for the PCH beside the three sources (more than the CPUs here)
+  ScopedEnv eager("SOLBENCH_TORCH_PCH", "1");
+  BuildResult making = build_solution(variant("making-pch"), opts_);
+  ASSERT_TRUE(making.ok()) << making.log;
+  check(making);
+  opts_.jobs = n;
+  BuildResult using_pch = build_solution(variant("using-pch"), opts_);
+  ASSERT_TRUE(using_pch.ok()) << using_pch.log;
+  check(using_pch);
+  const bool made = making.log.find("stored the precompiled") != std::string::npos;
+  EXPECT_TRUE(!made || using_pch.log.find("using the precompiled") != std::string::npos) << using_pch.log;
+  // One source (same flags, so the same PCH), with and without it.
+  Solution one = torch_solution("scale_ext", {{"main.cpp", data_file("scale.cpp")}}, false);
+  BuildResult one_pch = build_solution(one, opts_);
+  ASSERT_TRUE(one_pch.ok()) << one_pch.log;
+  EXPECT_TRUE(!made || one_pch.log.find("using the precompiled") != std::string::npos) << one_pch.log;
+  one.sources[0].content += "// without the PCH\n";
+  opts_.torch_pch = false;
+  BuildResult one_plain = build_solution(one, opts_);
+  ASSERT_TRUE(one_plain.ok()) << one_plain.log;
+  std::cerr << "3 torch sources, cold: serial " << serial.seconds << " s, parallel (" << n
+            << " jobs) " << parallel.seconds << " s, parallel + making the PCH " << making.seconds
+            << " s (" << (made ? "made" : "not made: no CPU to spare") << "), parallel with the PCH "
+            << using_pch.seconds << " s; one source: " << one_plain.seconds << " s, with the PCH "
+            << one_pch.seconds << " s\n";
 }
 
 }  // namespace
