@@ -18,5 +18,7 @@ void add_hw_command(CLI::App& app);
 // `solbench eval` and the hidden worker mode it re-executes (`solbench __worker`).
 void add_eval_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
+// `solbench db leaderboard|best|history|export`: the results store.
+void add_db_command(CLI::App& app);
 
 }  // namespace solbench::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   solbench::cli::add_hw_command(app);
   solbench::cli::add_eval_command(app);
   solbench::cli::add_worker_command(app);
+  solbench::cli::add_db_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

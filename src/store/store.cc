@@ -1,0 +1,389 @@
+// Opening the store and recording into it: environments, solutions, runs,
+// traces and baselines.
+#include "store/store.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/solution.h"
+#include "store/schema.h"
+#include "store/store_impl.h"
+
+namespace solbench::store {
+
+namespace fs = std::filesystem;
+using detail::Statement;
+using detail::WriteTransaction;
+
+namespace {
+
+std::string now_or(const std::string& iso) { return iso.empty() ? iso8601_now() : iso; }
+
+std::string local_hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+const json* string_at(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? &*it : nullptr;
+}
+
+// The journal mode is switched once per file; a second process doing the same
+// at that moment may find the file locked, whatever the busy timeout.
+void set_wal(detail::Database& db, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    try {
+      Statement s(db, "PRAGMA journal_mode = WAL", "switching to the WAL journal");
+      s.start();
+      const std::string mode = s.step() ? s.text(0) : "";
+      s.reset();
+      if (mode != "wal")
+        throw StoreError(fmt::format(
+            "{}: the journal mode stayed \"{}\" (expected wal: the store needs a file on a local "
+            "file system)",
+            db.file(), mode));
+      return;
+    } catch (const detail::BusyError&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+}
+
+detail::Database open_database(const fs::path& file, const Store::Options& o) {
+  if (o.mode == Store::Mode::Existing) {
+    std::error_code ec;
+    if (!fs::exists(file, ec))
+      throw StoreError(fmt::format(
+          "{}: no results store here (expected an existing solbench database; `solbench eval` "
+          "with a store creates one)",
+          file.string()));
+    // Checked before anything (switching to WAL) writes a header into it.
+    if (fs::is_regular_file(file, ec) && fs::file_size(file, ec) == 0)
+      throw StoreError(fmt::format(
+          "{}: the database is empty (expected a solbench results store with its tables)",
+          file.string()));
+  } else if (file.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    if (ec)
+      throw StoreError(fmt::format("{}: cannot create the folder {}: {}", file.string(),
+                                   file.parent_path().string(), ec.message()));
+  }
+  return detail::Database(file, o.mode == Store::Mode::Create);
+}
+
+bool row_exists(detail::Database& db, const char* table, const char* column,
+                const std::string& value) {
+  // Table and column names come from this file only.
+  Statement s(db, fmt::format("SELECT 1 FROM {} WHERE {} = ?1", table, column),
+              "looking up a reference");
+  s.start().bind(1, value);
+  const bool found = s.step();
+  s.reset();
+  return found;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ records
+
+std::string EnvironmentInfo::hash() const {
+  json j = json::object();
+  j["gpu_model"] = gpu_model;
+  j["driver"] = driver;
+  j["cuda"] = cuda;
+  j["torch"] = torch;
+  j["timer"] = timer;
+  j["hostname"] = hostname;
+  return content_hash(j);
+}
+
+EnvironmentInfo environment_from_trace(const Trace& t) {
+  const Environment& e = t.evaluation.environment;
+  EnvironmentInfo env;
+  env.gpu_model = e.hardware;
+  for (const auto& [name, version] : e.libs) {
+    if (name == "torch") env.torch = version;
+    if (name == "cuda") env.cuda = version;
+  }
+  for (const char* key : {"driver", "solbench_driver"})
+    if (const json* d = string_at(e.extra, key)) env.driver = d->get<std::string>();
+  if (const json* timer = string_at(t.evaluation.extra, "solbench_timer"))
+    env.timer = timer->get<std::string>();
+  env.hostname = local_hostname();
+  return env;
+}
+
+std::string SolutionRecord::hash() const { return content_hash(content); }
+
+SolutionRecord SolutionRecord::from(const Solution& s) {
+  return SolutionRecord{s.name, s.definition, to_json(s)};
+}
+
+std::string_view method_name(BaselineMethod m) {
+  return m == BaselineMethod::TorchCompile ? "torch.compile" : "eager";
+}
+
+std::optional<BaselineMethod> parse_method(std::string_view name) {
+  if (name == "torch.compile") return BaselineMethod::TorchCompile;
+  if (name == "eager") return BaselineMethod::Eager;
+  return std::nullopt;
+}
+
+// -------------------------------------------------------------------- open
+
+namespace {
+
+// Sets the connection up and checks the schema; returns the schema version.
+int configure(detail::Database& db, const Store::Options& o) {
+  db.exec(fmt::format("PRAGMA busy_timeout = {}", o.busy_timeout.count()),
+          "setting the busy timeout");
+  db.exec("PRAGMA foreign_keys = ON", "enabling foreign keys");
+  set_wal(db, o.busy_timeout);
+  db.exec(o.sync_every_commit ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+          "setting the synchronous mode");
+  return detail::ensure_schema(db, o.mode == Store::Mode::Create);
+}
+
+}  // namespace
+
+// Members initialise in declaration order: the connection, its set-up and
+// schema, then the statements prepared against that schema.
+Store::Impl::Impl(const fs::path& f, const Options& o)
+    : file(f),
+      db(open_database(f, o)),
+      version(configure(db, o)),
+      begin(db, "BEGIN IMMEDIATE", "starting a write transaction"),
+      commit(db, "COMMIT", "committing"),
+      rollback(db, "ROLLBACK", "rolling back"),
+      insert_trace(db,
+                   "INSERT INTO traces(run, solution_hash, environment, definition, workload_uuid, "
+                   "status, latency_ms, reference_latency_ms, t_sol_ms, t_b_ms, sol_score, "
+                   "recorded, trace_json, extras_json) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                   "recording a trace"),
+      find_result(db,
+                  "SELECT 1 FROM traces WHERE solution_hash = ?1 AND workload_uuid = ?2 AND "
+                  "environment = ?3 LIMIT 1",
+                  "looking up a result") {}
+
+Store Store::open(const fs::path& file, const Options& options) {
+  return Store(std::make_unique<Impl>(file, options));
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+
+const fs::path& Store::file() const { return impl_->file; }
+int Store::schema_version() const { return impl_->version; }
+
+// --------------------------------------------------------------- recording
+
+std::string Store::put_environment(const EnvironmentInfo& env) {
+  const std::lock_guard lock(impl_->mutex);
+  const std::string hash = env.hash();
+  Statement s(impl_->db,
+              "INSERT INTO environments(hash, gpu_model, driver, cuda, torch, timer, hostname, "
+              "first_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(hash) DO NOTHING",
+              "recording an environment");
+  s.start()
+      .bind(1, hash)
+      .bind(2, env.gpu_model)
+      .bind(3, env.driver)
+      .bind(4, env.cuda)
+      .bind(5, env.torch)
+      .bind(6, env.timer)
+      .bind(7, env.hostname)
+      .bind(8, iso8601_now())
+      .execute();
+  return hash;
+}
+
+std::string Store::put_solution(const SolutionRecord& solution) {
+  const std::lock_guard lock(impl_->mutex);
+  if (solution.name.empty())
+    throw StoreError(fmt::format("{}: cannot record a solution without a name", file().string()));
+  const std::string hash = solution.hash();
+  Statement s(impl_->db,
+              "INSERT INTO solutions(hash, name, definition, json, first_seen) "
+              "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO NOTHING",
+              "recording a solution");
+  s.start()
+      .bind(1, hash)
+      .bind(2, solution.name)
+      .bind(3, solution.definition)
+      .bind(4, solution.content.dump())
+      .bind(5, iso8601_now())
+      .execute();
+  return hash;
+}
+
+int64_t Store::begin_run(const RunInfo& run) {
+  const std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db,
+              "INSERT INTO runs(started, command_line, environment, dataset_path) "
+              "VALUES (?1, ?2, ?3, ?4)",
+              "recording a run");
+  s.start().bind(1, now_or(run.started)).bind(2, run.command_line);
+  if (run.environment_hash.empty())
+    s.bind_null(3);
+  else
+    s.bind(3, run.environment_hash);
+  s.bind(4, run.dataset_path);
+  try {
+    s.execute();
+  } catch (const StoreError&) {
+    if (!run.environment_hash.empty() && !row_exists(impl_->db, "environments", "hash", run.environment_hash))
+      throw StoreError(fmt::format(
+          "{}: cannot begin a run in environment {}: it is not in the store (put_environment "
+          "first)",
+          file().string(), run.environment_hash));
+    throw;
+  }
+  return impl_->db.last_insert_rowid();
+}
+
+void Store::set_run_environment(int64_t run, const std::string& environment_hash) {
+  const std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db, "UPDATE runs SET environment = ?2 WHERE id = ?1",
+              "recording a run's environment");
+  s.start().bind(1, run).bind(2, environment_hash).execute();
+}
+
+void Store::finish_run(int64_t run) {
+  const std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db, "UPDATE runs SET finished = ?2 WHERE id = ?1", "finishing a run");
+  s.start().bind(1, run).bind(2, iso8601_now()).execute();
+}
+
+int64_t Store::record_trace(int64_t run, const Trace& trace, const TraceExtras& extras) {
+  const std::lock_guard lock(impl_->mutex);
+  const std::string what = fmt::format("the trace of {} / {}", trace.definition, trace.solution);
+  const json* uuid = string_at(trace.workload, "uuid");
+  if (!uuid)
+    throw StoreError(fmt::format("{}: cannot record {}: workload.uuid is missing (expected the "
+                                 "workload object with its uuid string)",
+                                 file().string(), what));
+  if (extras.solution_hash.empty() || extras.environment_hash.empty())
+    throw StoreError(fmt::format("{}: cannot record {}: the {} hash is empty (expected the hash "
+                                 "returned by put_{})",
+                                 file().string(), what,
+                                 extras.solution_hash.empty() ? "solution" : "environment",
+                                 extras.solution_hash.empty() ? "solution" : "environment"));
+  const Evaluation& e = trace.evaluation;
+  const std::string trace_text = to_json(trace).dump();
+  const std::string extras_text = extras.extras.dump();
+  Statement& s = impl_->insert_trace;
+  try {
+    WriteTransaction tx(impl_->begin, impl_->commit, impl_->rollback);
+    s.start()
+        .bind(1, run)
+        .bind(2, extras.solution_hash)
+        .bind(3, extras.environment_hash)
+        .bind(4, trace.definition)
+        .bind(5, uuid->get_ref<const std::string&>())
+        .bind(6, status_name(e.status))
+        .bind(7, e.performance ? std::optional(e.performance->latency_ms) : std::nullopt)
+        .bind(8, e.performance ? std::optional(e.performance->reference_latency_ms)
+                               : std::nullopt)
+        .bind(9, extras.t_sol_ms)
+        .bind(10, extras.t_b_ms)
+        .bind(11, extras.sol_score)
+        .bind(12, now_or(e.timestamp))
+        .bind(13, trace_text)
+        .bind(14, extras_text)
+        .execute();
+    const int64_t id = impl_->db.last_insert_rowid();
+    tx.commit();
+    return id;
+  } catch (const StoreError&) {
+    // Name the missing reference rather than SQLite's "FOREIGN KEY constraint failed".
+    std::string missing;
+    if (!row_exists(impl_->db, "runs", "id", std::to_string(run)))
+      missing = fmt::format("run {} (begin_run first)", run);
+    else if (!row_exists(impl_->db, "solutions", "hash", extras.solution_hash))
+      missing = fmt::format("solution {} (put_solution first)", extras.solution_hash);
+    else if (!row_exists(impl_->db, "environments", "hash", extras.environment_hash))
+      missing = fmt::format("environment {} (put_environment first)", extras.environment_hash);
+    if (missing.empty()) throw;
+    throw StoreError(fmt::format("{}: cannot record {}: {} is not in the store", file().string(),
+                                 what, missing));
+  }
+}
+
+bool Store::has_result(const std::string& solution_hash, const std::string& workload_uuid,
+                       const std::string& environment_hash) {
+  const std::lock_guard lock(impl_->mutex);
+  Statement& s = impl_->find_result;
+  s.start().bind(1, solution_hash).bind(2, workload_uuid).bind(3, environment_hash);
+  const bool found = s.step();
+  s.reset();
+  return found;
+}
+
+// --------------------------------------------------------------- baselines
+
+void Store::put_baseline(const Baseline& b) {
+  const std::lock_guard lock(impl_->mutex);
+  if (!std::isfinite(b.t_b_ms) || b.t_b_ms <= 0)
+    throw StoreError(fmt::format("{}: cannot record the baseline of workload {}: T_b is {} ms "
+                                 "(expected a time > 0)",
+                                 file().string(), b.key.workload_uuid, b.t_b_ms));
+  if (b.key.definition_hash.empty() || b.key.workload_uuid.empty())
+    throw StoreError(fmt::format("{}: cannot record a baseline without a definition hash and a "
+                                 "workload uuid",
+                                 file().string()));
+  Statement s(impl_->db,
+              "INSERT INTO baselines(definition_hash, workload_uuid, gpu_model, driver, torch, "
+              "timer, t_b_ms, method, recorded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+              "recording a baseline");
+  s.start()
+      .bind(1, b.key.definition_hash)
+      .bind(2, b.key.workload_uuid)
+      .bind(3, b.key.gpu_model)
+      .bind(4, b.key.driver)
+      .bind(5, b.key.torch)
+      .bind(6, b.key.timer)
+      .bind(7, b.t_b_ms)
+      .bind(8, method_name(b.method))
+      .bind(9, now_or(b.recorded))
+      .execute();
+}
+
+std::optional<Baseline> Store::baseline(const BaselineKey& key) {
+  const std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db,
+              "SELECT t_b_ms, method, recorded FROM baselines WHERE definition_hash = ?1 AND "
+              "workload_uuid = ?2 AND gpu_model = ?3 AND driver = ?4 AND torch = ?5 AND "
+              "timer = ?6 ORDER BY id DESC LIMIT 1",
+              "looking up a baseline");
+  s.start()
+      .bind(1, key.definition_hash)
+      .bind(2, key.workload_uuid)
+      .bind(3, key.gpu_model)
+      .bind(4, key.driver)
+      .bind(5, key.torch)
+      .bind(6, key.timer);
+  if (!s.step()) return std::nullopt;
+  Baseline b;
+  b.key = key;
+  b.t_b_ms = s.real(0);
+  // The schema's CHECK admits only the two names.
+  b.method = parse_method(s.text(1)).value_or(BaselineMethod::Eager);
+  b.recorded = s.text(2);
+  s.reset();
+  return b;
+}
+
+}  // namespace solbench::store
