@@ -24,5 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Release: no debug info keeps a 2-core CI build well inside its time limit.
+# Only the solbench executable by default (the demo needs nothing else);
+# scripts/test.sh builds the tests too (SOLBENCH_BUILD_TARGETS=all).
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${SOLBENCH_BUILD_TYPE:-Release}"
-cmake --build build -j "$(nproc)"
+cmake --build build -j "$(nproc)" --target ${SOLBENCH_BUILD_TARGETS:-solbench}

@@ -2,5 +2,5 @@
 # Installs dependencies, builds, and runs the whole test suite (ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+SOLBENCH_BUILD_TARGETS=all bash scripts/setup.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
