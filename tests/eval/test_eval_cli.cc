@@ -14,6 +14,7 @@
 
 #include "core/json.h"
 #include "core/trace.h"
+#include "test_support.h"
 
 namespace solbench {
 namespace {
@@ -37,25 +38,13 @@ struct CliRun {
   json doc;  // stdout parsed when --json was given
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing::read;
 
 class EvalCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/solbench-evaltest-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     fs::create_directories(dir_ / "cache");
     fs::create_directories(dir_ / "staging");
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
 
   CliRun eval(const std::string& args, bool json_out = true) {
@@ -69,8 +58,8 @@ class EvalCli : public ::testing::Test {
     const int status = std::system(cmd.c_str());
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
+    r.out = read(out);
+    r.err = read(err);
     if (json_out && !r.out.empty()) r.doc = json::parse(r.out, nullptr, false);
     return r;
   }
@@ -130,7 +119,8 @@ SB_EXPORT int entry(const sb_tensor* in, int32_t, sb_tensor* out, int32_t, void*
     return doc.at("results").at(i).at("evaluation").at("log").get<std::string>();
   }
 
-  fs::path dir_;
+  testing::TempDir tmp_;
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(EvalCli, CorrectCppSolutionPassesEveryWorkloadAndTracesLoad) {

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/json.h"
 #include "harness/landlock.h"
+#include "test_support.h"
 
 namespace solbench {
 namespace {
@@ -37,19 +37,12 @@ std::string pytorch_source(const std::string& prelude, const std::string& in_cal
          "    return (x * inv * weight.float()).to(hidden_states.dtype)\n";
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing::read;
 
 class SandboxEval : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/solbench-sandboxeval-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     fs::create_directories(dir_ / "cache");
     fs::create_directories(dir_ / "staging");
     // A copy of the problem: the tests check that it stays unchanged.
@@ -58,11 +51,6 @@ class SandboxEval : public ::testing::Test {
     for (const char* f : {"definition.json", "workload.jsonl"})
       fs::copy_file(kSource / "problems" / kDef / f, problem_ / f);
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   fs::path solution(const std::string& name, const std::string& code) {
     json sol = {{"name", name},
                 {"definition", kDef},
@@ -86,8 +74,8 @@ class SandboxEval : public ::testing::Test {
                       "'" + workloads + kFast + " --json >'" + out.string() + "' 2>'" +
                       err.string() + "'";
     (void)std::system(cmd.c_str());
-    json doc = json::parse(slurp(out), nullptr, false);
-    EXPECT_TRUE(doc.is_object()) << slurp(out) << slurp(err);
+    json doc = json::parse(read(out), nullptr, false);
+    EXPECT_TRUE(doc.is_object()) << read(out) << read(err);
     return doc.is_object() ? doc : json::object();
   }
 
@@ -99,6 +87,7 @@ class SandboxEval : public ::testing::Test {
   }
   static bool landlock() { return harness::landlock_abi() > 0; }
 
+  testing::TempDir tmp_;
   fs::path dir_, problem_;
 };
 
@@ -208,13 +197,13 @@ with open(os.path.join(os.environ['TMPDIR'], 't'), 'w') as f:
     f.write('fine')
 )";
   fs::create_directories(dir_ / "cache" / "builds");
-  const std::string before = slurp(problem_ / "definition.json");
+  const std::string before = read(problem_ / "definition.json");
   json doc = eval(solution("writer", pytorch_source(probe, "")));
   ASSERT_FALSE(doc.empty());
   EXPECT_EQ(status(doc), "PASSED") << log(doc);
   EXPECT_FALSE(fs::exists(problem_ / "planted.txt"));
   EXPECT_FALSE(fs::exists("/tmp/solbench-planted.txt"));
-  EXPECT_EQ(slurp(problem_ / "definition.json"), before);
+  EXPECT_EQ(read(problem_ / "definition.json"), before);
 }
 
 TEST_F(SandboxEval, CompileCachesPersistPerSolution) {
@@ -232,7 +221,7 @@ open(p, 'w').write(str(n + 1))
   ASSERT_EQ(status(eval(b)), "PASSED");
   std::vector<std::string> counts;
   for (const auto& e : fs::directory_iterator(dir_ / "cache" / "jit"))
-    if (fs::exists(e.path() / "triton" / "count")) counts.push_back(slurp(e.path() / "triton" / "count"));
+    if (fs::exists(e.path() / "triton" / "count")) counts.push_back(read(e.path() / "triton" / "count"));
   std::sort(counts.begin(), counts.end());
   // Two folders: solution a's, seen twice, and b's, seen once.
   EXPECT_EQ(counts, (std::vector<std::string>{"1", "2"}));

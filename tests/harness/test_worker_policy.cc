@@ -1,13 +1,13 @@
 // The parent's side of the worker sandbox: which programs a worker may run, where
 // it may write, and the compile caches it is given (harness/worker_policy.h).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "harness/worker_policy.h"
+#include "test_support.h"
 
 namespace solbench::harness {
 namespace {
@@ -16,22 +16,13 @@ namespace fs = std::filesystem;
 
 class WorkerPolicy : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/solbench-policy-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   fs::path script(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
+    const fs::path p = tmp_.write(name, text);
     fs::permissions(p, fs::perms::owner_all);
     return p;
   }
-  fs::path dir_;
+  testing::TempDir tmp_;
+  const fs::path& dir_ = tmp_.path();
 };
 
 TEST_F(WorkerPolicy, AWrapperScriptIsSeenThroughToTheProgramItRuns) {
