@@ -166,6 +166,46 @@ def reference_function(mod: types.ModuleType, name: str):
     return fn
 
 
+def compiled_reference(fn):
+    """The scoring baseline's callable (docs/score.md): the reference `fn` under
+    torch.compile where this torch has it. Returns (callable, method, reason) with
+    method "torch.compile" or "eager" and reason why eager ("" when compiled).
+
+    torch.compile compiles on the first call of each shape, so a failure shows up
+    there: the callable then runs `fn` eagerly for good, and its `method` and
+    `reason` attributes say so (the worker reads them after every workload). An
+    error that the eager reference raises too is the reference's, and propagates."""
+    compile_fn = getattr(torch, "compile", None)
+    if compile_fn is None:
+        return fn, "eager", f"torch.compile unavailable (torch {torch.__version__})"
+    try:
+        # Every workload is a new shape: past Dynamo's recompile limit (8) the
+        # function would run eagerly without a word. This worker runs nothing else.
+        import torch._dynamo as dynamo
+        dynamo.config.cache_size_limit = max(getattr(dynamo.config, "cache_size_limit", 8), 256)
+    except Exception:  # noqa: BLE001 - an older or newer Dynamo without the knob
+        pass
+    try:
+        compiled = compile_fn(fn)
+    except Exception as e:  # noqa: BLE001 - any failure means eager, with the reason
+        first = (str(e).splitlines() or [""])[0][:300]
+        return fn, "eager", f"torch.compile failed: {type(e).__name__}: {first}"
+
+    def baseline(*args):
+        if baseline.method == "torch.compile":
+            try:
+                return compiled(*args)
+            except Exception as e:  # noqa: BLE001
+                first = (str(e).splitlines() or [""])[0][:300]
+                baseline.method = "eager"
+                baseline.reason = f"torch.compile failed on a call: {type(e).__name__}: {first}"
+        return fn(*args)
+
+    baseline.method = "torch.compile"
+    baseline.reason = ""
+    return baseline, "torch.compile", ""
+
+
 def _block_extension_loading() -> None:
     # Native code must come through the C++ build (import-checked, sandboxed);
     # building extensions at run time would bypass that.
@@ -330,12 +370,29 @@ class Workload:
 
     def run_reference(self, args: list) -> list:
         # On copies: a reference that writes into its inputs must not change what
-        # the solution sees.
-        out = self.reference_run(*clone_all(args))
+        # the solution sees. Which inputs it writes is remembered: the solution may
+        # write those (a cache updated in place), and no others.
+        copies = clone_all(args)
+        out = self.reference_run(*copies)
+        self.reference_writes = {i for i, (a, c) in enumerate(zip(args, copies))
+                                 if isinstance(a, torch.Tensor) and not same_bits(a, c)}
         outs = normalize_outputs(out, self.out_names, self.out_dtypes, self.device)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return [t.detach().clone() if not t.is_contiguous() else t.detach() for t in outs]
+
+    def snapshot(self, args: list) -> list:
+        """Copies of the tensor inputs, to compare with after the solution's call."""
+        return clone_all(args)
+
+    def changed_inputs(self, args: list, before: list) -> list:
+        """Names of the inputs whose bits differ from `before`, among those the
+        reference leaves alone."""
+        names = [i["name"] for i in self.spec["inputs"]]
+        writes = getattr(self, "reference_writes", set())
+        return [names[i] if i < len(names) else f"#{i}"
+                for i, (a, b) in enumerate(zip(args, before))
+                if i not in writes and isinstance(a, torch.Tensor) and not same_bits(a, b)]
 
     def alloc_outputs(self, refs=None) -> list:
         outs = inputs_mod.allocate_outputs(self.spec["outputs"], self.device)
@@ -446,6 +503,16 @@ def native_args(values: list, dtypes) -> tuple:
         views.append((v.data_ptr(), str(v.dtype).replace("torch.", ""), tuple(v.shape),
                       tuple(v.stride()), -1 if dev.type == "cpu" else int(dev.index or 0)))
     return keep, views
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit-for-bit equality (NaNs with the same payload are equal, unlike ==)."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    if a.numel() == 0:
+        return True
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                       b.contiguous().reshape(-1).view(torch.uint8))
 
 
 def clone_all(values: list) -> list:

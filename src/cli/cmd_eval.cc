@@ -1,6 +1,9 @@
 // `solbench eval PROBLEM_DIR --solution FILE`: builds the solution, evaluates it in
 // sandboxed worker processes (src/harness/runner.h) on every selected workload,
-// appends one trace per workload to -o as results arrive, and prints a table.
+// scores it (docs/score.md: T_SOL from the sol module, the baseline T_b from the
+// results store or measured in a worker of its own after the solution's, the SOL
+// Score S), appends one trace per workload to -o and records it in the results
+// store as soon as its numbers are final, and prints a table.
 //
 // Exit codes: 0 every evaluated workload PASSED (skipped ones aside), 1 a workload
 // failed or the input is invalid, 2 usage error.
@@ -9,8 +12,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +32,10 @@
 #include "harness/runner.h"
 #include "harness/worker_policy.h"
 #include "harness/timer.h"
+#include "score/baseline.h"
+#include "score/selection.h"
+#include "score/sol_score.h"
+#include "store/store.h"
 
 namespace solbench::cli {
 
@@ -54,6 +64,10 @@ struct EvalOptions {
   double time_budget_ms = 500;
   bool no_timing = false;
   bool no_sandbox = false;
+  std::string arch;          // hardware model for T_SOL; empty: the device's own
+  bool no_baseline = false;  // do not measure T_b (S stays null unless the store has it)
+  std::string db;            // results store; empty: store::default_db_path()
+  bool no_db = false;
 };
 
 std::string short_uuid(const std::string& u) { return u.substr(0, 8); }
@@ -64,11 +78,13 @@ std::string axes_text(const Workload& w) {
   return s;
 }
 
+// Milliseconds in every time column (one unit per column; tiny bounds in
+// scientific notation rather than another unit).
 std::string ms_text(double ms) {
-  if (ms <= 0) return "-";
-  if (ms < 0.01) return fmt::format("{:.2f}us", ms * 1000);
+  if (!(ms > 0)) return "-";
   return fmt::format("{:.4g}", ms);
 }
+std::string ms_text(const std::optional<double>& ms) { return ms ? ms_text(*ms) : "-"; }
 
 std::string first_line(const std::string& s, size_t max = 100) {
   size_t start = s.find_first_not_of(" \n");
@@ -114,40 +130,26 @@ class Progress {
   size_t done_ = 0;
 };
 
-std::vector<size_t> select_workloads(const Problem& p, const EvalOptions& o, Diagnostics& d) {
-  std::vector<size_t> idx;
-  for (size_t i = 0; i < p.workloads.size(); ++i)
-    if (p.resolved[i]) idx.push_back(i);
-  if (!o.workloads.empty()) {
-    std::vector<size_t> chosen;
-    for (const auto& want : o.workloads) {
-      std::vector<size_t> hits;
-      for (size_t i : idx)
-        if (p.workloads[i].uuid == want || p.workloads[i].uuid.rfind(want, 0) == 0) hits.push_back(i);
-      if (hits.empty())
-        d.add("--workload", 0, "", "no workload with uuid (or uuid prefix) \"" + want + "\"");
-      else if (hits.size() > 1 && p.workloads[hits[0]].uuid != want)
-        d.add("--workload", 0, "", "uuid prefix \"" + want + "\" is ambiguous");
-      else if (std::find(chosen.begin(), chosen.end(), hits[0]) == chosen.end())
-        chosen.push_back(hits[0]);
-    }
-    idx = chosen;
-  }
-  if (o.smallest > 0) {
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      const auto& ra = *p.resolved[a];
-      const auto& rb = *p.resolved[b];
-      return ra.input_bytes + ra.output_bytes < rb.input_bytes + rb.output_bytes;
-    });
-    if (idx.size() > static_cast<size_t>(o.smallest)) idx.resize(o.smallest);
-  }
-  return idx;
+// What the score needs of each selected workload beside its outcome.
+struct ScoreState {
+  score::SolBound bound;                          // T_SOL, or why none
+  std::optional<score::BaselineResult> baseline;  // T_b (nullopt: see t_b_reason)
+  std::string t_b_reason;
+  std::optional<score::Published> published;      // SOL-ExecBench's B200 numbers
+  score::WorkloadScore s;
+};
+
+std::string score_text(const score::WorkloadScore& s) {
+  if (!s.score) return "-";
+  return fmt::format("{:.3f}{}", *s.score, s.sol_violation ? "!" : "");
 }
 
 void print_table(const Problem& p, const std::vector<size_t>& sel,
-                 const std::vector<WorkloadOutcome>& outs, bool verbose, bool row_reasons) {
-  fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10}\n", "#", "workload",
-             "axes", "status", "latency_ms", "ref_ms", "speedup", "max_abs", "max_rel");
+                 const std::vector<WorkloadOutcome>& outs, const std::vector<ScoreState>& sc,
+                 bool verbose, bool row_reasons) {
+  fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6}\n",
+             "#", "workload", "axes", "status", "latency_ms", "ref_ms", "speedup", "max_abs",
+             "max_rel", "T_SOL_ms", "T_b_ms", "S");
   for (size_t k = 0; k < outs.size(); ++k) {
     const WorkloadOutcome& o = outs[k];
     const Workload& w = p.workloads[sel[k]];
@@ -159,21 +161,28 @@ void print_table(const Problem& p, const std::vector<size_t>& sel,
     std::string speed = (lat > 0 && ref > 0) ? fmt::format("{:.2f}x", ref / lat) : "-";
     std::string mabs = o.correctness ? fmt::format("{:.3g}", o.correctness->max_absolute_error) : "-";
     std::string mrel = o.correctness ? fmt::format("{:.3g}", o.correctness->max_relative_error) : "-";
-    fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10}\n", sel[k],
-               short_uuid(w.uuid), axes, status, ms_text(lat), ms_text(ref), speed, mabs, mrel);
+    const ScoreState& st = sc[k];
+    const std::string t_b = st.baseline ? ms_text(st.baseline->t_b_ms) : "-";
+    fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6}\n",
+               sel[k], short_uuid(w.uuid), axes, status, ms_text(lat), ms_text(ref), speed, mabs,
+               mrel, ms_text(st.bound.t_sol_ms), t_b, score_text(st.s));
     if (o.skipped)
       fmt::print("     skipped: {}\n", first_line(o.skip_reason, 110));
     else if (row_reasons && o.status != Status::Passed && !o.log.empty())
       fmt::print("     {}\n", failure_line(o.log));
+    if (st.s.sol_violation) fmt::print("     {}\n", st.s.reason);
     if (verbose && o.timing)
       fmt::print("     timing: n={} mean={} min={} stddev={} rse={:.2f}% ({})\n",
                  o.timing->stats.count, ms_text(o.timing->stats.mean_ms),
                  ms_text(o.timing->stats.min_ms), ms_text(o.timing->stats.stddev_ms),
                  o.timing->stats.rse * 100, o.timing->stop_reason);
+    if (verbose && st.published)
+      fmt::print("     published B200: T_b {} ms, T_SOL {} ms\n", ms_text(st.published->baseline_ms),
+                 ms_text(st.published->sol_ms));
   }
 }
 
-json summary_json(const std::vector<WorkloadOutcome>& outs) {
+json summary_json(const std::vector<WorkloadOutcome>& outs, const score::Aggregate& problem_score) {
   json counts = json::object();
   json skipped = json::object();
   double log_sum = 0;
@@ -194,7 +203,173 @@ json summary_json(const std::vector<WorkloadOutcome>& outs) {
   }
   json j = {{"workloads", outs.size()}, {"statuses", counts}, {"skipped", skipped}};
   j["geomean_speedup"] = n_speed ? json(std::exp(log_sum / n_speed)) : json(nullptr);
+  j["sol_score"] = problem_score.to_json();
   return j;
+}
+
+// This process's command line, as the store's runs table keeps it.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string out;
+  for (char c : all) out += c == '\0' ? ' ' : c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out.empty() ? "solbench eval" : out;
+}
+
+// Records the evaluation in the results store: a run, the solution, and every
+// trace with its T_SOL, T_b and S (one transaction per trace), plus measured
+// baselines. A store that cannot be opened or written is a warning: the
+// evaluation, its -o file and its output never depend on it.
+class StoreRecorder {
+ public:
+  StoreRecorder(const EvalOptions& o, const store::SolutionRecord& solution,
+                std::function<json()> predicted_env)
+      : predicted_env_(std::move(predicted_env)) {
+    if (o.no_db) return;
+    path_ = o.db.empty() ? store::default_db_path().string() : o.db;
+    try {
+      store::Store db = store::Store::open(path_);
+      solution_hash_ = db.put_solution(solution);
+      run_ = db.begin_run({command_line(), o.problem_dir, "", ""});
+      db_.emplace(std::move(db));
+    } catch (const std::exception& e) {
+      open_error_ = e.what();
+      warn(fmt::format("results store {}: {}; the evaluation goes on without recording it",
+                       path_, e.what()));
+    }
+  }
+
+  store::Store* db() { return db_ ? &*db_ : nullptr; }
+
+  void record(const Trace& t, const ScoreState& st) {
+    if (!db_) return;
+    try {
+      store::EnvironmentInfo env = store::environment_from_trace(t);
+      if (env.gpu_model.empty()) {
+        // No worker reported (a failed build or load): where it would have run.
+        const json p = predicted_env_();
+        env.gpu_model = p.value("hardware", "");
+        if (env.torch.empty()) env.torch = p.value("torch", "");
+        if (env.timer.empty()) env.timer = p.value("timer", "");
+        if (env.driver.empty()) env.driver = p.value("driver", "");
+      }
+      const std::string env_hash = db_->put_environment(env);
+      if (!run_env_set_) {
+        db_->set_run_environment(run_, env_hash);
+        run_env_set_ = true;
+      }
+      store::TraceExtras x;
+      x.solution_hash = solution_hash_;
+      x.environment_hash = env_hash;
+      x.t_sol_ms = st.s.t_sol_ms;
+      x.t_b_ms = st.s.t_b_ms;
+      x.sol_score = st.s.score;
+      x.extras = {{"sol_violation", st.s.sol_violation},
+                  {"score_reason", st.s.reason.empty() ? json(nullptr) : json(st.s.reason)},
+                  {"t_b_method", st.baseline ? json(st.baseline->method) : json(nullptr)},
+                  {"t_b_cached", st.baseline ? json(st.baseline->cached) : json(nullptr)},
+                  {"t_sol_bottleneck", st.bound.bottleneck}};
+      db_->record_trace(run_, t, x);
+      ++recorded_;
+    } catch (const std::exception& e) {
+      ++errors_;
+      warn(fmt::format("results store {}: the trace of workload {} was not recorded: {}", path_,
+                       t.workload.value("uuid", "?"), e.what()));
+    }
+  }
+
+  void put_baseline(const store::Baseline& b) {
+    if (!db_) return;
+    try {
+      db_->put_baseline(b);
+    } catch (const std::exception& e) {
+      warn(fmt::format("results store {}: the baseline of workload {} was not recorded: {}",
+                       path_, b.key.workload_uuid, e.what()));
+    }
+  }
+
+  void finish() {
+    if (!db_) return;
+    try {
+      db_->finish_run(run_);
+    } catch (const std::exception& e) {
+      warn(fmt::format("results store {}: run {} not marked finished: {}", path_, run_, e.what()));
+    }
+  }
+
+  // Warnings wait until the live progress line is gone.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  void warn(const std::string& w) { warnings_.push_back(w); }
+
+  json to_json() const {
+    if (path_.empty()) return nullptr;
+    json j = {{"path", path_}, {"recorded", recorded_}, {"errors", errors_}};
+    j["run"] = db_ ? json(run_) : json(nullptr);
+    if (!open_error_.empty()) j["error"] = open_error_;
+    return j;
+  }
+  std::string summary_line() const {
+    if (path_.empty()) return "";
+    if (!db_) return fmt::format("store: {} not used ({})", path_, open_error_);
+    return fmt::format("store: {} (run {}, {} trace(s) recorded{})", path_, run_, recorded_,
+                       errors_ ? fmt::format(", {} failed", errors_) : "");
+  }
+
+ private:
+  std::function<json()> predicted_env_;
+  std::optional<store::Store> db_;
+  std::string path_, open_error_, solution_hash_;
+  int64_t run_ = -1;
+  bool run_env_set_ = false;
+  int recorded_ = 0, errors_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// The score's reason with the specific causes of a missing input in place of
+// the formula's generic ones.
+void explain(ScoreState& st, const Trace& t, bool timed) {
+  score::WorkloadScore& s = st.s;
+  if (s.score || s.baseline_at_or_below_sol) return;
+  std::vector<std::string> why;
+  if (t.evaluation.status != Status::Passed) {
+    // The first cause is the only one worth reading.
+    why.push_back(fmt::format("the workload did not pass ({})", status_name(t.evaluation.status)));
+  } else {
+    if (!s.t_k_ms) why.push_back(timed ? "the solution's time is unknown" : "not timed (--no-timing)");
+    if (!s.t_sol_ms) why.push_back(st.bound.reason.empty() ? "T_SOL unknown" : st.bound.reason);
+    // Without T_k no baseline was measured: that is not a cause of its own.
+    if (!s.t_b_ms && s.t_k_ms)
+      why.push_back(st.baseline ? st.baseline->reason
+                                : (st.t_b_reason.empty() ? "T_b unknown" : st.t_b_reason));
+  }
+  std::string text;
+  for (const auto& w : why) text += (text.empty() ? "" : "; ") + w;
+  const size_t at = s.reason.find("no score: ");
+  s.reason = (at == std::string::npos ? s.reason + (s.reason.empty() ? "" : "; ")
+                                      : s.reason.substr(0, at)) +
+             "no score: " + text;
+}
+
+// The score's keys in a trace (docs/score.md lists them; `solbench run` reads them).
+void put_score(Trace& t, const ScoreState& st, const score::ArchChoice& arch) {
+  json& x = t.evaluation.extra;
+  const score::WorkloadScore& s = st.s;
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  x[std::string(score::kTSolKey)] = opt(s.t_sol_ms);
+  x[std::string(score::kTBKey)] = opt(s.t_b_ms);
+  x[std::string(score::kScoreKey)] = opt(s.score);
+  x[std::string(score::kViolationKey)] = s.sol_violation;
+  x[std::string(score::kScoreReasonKey)] = s.reason.empty() ? json(nullptr) : json(s.reason);
+  json d = {{"arch", arch.to_json()}, {"t_sol", st.bound.to_json()}, {"score", s.to_json()}};
+  if (st.baseline) {
+    d["t_b"] = st.baseline->to_json();
+  } else {
+    d["t_b"] = {{"t_b_ms", nullptr},
+                {"reason", st.t_b_reason.empty() ? json(nullptr) : json(st.t_b_reason)}};
+  }
+  if (st.published) d["published"] = st.published->to_json();
+  x[std::string(score::kScoreDetailsKey)] = d;
 }
 
 int run_eval(const EvalOptions& o) {
@@ -204,7 +379,7 @@ int run_eval(const EvalOptions& o) {
   Solution solution;
   if (!o.reference) solution = load_solution(o.solution, diags);
   std::vector<size_t> sel;
-  if (diags.empty()) sel = select_workloads(problem, o, diags);
+  if (diags.empty()) sel = score::select_workloads(problem, o.workloads, o.smallest, diags);
   if (!diags.empty()) {
     for (const auto& d : diags.items()) std::fprintf(stderr, "error: %s\n", d.str().c_str());
     return 1;
@@ -223,10 +398,51 @@ int run_eval(const EvalOptions& o) {
     std::fprintf(stderr, "error: --timer %s: GPU timers apply to --device cuda:N\n", o.timer.c_str());
     return 2;
   }
+  score::ArchChoice arch;
+  try {
+    arch = score::choose_arch(o.arch, o.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   const std::string solution_name = o.reference ? problem.definition.name + "/reference"
                                                 : solution.name;
   const bool live = !o.json_output && ::isatty(2);
   Progress progress(live, sel.size());
+  json timer_options = json::object();
+  if (o.timer != "auto") timer_options["timer"] = o.timer;
+
+  // --- T_SOL (cached per workload and model; tracing runs only the reference).
+  std::vector<ScoreState> sc(sel.size());
+  if (arch.model) {
+    progress.show("speed-of-light bounds on " + arch.model->name);
+    for (size_t k = 0; k < sel.size(); ++k) sc[k].bound = score::sol_bound(problem, sel[k], *arch.model);
+  } else {
+    for (auto& st : sc) st.bound.reason = "no T_SOL: " + arch.reason;
+  }
+  std::string published_note;
+  if (arch.model && score::is_b200(*arch.model)) {
+    try {
+      const auto pub = score::published_b200(problem, o.problem_dir, &published_note);
+      for (size_t k = 0; k < sel.size(); ++k)
+        if (sel[k] < pub.size()) sc[k].published = pub[sel[k]];
+    } catch (const std::exception& e) {
+      published_note = e.what();
+    }
+  }
+
+  // --- the results store.
+  const std::string driver = score::driver_version(o.device);
+  std::optional<json> predicted;
+  store::SolutionRecord sol_record =
+      o.reference ? store::SolutionRecord{solution_name, problem.definition.name,
+                                          {{"solbench_reference_of", to_json(problem.definition)}}}
+                  : store::SolutionRecord::from(solution);
+  StoreRecorder rec(o, sol_record, [&]() {
+    if (!predicted) predicted = score::predicted_worker_env(o.device, timer_options);
+    return *predicted;
+  });
+  const std::string def_hash = store::definition_hash(problem.definition);
 
   // --- build (or cache hit), outside any worker: compilers are trusted, the code is not run.
   harness::PrepareOptions po;
@@ -248,15 +464,67 @@ int run_eval(const EvalOptions& o) {
   std::vector<WorkloadOutcome> outs;
   harness::RunnerResult rr;
   std::vector<std::optional<Trace>> traces(sel.size());  // by position in sel
-  size_t n_traces = 0;
+  std::vector<bool> finalized(sel.size(), false);
+  std::vector<size_t> pending;  // positions whose T_b the baseline worker measures
+  json solution_env = json::object();  // the solution worker's environment
+  size_t n_traces = 0, n_cached_baselines = 0;
+
+  // A trace is written (-o) and recorded (store) once its numbers are final:
+  // at once, or when the baseline worker has measured its T_b.
+  auto finalize = [&](size_t k) {
+    if (finalized[k] || !traces[k]) return;
+    finalized[k] = true;
+    Trace& t = *traces[k];
+    ScoreState& st = sc[k];
+    std::optional<double> t_k;
+    if (t.evaluation.status == Status::Passed && t.evaluation.performance &&
+        t.evaluation.performance->latency_ms > 0)
+      t_k = t.evaluation.performance->latency_ms;
+    st.s = score::sol_score(t_k, st.bound.t_sol_ms,
+                            st.baseline ? st.baseline->t_b_ms : std::nullopt);
+    explain(st, t, !o.no_timing);
+    put_score(t, st, arch);
+    if (!o.output.empty()) append_traces(o.output, {t});
+    ++n_traces;
+    rec.record(t, st);
+  };
+  auto cached = [&](size_t k) -> std::optional<score::BaselineResult> {
+    if (!rec.db() || solution_env.value("hardware", "").empty()) return std::nullopt;
+    try {
+      return score::cached_baseline(
+          *rec.db(), score::baseline_key(def_hash, problem.workloads[sel[k]].uuid, solution_env,
+                                         driver));
+    } catch (const std::exception& e) {
+      rec.warn(fmt::format("looking up the baseline of workload {}: {}",
+                           problem.workloads[sel[k]].uuid, e.what()));
+      return std::nullopt;
+    }
+  };
   auto record = [&](size_t k, const WorkloadOutcome& out, const json& env) {
     if (out.skipped) return;
     Trace t = harness::make_trace(problem, sel[k], solution_name, out, env);
     if (prep.build) t.evaluation.extra["solbench_build"] = {
         {"cache_hit", prep.build->cache_hit}, {"seconds", prep.build->seconds}};
-    if (!o.output.empty()) append_traces(o.output, {t});  // as results arrive
+    if (!driver.empty()) t.evaluation.environment.extra["solbench_driver"] = driver;
     traces[k] = std::move(t);
-    ++n_traces;
+    ScoreState& st = sc[k];
+    const bool timed_pass = out.status == Status::Passed && out.timing &&
+                            out.timing->stats.median_ms > 0;
+    if (o.no_baseline) {
+      st.t_b_reason = "not measured (--no-baseline)";
+    } else if (auto hit = cached(k)) {
+      st.baseline = std::move(hit);
+      ++n_cached_baselines;
+    } else if (!timed_pass) {
+      st.t_b_reason = out.status != Status::Passed ? "not measured: the workload did not pass"
+                                                   : "not measured: the workload was not timed";
+    } else if (!st.bound.t_sol_ms) {
+      st.t_b_reason = "not measured: there is no T_SOL, so no score would use it";
+    } else {
+      pending.push_back(k);  // measured after the solution's worker, in a worker of its own
+      return;
+    }
+    finalize(k);
   };
 
   if (!prep.ok) {
@@ -300,7 +568,7 @@ int run_eval(const EvalOptions& o) {
     plan.time_reference = !o.no_timing;
     plan.timing.target_rse = o.target_rse;
     plan.timing.budget_ms = o.time_budget_ms;
-    if (o.timer != "auto") plan.timer_options["timer"] = o.timer;
+    plan.timer_options = timer_options;
     if (o.no_sandbox) {
       plan.sandbox = {{"enabled", false}};
     } else {
@@ -342,6 +610,8 @@ int run_eval(const EvalOptions& o) {
         if (e.env) {
           last_env = *e.env;
           last_env["device"] = o.device;
+          solution_env = last_env;
+          score::confirm_device(arch, o.device, last_env);  // the worker names its device
         }
         progress.show("worker ready");
       }
@@ -356,13 +626,81 @@ int run_eval(const EvalOptions& o) {
         recorded[k] = true;
         record(k, outs[k], last_env);
       }
+
+    // --- T_b: the reference under torch.compile, in a worker that never saw the
+    // solution, for the timed PASSED workloads the store has no baseline for.
+    if (!pending.empty()) {
+      std::vector<size_t> indices;
+      for (size_t k : pending) indices.push_back(sel[k]);
+      score::MeasureOptions mo;
+      mo.device = o.device;
+      mo.timer_options = plan.timer_options;
+      mo.timing = plan.timing;  // the solutions' stopping rule
+      mo.rounds = 1;
+      mo.seed = o.seed;
+      mo.workload_timeout = ro.workload_timeout;
+      mo.keep_scratch = o.keep_staging;
+      mo.no_sandbox = o.no_sandbox;
+      mo.on_event = [&](const harness::RunnerEvent& e) {
+        if (e.kind == "worker_start") progress.show("baseline: starting a worker");
+        else if ((e.kind == "begin" || e.kind == "progress") && e.workload >= 0)
+          progress.show(fmt::format("baseline {}: {}",
+                                    short_uuid(problem.workloads[indices[e.workload]].uuid),
+                                    e.kind == "begin" ? "starting" : e.phase));
+      };
+      mo.on_result = [&](size_t pos, const score::BaselineResult& r, const json& wenv) {
+        const size_t k = pending[pos];
+        if (r.t_b_ms && !r.method.empty()) {
+          const store::BaselineKey key =
+              score::baseline_key(def_hash, r.uuid, wenv, wenv.value("driver", ""));
+          rec.put_baseline({key, *r.t_b_ms, *store::parse_method(r.method), ""});
+          const store::BaselineKey mine = score::baseline_key(def_hash, r.uuid, solution_env, driver);
+          if (key == mine) {
+            sc[k].baseline = r;
+          } else {
+            sc[k].t_b_reason = fmt::format(
+                "the baseline worker's environment ({}, torch {}, timer {}) is not the "
+                "solution's ({}, torch {}, timer {})",
+                key.gpu_model, key.torch, key.timer, mine.gpu_model, mine.torch, mine.timer);
+          }
+        } else {
+          sc[k].t_b_reason = r.reason;
+        }
+        finalize(k);
+      };
+      std::string failure = "the baseline worker reported nothing";
+      try {
+        score::measure_baselines(problem, indices, mo);
+      } catch (const std::exception& e) {
+        // The solution's results are final already: they are written without T_b.
+        failure = std::string("the baseline worker could not run: ") + e.what();
+      }
+      progress.clear();
+      for (size_t k : pending)
+        if (!finalized[k]) {
+          if (sc[k].t_b_reason.empty()) sc[k].t_b_reason = failure;
+          finalize(k);
+        }
+    }
   }
   progress.clear();
+  for (size_t k = 0; k < sel.size(); ++k) finalize(k);  // none left; be safe
+  rec.finish();
+  for (const auto& w : rec.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (!published_note.empty()) std::fprintf(stderr, "warning: %s\n", published_note.c_str());
 
-  const json summary = summary_json(outs);
+  std::vector<score::ScoredWorkload> scored;
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (!outs[k].skipped)
+      scored.push_back({outs[k].status == Status::Passed, sc[k].s.score, sc[k].s.sol_violation});
+  const score::Aggregate problem_score = score::problem_score(scored);
+  const json summary = summary_json(outs, problem_score);
   bool all_ok = true;
   for (const auto& out : outs)
     if (!out.skipped && out.status != Status::Passed) all_ok = false;
+  size_t n_measured = 0;
+  for (size_t k : pending)
+    if (sc[k].baseline && !sc[k].baseline->cached) ++n_measured;
 
   if (o.json_output) {
     json j = json::object();
@@ -386,6 +724,13 @@ int run_eval(const EvalOptions& o) {
     }
     j["results"] = results;
     j["summary"] = summary;
+    j["score"] = {{"arch", arch.to_json()},
+                  {"problem", problem_score.to_json()},
+                  {"baselines", {{"cached", n_cached_baselines},
+                                 {"measured", n_measured},
+                                 {"skipped", o.no_baseline}}}};
+    if (!published_note.empty()) j["score"]["published_note"] = published_note;
+    j["db"] = rec.to_json();
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("{} / {} on {}\n", problem.definition.name, solution_name,
@@ -399,7 +744,7 @@ int run_eval(const EvalOptions& o) {
       fmt::print("{}\n", text);
     }
     // A failed build is reported above, once: the rows only carry the status.
-    print_table(problem, sel, outs, o.verbose, /*row_reasons=*/prep.ok);
+    print_table(problem, sel, outs, sc, o.verbose, /*row_reasons=*/prep.ok);
     std::string counts;
     for (auto it = summary["statuses"].begin(); it != summary["statuses"].end(); ++it)
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it.value().get<int>(), it.key());
@@ -410,7 +755,27 @@ int run_eval(const EvalOptions& o) {
     if (!summary["geomean_speedup"].is_null())
       fmt::print("; geomean speedup vs reference {:.2f}x", summary["geomean_speedup"].get<double>());
     fmt::print("\n");
+    // The score: the bound's model, the mean, and why rows have none (once each).
+    if (arch.model)
+      fmt::print("T_SOL: {} ({}){}\n", arch.model->name, arch.model->display_name,
+                 arch.explicit_arch ? " (--arch)" : "");
+    if (!arch.note.empty()) fmt::print("note: {}\n", arch.note);
+    if (problem_score.mean)
+      fmt::print("SOL score: {:.3f} (mean over {} workload(s); {} failed count 0{}{})\n",
+                 *problem_score.mean, problem_score.scored, problem_score.failed,
+                 problem_score.unscored ? fmt::format("; {} unscored", problem_score.unscored) : "",
+                 problem_score.violations
+                     ? fmt::format("; {} SOL violation(s), capped at 1", problem_score.violations)
+                     : "");
+    else
+      fmt::print("SOL score: -\n");
+    std::set<std::string> reasons;
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (!outs[k].skipped && outs[k].status == Status::Passed && !sc[k].s.score)
+        reasons.insert(sc[k].s.reason);
+    for (const auto& r : reasons) fmt::print("  {}\n", r);
     if (!o.output.empty()) fmt::print("traces: {} ({} appended)\n", o.output, n_traces);
+    if (const std::string line = rec.summary_line(); !line.empty()) fmt::print("{}\n", line);
   }
   return all_ok ? 0 : 1;
 }
@@ -456,6 +821,16 @@ void add_eval_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--no-timing", o->no_timing, "check correctness only");
   cmd->add_flag("--no-sandbox", o->no_sandbox, "run workers without the sandbox (debugging only)");
+  cmd->add_option("--arch", o->arch,
+                  "hardware model for T_SOL (solbench hw list); default: the device's own (the "
+                  "CPU has none, so S needs --arch there); b200 also shows SOL-ExecBench's "
+                  "published numbers (metadata.json)");
+  cmd->add_flag("--no-baseline", o->no_baseline,
+                "do not measure or look up the scoring baseline T_b (S stays null)");
+  cmd->add_option("--db", o->db, "results store to record the traces in (default: " +
+                                     store::default_db_path().string() + ")");
+  cmd->add_flag("--no-db", o->no_db, "do not record in the results store");
+  cmd->get_option("--no-db")->excludes(cmd->get_option("--db"));
   cmd->callback([o, cmd] {
     if (o->solution.empty() && !o->reference)
       throw CLI::RequiredError("--solution (or --reference)");

@@ -20,5 +20,9 @@ void add_eval_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
 // `solbench db leaderboard|best|history|export`: the results store.
 void add_db_command(CLI::App& app);
+// `solbench run DATASET_DIR`: a data set, each evaluation in a child eval.
+void add_run_command(CLI::App& app);
+// `solbench baseline`: the scoring baseline T_b, measured or from the store (docs/score.md).
+void add_baseline_command(CLI::App& app);
 
 }  // namespace solbench::cli

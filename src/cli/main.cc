@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   solbench::cli::add_eval_command(app);
   solbench::cli::add_worker_command(app);
   solbench::cli::add_db_command(app);
+  solbench::cli::add_run_command(app);
+  solbench::cli::add_baseline_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -88,6 +88,7 @@ json WorkerPlan::to_json() const {
   j["timing"] = timing.to_json();
   j["timer_options"] = timer_options;
   j["sandbox"] = sandbox;
+  j["baseline_compile"] = baseline_compile;
   return j;
 }
 
@@ -117,6 +118,11 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.timing = TimingOptions::from_json(j.value("timing", json::object()));
     p.timer_options = j.value("timer_options", json::object());
     p.sandbox = j.value("sandbox", json::object());
+    p.baseline_compile = j.value("baseline_compile", false);
+    if (p.baseline_compile && p.kind != EntryKind::Reference)
+      throw std::runtime_error("malformed worker plan: baseline_compile is true but kind is \"" +
+                               std::string(entry_kind_name(p.kind)) +
+                               "\" (expected \"reference\": only the reference is a baseline)");
     return p;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed worker plan: ") + e.what());

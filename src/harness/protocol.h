@@ -78,6 +78,10 @@ struct WorkerPlan {
   TimingOptions timing;
   json timer_options = json::object();  // make_timer(device, stream, options): GPU timer keys
   json sandbox = json::object(); // SandboxOptions overrides: {"seccomp": false, ...}
+  // The scoring baseline (docs/score.md): kind Reference only. The reference
+  // "solution" runs under torch.compile where this torch has it (eager otherwise,
+  // or when compiling fails); each outcome's extra["baseline"] says which and why.
+  bool baseline_compile = false;
 
   json to_json() const;
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed

@@ -185,7 +185,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
       end_how = st.describe();
       const size_t first_failed = out.size();
-      fail_rest(out, next_pos, Status::RuntimeError,
+      fail_rest(out, next_pos,
+                m.value("reward_hack", false) ? Status::RewardHack : Status::RuntimeError,
                 msg + (type == "fatal" ? "\n" + tail(child.log()) : std::string()));
       // Not runnable here (WorkerSession's LoadError::skip): skipped, with the reason.
       if (type == "load_failed" && m.value("skip", false))

@@ -206,7 +206,7 @@ int worker_main(int fd) {
     started = session.start();
   } catch (const LoadError& e) {
     send({{"type", "load_failed"}, {"t_ns", monotonic_ns()}, {"message", e.what()},
-          {"skip", e.skip()}});
+          {"skip", e.skip()}, {"reward_hack", e.reward_hack()}});
     quit(0);
   } catch (const std::exception& e) {
     send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});

@@ -92,10 +92,20 @@ class PooledRun final : public Measurable {
             uint64_t secret)
       : c_(c), pool_(std::move(pool)), runtime_(runtime), size_(sample_size), rng_(secret) {}
 
+  // Sampled calls also have their inputs compared with the set they were copied
+  // from: `changed(inputs, originals)` (Workload.changed_inputs) names what changed.
+  void check_inputs_with(py::object changed, py::list input_sets) {
+    changed_ = std::move(changed);
+    input_sets_ = std::move(input_sets);
+  }
+  // "timed call N: 'x'" for the first sampled call that changed an input; empty if none.
+  const std::string& input_change() const { return input_change_; }
+
   void prepare(int) override {
     py::tuple t = pool_.attr("next")().cast<py::tuple>();
     set_ = t[0].cast<int>();
-    c_.bind(t[1].cast<py::list>(), t[2].cast<py::list>());
+    inputs_ = t[1].cast<py::list>();
+    c_.bind(inputs_, t[2].cast<py::list>());
   }
   void run() override { c_.invoke(); }
   void finish(int, bool timed) override {
@@ -112,6 +122,11 @@ class PooledRun final : public Measurable {
     }
     if (slot < 0) return;
     saved_[slot] = {n, set_, runtime_.attr("clone_all")(c_.outputs())};
+    if (!changed_.is_none() && input_change_.empty()) {
+      const auto names =
+          changed_(inputs_, input_sets_[static_cast<size_t>(set_)]).cast<std::vector<std::string>>();
+      if (!names.empty()) input_change_ = fmt::format("timed call {}: '{}'", n + 1, names.front());
+    }
   }
 
   struct Saved {
@@ -130,6 +145,10 @@ class PooledRun final : public Measurable {
   int set_ = 0;
   int seen_ = 0;
   std::vector<Saved> saved_;
+  py::list inputs_;
+  py::object changed_ = py::none();
+  py::list input_sets_;
+  std::string input_change_;
 };
 
 }  // namespace
@@ -143,12 +162,15 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   py::object custom_fn = py::none();
   std::string reference_error;  // the reference could not be loaded
   py::object solution_fn = py::none();  // Python-family, torch extension, reference
+  // plan.baseline_compile: how the reference runs ("torch.compile" or "eager") and why.
+  std::string baseline_method, baseline_reason;
   NativeLibrary native;
   std::unique_ptr<Timer> timer;
   void* stream = nullptr;  // cudaStream_t on "cuda:N", nullptr on the CPU
   int thread_baseline = -1;
   std::mt19937_64 secret{std::random_device{}()};
   std::vector<std::string> input_dtypes;
+  json static_findings = json::array();  // static_check.py, reported in env
 
   void progress(size_t index, std::string_view phase, int round = -1) {
     json f = {{"type", "progress"}, {"t_ns", monotonic_ns()}, {"index", index},
@@ -203,6 +225,21 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
                  fmt::format("the solution left {} process(es) running {}: {}; a process the "
                              "solution starts must end before its call returns",
                              live.size(), when, names)};
+  }
+
+  // Inputs are read-only unless the reference itself writes them (runtime.py
+  // Workload.changed_inputs): computing the right answer and then scribbling on an
+  // input is a reward hack, named with the input.
+  static void check_inputs(py::object& w, const py::handle& inputs, const py::handle& before,
+                           const std::string& when) {
+    const auto changed = w.attr("changed_inputs")(inputs, before).cast<std::vector<std::string>>();
+    if (changed.empty()) return;
+    std::string names;
+    for (const auto& n : changed) names += (names.empty() ? "" : ", ") + ("'" + n + "'");
+    throw Finish{Status::RewardHack,
+                 fmt::format("the solution changed its input {} in place {} (the reference "
+                             "leaves it unchanged)",
+                             names, when)};
   }
 
   WorkloadOutcome evaluate(size_t index);
@@ -275,6 +312,19 @@ json WorkerSession::start() {
         const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(s.plan.languages),
                                                                   s.plan.device));
         if (why.is_string()) throw LoadError(why.get<std::string>(), /*skip=*/true);
+        // The static look comes before a line of the solution runs.
+        const json findings = from_py(py::module_::import("solbench_py.static_check")
+                                          .attr("check_sources")(to_py(s.plan.sources)));
+        std::string denied;
+        for (const auto& f : findings)
+          if (f.value("severity", "") == "deny")
+            denied += fmt::format("{}{}:{}: {} ({})", denied.empty() ? "" : "; ",
+                                  f.value("file", ""), f.value("line", 0), f.value("message", ""),
+                                  f.value("rule", ""));
+        s.static_findings = findings;
+        if (!denied.empty())
+          throw LoadError("the solution's sources do what a kernel never needs: " + denied,
+                          /*skip=*/false, /*reward_hack=*/true);
         const fs::path root = cwd / "solution";
         fs::create_directories(root);
         s.solution_fn = s.runtime.attr("load_solution")(root.string(), to_py(s.plan.sources),
@@ -291,6 +341,14 @@ json WorkerSession::start() {
         py::object mod = s.runtime.attr("load_reference")(
             ref_source, (cwd / "_reference_as_solution.py").string());
         s.solution_fn = s.runtime.attr("reference_function")(mod, "run");
+        if (s.plan.baseline_compile) {
+          // The scoring baseline: the reference under torch.compile where it exists.
+          py::tuple t = s.runtime.attr("compiled_reference")(s.solution_fn);
+          s.solution_fn = t[0];
+          s.baseline_method = t[1].cast<std::string>();
+          s.baseline_reason = t[2].cast<std::string>();
+          env["baseline"] = {{"method", s.baseline_method}, {"reason", s.baseline_reason}};
+        }
         break;
       }
     }
@@ -312,6 +370,7 @@ json WorkerSession::start() {
       s.runtime.attr("current_stream")(s.plan.device).cast<uintptr_t>());
   s.timer = make_timer(s.plan.device, s.stream, s.plan.timer_options);
   env["timer"] = s.timer->name();
+  if (!s.static_findings.empty()) env["static_findings"] = s.static_findings;
   env["timer_details"] = s.timer->details();
   return json{{"env", env}, {"phases_ms", phases}};
 }
@@ -358,6 +417,20 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+  }
+  if (plan.baseline_compile) {
+    // A compile that failed on a call switched the callable to eager (its
+    // method/reason attributes say so); read after the workload, for the workload.
+    std::string method = baseline_method, reason = baseline_reason;
+    try {
+      py::object m = py::getattr(solution_fn, "method", py::none());
+      if (!m.is_none()) method = m.cast<std::string>();
+      py::object r = py::getattr(solution_fn, "reason", py::none());
+      if (!r.is_none()) reason = r.cast<std::string>();
+    } catch (const std::exception&) {
+      // Keep what start() reported.
+    }
+    o.extra["baseline"] = {{"method", method}, {"reason", reason}};
   }
   try {
     runtime.attr("release_memory")(plan.device);
@@ -409,6 +482,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
       throw;
     }
     if (!python_family && thread_baseline < 0) thread_baseline = count_threads();
+    py::object before = w.attr("snapshot")(inputs);
     Stopwatch sw;
     py::list got;
     try {
@@ -423,6 +497,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     if (python_family && thread_baseline < 0) thread_baseline = count_threads();
     check_threads("after a call");
     check_processes("after a call");
+    check_inputs(w, inputs, before, fmt::format("in correctness round {}", round + 1));
     if (round == 0) {
       const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
       if (!lazy.empty())
@@ -485,6 +560,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
 
   Stopwatch sw;
   PooledRun run(c, pool, runtime, sample, secret());
+  run.check_inputs_with(w.attr("changed_inputs"), input_sets);
   TimingResult result;
   try {
     result = measure(*timer, run, plan.timing);
@@ -512,6 +588,10 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                              {"failed_calls", failed},
                              {"input_sets", sets}};
   o.phases_ms["verify_ms"] = vsw.ms();
+  if (!run.input_change().empty())
+    throw Finish{Status::RewardHack,
+                 "the solution changed an input in place during timing (" + run.input_change() +
+                     "; the reference leaves it unchanged)"};
   if (failed > 0)
     throw Finish{Status::RewardHack,
                  fmt::format("{} of {} sampled timed calls produced wrong outputs although the "

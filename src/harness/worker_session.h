@@ -32,14 +32,18 @@ namespace solbench::harness {
 // `skip`: not the solution's fault, it cannot run here (a Blackwell-only language
 // on an older GPU, a language runtime that is not installed): every workload is
 // reported SKIPPED with the reason instead of failing.
+// `reward_hack`: the static look at its sources found what a kernel never needs
+// (python/solbench_py/static_check.py); every workload is REWARD_HACK.
 class LoadError : public std::runtime_error {
  public:
-  explicit LoadError(const std::string& what, bool skip = false)
-      : std::runtime_error(what), skip_(skip) {}
+  explicit LoadError(const std::string& what, bool skip = false, bool reward_hack = false)
+      : std::runtime_error(what), skip_(skip), reward_hack_(reward_hack) {}
   bool skip() const { return skip_; }
+  bool reward_hack() const { return reward_hack_; }
 
  private:
   bool skip_;
+  bool reward_hack_;
 };
 
 // Why the reference's failure (its exception text) means the workload cannot be

@@ -4,92 +4,23 @@
 // caches that persist between evaluations. Every solution below computes a correct
 // RMSNorm after its probe, so a probe that wrongly succeeded would read PASSED.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "core/json.h"
-#include "harness/landlock.h"
-#include "test_support.h"
+#include "python_solution_eval.h"
 
 namespace solbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-const fs::path kSource = SOLBENCH_SOURCE_DIR;
-const char* kDef = "001_rmsnorm_llama3_8b_h4096";
-const char* kB1 = "71630508";
-const char* kB2 = "9063bb6e";
-const std::string kFast = " --rounds 1 --time-budget-ms 20 ";
-
-// A correct RMSNorm after `prelude` (module level) and `in_call` (inside run()).
-std::string pytorch_source(const std::string& prelude, const std::string& in_call) {
-  return "import os, subprocess, sys, torch\n" + prelude +
-         "\n\ndef run(hidden_states, weight):\n" + in_call +
-         "\n    x = hidden_states.float()\n"
-         "    inv = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-5)\n"
-         "    return (x * inv * weight.float()).to(hidden_states.dtype)\n";
-}
-
+using testing::kB1;
+using testing::kB2;
+using testing::pytorch_source;
 using testing::read;
-
-class SandboxEval : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = tmp_.path();
-    fs::create_directories(dir_ / "cache");
-    fs::create_directories(dir_ / "staging");
-    // A copy of the problem: the tests check that it stays unchanged.
-    problem_ = dir_ / "problem";
-    fs::create_directories(problem_);
-    for (const char* f : {"definition.json", "workload.jsonl"})
-      fs::copy_file(kSource / "problems" / kDef / f, problem_ / f);
-  }
-  fs::path solution(const std::string& name, const std::string& code) {
-    json sol = {{"name", name},
-                {"definition", kDef},
-                {"author", "test"},
-                {"spec",
-                 {{"languages", {"pytorch"}},
-                  {"target_hardware", {"cpu"}},
-                  {"entry_point", "main.py::run"},
-                  {"destination_passing_style", false}}},
-                {"sources", {{{"path", "main.py"}, {"content", code}}}}};
-    const fs::path p = dir_ / (name + ".json");
-    std::ofstream(p) << sol.dump(2);
-    return p;
-  }
-
-  json eval(const fs::path& sol, const std::string& workloads = std::string(" -w ") + kB1) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    std::string cmd = "SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() +
-                      "' SOLBENCH_STAGING_DIR='" + (dir_ / "staging").string() + "' '" +
-                      SOLBENCH_BINARY + "' eval '" + problem_.string() + "' -s '" + sol.string() +
-                      "'" + workloads + kFast + " --json >'" + out.string() + "' 2>'" +
-                      err.string() + "'";
-    (void)std::system(cmd.c_str());
-    json doc = json::parse(read(out), nullptr, false);
-    EXPECT_TRUE(doc.is_object()) << read(out) << read(err);
-    return doc.is_object() ? doc : json::object();
-  }
-
-  static std::string status(const json& doc, size_t i = 0) {
-    return doc.at("results").at(i).at("evaluation").at("status").get<std::string>();
-  }
-  static std::string log(const json& doc, size_t i = 0) {
-    return doc.at("results").at(i).at("evaluation").at("log").get<std::string>();
-  }
-  static bool landlock() { return harness::landlock_abi() > 0; }
-
-  testing::TempDir tmp_;
-  fs::path dir_, problem_;
-};
+using SandboxEval = testing::PythonSolutionEval;
 
 TEST_F(SandboxEval, TheCCompilerRunsInsideTheSandbox) {
   // What Triton does to build its launcher, and Inductor to build C++.
@@ -111,7 +42,10 @@ TEST_F(SandboxEval, AShellIsRefusedWithAMessageThatSaysWhy) {
   EXPECT_EQ(status(doc), "RUNTIME_ERROR");
   EXPECT_NE(log(doc).find("solbench sandbox: running"), std::string::npos) << log(doc);
   EXPECT_NE(log(doc).find("not allowed"), std::string::npos) << log(doc);
-  json doc2 = eval(solution("system", pytorch_source("", "    os.system('curl http://example.com')")));
+  // Spelled so that the static look (static_check.py) does not see it: the sandbox
+  // must stand on its own.
+  json doc2 = eval(solution("system", pytorch_source(
+      "", "    getattr(os, 'sys' + 'tem')('curl http://example.com')")));
   ASSERT_FALSE(doc2.empty());
   EXPECT_EQ(status(doc2), "RUNTIME_ERROR");
   EXPECT_NE(log(doc2).find("a shell command"), std::string::npos) << log(doc2);
@@ -123,7 +57,7 @@ TEST_F(SandboxEval, ExecBehindPythonsBackIsRefusedByTheKernel) {
   const std::string probe = R"(
 import ctypes, errno
 libc = ctypes.CDLL(None, use_errno=True)
-pid = os.fork()
+pid = getattr(os, 'fo' + 'rk')()  # hidden from the static look
 if pid == 0:
     argv = (ctypes.c_char_p * 3)(b'/bin/sh', b'-c', None)
     argv[1] = b'true'
@@ -149,7 +83,7 @@ if code == 100 + errno.EACCES:
 TEST_F(SandboxEval, AProcessLeftRunningIsARewardHackThatNamesIt) {
   // A forked copy keeps running after the call; the worker restarts for the next
   // workload, whose fresh worker forks again and is caught again.
-  json doc = eval(solution("fork", pytorch_source("", R"(    if os.fork() == 0:
+  json doc = eval(solution("fork", pytorch_source("", R"(    if getattr(os, 'fo' + 'rk')() == 0:
         import time
         time.sleep(60)
         os._exit(0))")),
@@ -170,7 +104,7 @@ TEST_F(SandboxEval, AProcessLeftRunningIsARewardHackThatNamesIt) {
 
 TEST_F(SandboxEval, TheNetworkIsClosed) {
   json doc = eval(solution("net", pytorch_source(
-      "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM)", "")));
+      "s = __import__('soc' + 'ket')\ns.socket(s.AF_INET, s.SOCK_STREAM)", "")));
   ASSERT_FALSE(doc.empty());
   EXPECT_EQ(status(doc), "RUNTIME_ERROR");
   EXPECT_NE(log(doc).find("PermissionError"), std::string::npos) << log(doc);

@@ -1,0 +1,198 @@
+// `solbench run DATASET_DIR`: evaluates every (problem, solution) of a data set,
+// each in a child `solbench eval`, on one or more device slots, resuming from
+// the results store, and prints a summary (docs/run.md; engine: src/runset/).
+//
+// Exit codes: 0 every result PASSED (skipped aside), 1 a failure or invalid
+// input, 2 usage error, 130 interrupted by SIGINT (143 by SIGTERM) after
+// printing the summary so far.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "harness/gpu/gpu_timer_factory.h"
+#include "runset/runset.h"
+#include "store/store.h"
+
+namespace solbench::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunCliOptions {
+  std::string dataset;
+  std::string solutions;
+  bool reference = false;
+  std::vector<std::string> categories;
+  std::vector<std::string> problems;
+  int max_workloads = 0;
+  std::string device = "cpu";
+  std::string gpus;
+  int cpu_slots = 0;
+  std::string db;
+  bool json_output = false;
+  double timeout_s = 0, compile_timeout_s = 0, time_budget_ms = 0;
+  int rounds = 0;
+  std::string timer;
+  bool no_timing = false;
+  std::string arch;
+  bool no_baseline = false;
+};
+
+// Set from the signal handler; the slots poll it.
+std::atomic<bool> g_stop{false};
+volatile sig_atomic_t g_signal = 0;
+
+void on_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true);
+}
+
+// First SIGINT/SIGTERM: stop starting evaluations and abandon the running ones
+// (what they finished is kept). The handler is reset on delivery, so a second
+// signal ends the process at once.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignal() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;  // restores the handlers once
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string s, arg;
+  while (std::getline(in, arg, '\0')) s += (s.empty() ? "" : " ") + arg;
+  return s;
+}
+
+int run_run(const RunCliOptions& c) {
+  runset::RunOptions o;
+  o.dataset = c.dataset;
+  o.solutions = c.solutions;
+  o.reference = c.reference;
+  o.filter.categories = c.categories;
+  o.filter.globs = c.problems;
+  o.max_workloads = c.max_workloads;
+  o.slots = runset::resolve_slots(c.device, c.gpus, c.cpu_slots);
+  if (!c.timer.empty() && c.timer != "auto")
+    for (const auto& s : o.slots)
+      if (s == "cpu") {
+        std::fprintf(stderr, "error: --timer %s: GPU timers apply to cuda devices\n", c.timer.c_str());
+        return 2;
+      }
+  o.db = c.db;
+  if (c.timeout_s > 0) o.eval.timeout_s = c.timeout_s;
+  if (c.compile_timeout_s > 0) o.eval.compile_timeout_s = c.compile_timeout_s;
+  if (c.rounds > 0) o.eval.rounds = c.rounds;
+  if (c.time_budget_ms > 0) o.eval.time_budget_ms = c.time_budget_ms;
+  if (c.timer != "auto") o.eval.timer = c.timer;
+  o.eval.no_timing = c.no_timing;
+  o.eval.arch = c.arch;
+  o.eval.no_baseline = c.no_baseline;
+  o.command_line = command_line();
+  o.stop = &g_stop;
+  o.progress = stderr;
+  o.progress_tty = ::isatty(2);
+
+  runset::RunReport r;
+  {
+    StopOnSignal signals;
+    r = runset::run_dataset(o);
+  }
+  if (c.json_output) {
+    fmt::print("{}\n", runset::summary_json(r).dump(2));
+  } else {
+    fmt::print("{}", runset::summary_table(r));
+  }
+  std::fflush(stdout);
+  runset::Tally all;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) all.add(e);
+  std::fprintf(stderr,
+               "run: %zu evaluation(s) on %zu slot(s): %zu result(s) evaluated, %zu from the store "
+               "%s (traces recorded by %s), %.1f s\n",
+               all.evaluations, r.slots.size(), all.evaluated, all.resumed, r.db.c_str(),
+               r.recording.empty() ? "-" : r.recording.c_str(), r.seconds);
+  if (r.interrupted) return g_signal == SIGTERM ? 128 + SIGTERM : 130;
+  return runset::exit_code(r);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto c = std::make_shared<RunCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Evaluate a data set: every problem with its solutions, in child evals, resumable");
+  cmd->add_option("dataset_dir", c->dataset,
+                  "data set (CATEGORY/PROBLEM/...), a folder of problems, or one problem")
+      ->required();
+  auto* sols = cmd->add_option("--solutions", c->solutions,
+                               "folder of solution JSON files (searched recursively), matched to "
+                               "problems by their definition field");
+  auto* ref = cmd->add_flag("--reference", c->reference,
+                            "evaluate each problem's reference as the solution");
+  (void)sols;
+  (void)ref;
+  cmd->add_option("--category", c->categories, "only this category (repeatable)");
+  cmd->add_option("--problem", c->problems, "only problems whose folder name matches this glob (repeatable)");
+  cmd->add_option("--max-workloads", c->max_workloads,
+                  "per problem, only the first N workloads (workload.jsonl order)")
+      ->check(CLI::PositiveNumber);
+  auto* dev = cmd->add_option("--device", c->device, "cpu or cuda:N (one slot)")->capture_default_str();
+  auto* gpus = cmd->add_option("--gpus", c->gpus,
+                               "one slot per GPU: all (CUDA_VISIBLE_DEVICES or nvidia-smi -L) or 0,1,...");
+  auto* cpu = cmd->add_option("--cpu-slots", c->cpu_slots, "N parallel CPU slots (tests)")
+                  ->check(CLI::PositiveNumber)
+                  ->group("");
+  gpus->excludes(dev)->excludes(cpu);
+  cpu->excludes(dev);
+  cmd->add_option("--db", c->db,
+                  "results store: where traces are recorded and resumed from (default: " +
+                      store::default_db_path().string() + ")");
+  cmd->add_flag("--json", c->json_output, "print the summary as one JSON document");
+  cmd->add_option("--timeout", c->timeout_s, "eval: seconds per workload before its worker is killed")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--compile-timeout", c->compile_timeout_s, "eval: seconds for a build")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rounds", c->rounds, "eval: correctness rounds")->check(CLI::Range(1, 1000));
+  cmd->add_option("--time-budget-ms", c->time_budget_ms,
+                  "eval: wall-time budget per timed candidate and workload")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timer", c->timer, "eval: GPU timer (auto, cupti, events, profiler)")
+      ->check(CLI::IsMember(
+          std::vector<std::string>(gpu::kGpuTimerKinds.begin(), gpu::kGpuTimerKinds.end())));
+  cmd->add_flag("--no-timing", c->no_timing, "eval: check correctness only");
+  cmd->add_option("--arch", c->arch,
+                  "eval: hardware model for T_SOL (solbench hw list); default: the device's own");
+  cmd->add_flag("--no-baseline", c->no_baseline, "eval: do not measure the scoring baseline T_b");
+  cmd->callback([c] {
+    if (c->solutions.empty() && !c->reference)
+      throw CLI::RequiredError("--solutions (or --reference)");
+    exit_code() = run_run(*c);
+  });
+}
+
+}  // namespace solbench::cli

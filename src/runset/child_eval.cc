@@ -1,0 +1,158 @@
+#include "runset/child_eval.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/diagnostics.h"
+
+namespace solbench::runset {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// eval's own defaults (cmd_eval.cc), for the child's overall deadline only.
+constexpr double kEvalTimeoutS = 300;
+constexpr double kEvalCompileTimeoutS = 120;
+// A worker start (Python, torch, the solution loaded), which eval's runner
+// allows per worker on top of the per-workload timeout.
+constexpr double kWorkerStartS = 120;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string num(double v) { return fmt::format("{}", v); }
+
+}  // namespace
+
+std::vector<std::string> EvalFlags::args() const {
+  std::vector<std::string> a;
+  if (timeout_s) a.insert(a.end(), {"--timeout", num(*timeout_s)});
+  if (compile_timeout_s) a.insert(a.end(), {"--compile-timeout", num(*compile_timeout_s)});
+  if (rounds) a.insert(a.end(), {"--rounds", std::to_string(*rounds)});
+  if (time_budget_ms) a.insert(a.end(), {"--time-budget-ms", num(*time_budget_ms)});
+  if (!timer.empty()) a.insert(a.end(), {"--timer", timer});
+  if (no_timing) a.push_back("--no-timing");
+  if (!arch.empty()) a.insert(a.end(), {"--arch", arch});
+  if (no_baseline) a.push_back("--no-baseline");
+  return a;
+}
+
+std::chrono::duration<double> EvalFlags::child_deadline(size_t workloads) const {
+  const double per = timeout_s.value_or(kEvalTimeoutS) + kWorkerStartS;
+  return std::chrono::duration<double>(compile_timeout_s.value_or(kEvalCompileTimeoutS) +
+                                       static_cast<double>(std::max<size_t>(workloads, 1)) * per +
+                                       60);
+}
+
+std::vector<std::string> eval_args(const ChildRequest& r) {
+  std::vector<std::string> a = {"eval", r.problem_dir.string()};
+  if (r.solution_file)
+    a.insert(a.end(), {"-s", r.solution_file->string()});
+  else
+    a.push_back("--reference");
+  a.insert(a.end(), {"--device", r.device, "--json", "-o", (r.scratch / "traces.jsonl").string()});
+  for (const auto& w : r.workloads) a.insert(a.end(), {"-w", w});
+  a.insert(a.end(), r.extra_args.begin(), r.extra_args.end());
+  return a;
+}
+
+std::string ChildResult::describe() const {
+  if (!spawn_error.empty()) return "could not be started: " + spawn_error;
+  if (interrupted) return "interrupted (killed when the run was stopped)";
+  if (timed_out) return fmt::format("killed after {:.0f} s (the run's deadline for it)", seconds);
+  return status.describe();
+}
+
+std::string tail(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t start = s.size() - max;
+  const size_t nl = s.find('\n', start);
+  if (nl != std::string::npos && nl + 1 < s.size()) start = nl + 1;
+  return "[...]\n" + s.substr(start);
+}
+
+std::vector<Trace> read_trace_lines(const fs::path& file) {
+  std::vector<Trace> out;
+  const std::string text = read_file(file);
+  size_t pos = 0;
+  int line = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    ++line;
+    const std::string l = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const json j = json::parse(l, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) continue;
+    Diagnostics d;
+    Trace t = parse_trace(j, file.string(), line, d);
+    if (d.empty()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+ChildResult run_child_eval(const ChildRequest& r) {
+  ChildResult res;
+  const fs::path out_file = r.scratch / "stdout.json";
+  const fs::path traces_file = r.scratch / "traces.jsonl";
+  std::error_code ec;
+  fs::remove(out_file, ec);
+  fs::remove(traces_file, ec);
+
+  // The child's stdout goes to a file of its own (the shell redirects it, then
+  // becomes solbench), its stderr to the capture.
+  harness::SpawnOptions so;
+  so.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >\"$SOLBENCH_RUN_STDOUT\"", r.program.string()};
+  for (auto& a : eval_args(r)) so.argv.push_back(std::move(a));
+  so.env_set = {{"SOLBENCH_RUN_STDOUT", out_file.string()}};
+  so.output = harness::OutputMode::Capture;
+  so.log_limit_bytes = 256 << 10;
+  so.die_with_parent = true;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    harness::Child child = harness::Child::spawn(so);
+    const auto deadline =
+        t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(r.deadline);
+    for (;;) {
+      if (auto st = child.poll()) {
+        res.status = *st;
+        break;
+      }
+      if (r.stop && r.stop->load() && !res.interrupted) {
+        res.interrupted = true;
+        child.kill_group(SIGKILL);
+      } else if (std::chrono::steady_clock::now() >= deadline && !res.timed_out) {
+        res.timed_out = true;
+        child.kill_group(SIGKILL);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    res.stderr_tail = tail(child.log(), 4000);
+  } catch (const harness::SpawnError& e) {
+    res.spawn_error = e.what();
+    return res;
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.traces = read_trace_lines(traces_file);
+  if (!res.interrupted && !res.timed_out) {
+    const std::string text = read_file(out_file);
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded() && j.is_object() && j.contains("results")) res.document = std::move(j);
+  }
+  return res;
+}
+
+}  // namespace solbench::runset

@@ -1,0 +1,397 @@
+#include "runset/run.h"
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/eval_plan.h"
+#include "harness/process.h"
+#include "harness/staging.h"
+#include "runset/progress.h"
+#include "runset/resume.h"
+#include "runset/scheduler.h"
+#include "runset/solutions.h"
+#include "store/store.h"
+
+namespace solbench::runset {
+
+namespace fs = std::filesystem;
+
+EvalSupport eval_support_from_help(const std::string& help) {
+  // An option is declared where a line starts with it ("  --db TEXT ...",
+  // "  -o,--output TEXT ..."); other mentions ("Excludes: --db") do not count.
+  EvalSupport s;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first;
+    if (!(words >> first) || first[0] != '-') continue;
+    std::istringstream names(first);
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name == "--db") s.db = true;
+      if (name == "--no-db") s.no_db = true;
+    }
+  }
+  return s;
+}
+
+EvalSupport probe_eval_support(const fs::path& program) {
+  harness::RunOptions ro;
+  ro.timeout = std::chrono::seconds(30);
+  return eval_support_from_help(
+      harness::run_command({program.string(), "eval", "--help"}, ro).output);
+}
+
+RecordingPlan plan_recording(const EvalSupport& s, const fs::path& db) {
+  RecordingPlan p;
+  p.who = s.db ? Recording::Eval : Recording::Run;
+  if (p.who == Recording::Eval)
+    p.child_args = {"--db", db.string()};
+  else if (s.no_db)
+    p.child_args = {"--no-db"};
+  if (s.no_db) p.probe_args = {"--no-db"};
+  return p;
+}
+
+namespace {
+
+std::string first_line(const std::string& s) {
+  const size_t start = s.find_first_not_of(" \n");
+  if (start == std::string::npos) return "";
+  return s.substr(start, s.find('\n', start) - start);
+}
+
+std::string label(const ProblemDir& p) {
+  return p.category.empty() ? p.name : p.category + "/" + p.name;
+}
+
+// One run's state, shared by the slot threads. Every member a slot writes is
+// either its own (reports of its task) or serialised (store, progress, envs).
+class Runner {
+ public:
+  explicit Runner(const RunOptions& o) : o_(o) {}
+  RunReport run();
+
+ private:
+  struct Slotted {  // where a task's report lives
+    size_t problem;
+    size_t evaluation;
+  };
+  void prepare();
+  void evaluate(size_t task, size_t slot);
+  void absorb(size_t task, const std::string& device, const std::vector<size_t>& remaining,
+              const ChildResult& c);
+  std::optional<json> environment(const std::string& device, const Problem& p);
+  bool child_recorded(const EvaluationReport& e, const Trace& t);
+  void record(size_t task, const std::string& device, const Trace& t);
+  EvaluationReport& report(size_t task) {
+    return report_.problems[where_[task].problem].evaluations[where_[task].evaluation];
+  }
+
+  const RunOptions& o_;
+  fs::path program_;
+  fs::path db_path_;
+  RunReport report_;
+  std::vector<LoadedProblem> problems_;
+  SolutionScan scan_;
+  std::vector<Task> tasks_;
+  std::vector<Slotted> where_;
+  std::optional<store::Store> db_;
+  int64_t run_id_ = 0;
+  RecordingPlan recording_;
+  DeviceEnvironments envs_;
+  std::optional<Progress> progress_;
+  harness::StagingDir scratch_;
+  std::mutex m_;                     // guards the members below
+  std::set<size_t> solutions_put_;   // tasks whose solution is in the store
+  bool run_env_set_ = false;
+};
+
+void Runner::prepare() {
+  program_ = o_.program.empty() ? harness::self_exe() : o_.program;
+  db_path_ = o_.db.empty() ? store::default_db_path() : o_.db;
+  const DataSet ds = discover(o_.dataset);
+  const std::vector<ProblemDir> selected = select_problems(ds, o_.filter);
+  report_.dataset = o_.dataset.string();
+  report_.layout = ds.layout;
+  report_.slots = o_.slots;
+  report_.db = db_path_.string();
+
+  std::vector<std::string> definitions;
+  for (const ProblemDir& p : selected) {
+    problems_.push_back(load_for_run(p, o_.max_workloads));
+    const LoadedProblem& lp = problems_.back();
+    ProblemReport pr;
+    pr.where = p;
+    pr.workloads = lp.selected.size();
+    pr.error = lp.error;
+    if (lp.problem) pr.definition = lp.problem->definition.name;
+    definitions.push_back(pr.definition);
+    report_.problems.push_back(std::move(pr));
+  }
+  if (!o_.solutions.empty()) scan_ = scan_solutions(o_.solutions);
+  for (const auto& d : scan_.errors.items()) report_.errors.push_back(d.str());
+  const Matching m = match_solutions(definitions, scan_.solutions, o_.reference);
+  for (size_t s : m.unmatched_solutions)
+    report_.unmatched_solutions.push_back(scan_.solutions[s].file.string());
+  tasks_ = m.tasks;
+  for (const Task& t : tasks_) {
+    const LoadedProblem& lp = problems_[t.problem];
+    EvaluationReport e;
+    if (t.solution) {
+      const SolutionFile& sf = scan_.solutions[*t.solution];
+      e.solution = sf.solution.name;
+      e.solution_hash = sf.hash;
+      e.solution_file = sf.file.string();
+    } else {
+      const ReferenceSolution r = reference_solution(lp.problem->definition);
+      e.solution = r.name;
+      e.solution_hash = r.hash;
+    }
+    e.uuids = lp.uuids;
+    e.results.resize(lp.uuids.size());
+    auto& evs = report_.problems[t.problem].evaluations;
+    where_.push_back({t.problem, evs.size()});
+    evs.push_back(std::move(e));
+  }
+  if (tasks_.empty()) {
+    bool any_valid = false;
+    for (const auto& lp : problems_) any_valid = any_valid || lp.problem.has_value();
+    report_.errors.push_back(
+        !any_valid ? "nothing to evaluate: no selected problem loads"
+        : o_.solutions.empty()
+            ? "nothing to evaluate: give --solutions DIR or --reference"
+            : fmt::format("nothing to evaluate: no solution in {} is for a selected problem "
+                          "({} solution file(s) found)",
+                          o_.solutions.string(), scan_.solutions.size()));
+  }
+}
+
+std::optional<json> Runner::environment(const std::string& device, const Problem& p) {
+  const fs::path problem_dir = p.paths.definition.parent_path();
+  auto env = envs_.get(device, [&]() -> std::optional<json> {
+    std::string name = device;
+    for (char& ch : name)
+      if (ch == ':') ch = '_';
+    const fs::path dir = scratch_.path() / ("probe-" + name);
+    fs::create_directories(dir);
+    ChildRequest req;
+    req.program = program_;
+    req.problem_dir = problem_dir;
+    req.device = device;
+    req.extra_args = recording_.probe_args;
+    for (const char* a : {"--smallest", "1", "--no-timing", "--rounds", "1"}) req.extra_args.push_back(a);
+    if (!o_.eval.timer.empty()) req.extra_args.insert(req.extra_args.end(), {"--timer", o_.eval.timer});
+    req.scratch = dir;
+    req.deadline = o_.eval.child_deadline(1);
+    req.stop = o_.stop;
+    const ChildResult c = run_child_eval(req);
+    if (c.document && is_worker_environment(c.document->value("environment", json::object())))
+      return c.document->at("environment");
+    if (c.interrupted) return std::nullopt;
+    progress_->note(fmt::format(
+        "warning: cannot tell the environment of {} (eval --reference on {}: {}{}{}): results "
+        "already in the store are not reused for this problem",
+        device, problem_dir.string(), c.describe(), c.stderr_tail.empty() ? "" : "; ",
+        first_line(c.stderr_tail)));
+    return std::nullopt;
+  });
+  return env;
+}
+
+void Runner::record(size_t task, const std::string& device, const Trace& t) {
+  const EvaluationReport& e = report(task);
+  {
+    std::lock_guard lock(m_);
+    if (!solutions_put_.count(task)) {
+      const Task& tk = tasks_[task];
+      store::SolutionRecord rec;
+      if (tk.solution) {
+        rec = store::SolutionRecord::from(scan_.solutions[*tk.solution].solution);
+      } else {
+        const ReferenceSolution r = reference_solution(problems_[tk.problem].problem->definition);
+        rec = {r.name, problems_[tk.problem].problem->definition.name, r.content};
+      }
+      db_->put_solution(rec);
+      solutions_put_.insert(task);
+    }
+  }
+  const std::string env = db_->put_environment(store::environment_from_trace(t));
+  {
+    std::lock_guard lock(m_);
+    if (!run_env_set_) {
+      db_->set_run_environment(run_id_, env);
+      run_env_set_ = true;
+    }
+  }
+  store::TraceExtras x;
+  x.solution_hash = e.solution_hash;
+  x.environment_hash = env;
+  x.sol_score = sol_score_of(t);
+  x.extras = {{"recorded_by", "solbench run"}, {"device", device}};
+  db_->record_trace(run_id_, t, x);
+}
+
+bool Runner::child_recorded(const EvaluationReport& e, const Trace& t) {
+  // eval appends a trace to -o just before committing it: a child that died in
+  // between left it unrecorded. (It is dead now: no commit can follow.) A trace
+  // without hardware is recorded by eval under a predicted environment; it is
+  // left alone.
+  const store::EnvironmentInfo env = store::environment_from_trace(t);
+  return env.gpu_model.empty() ||
+         db_->has_result(e.solution_hash, t.workload.value("uuid", ""), env.hash());
+}
+
+void Runner::absorb(size_t task, const std::string& device, const std::vector<size_t>& remaining,
+                    const ChildResult& c) {
+  EvaluationReport& e = report(task);
+  const LoadedProblem& lp = problems_[tasks_[task].problem];
+  std::map<std::string, Trace> traces;
+  std::map<std::string, std::string> skipped;
+  if (c.document) {
+    if (c.document->contains("environment")) envs_.learn(device, c.document->at("environment"));
+    // eval records as it goes (Recording::Eval); a store it could not write is
+    // only a warning there, and would make the next run evaluate these again.
+    const json db = c.document->value("db", json(nullptr));
+    if (recording_.who == Recording::Eval && db.is_object() &&
+        (db.contains("error") || db.value("errors", 0) > 0))
+      progress_->note(fmt::format("warning: {}: eval did not record every trace in {}: {}",
+                                  label(lp.where) + " / " + e.solution, db.value("path", "?"),
+                                  db.value("error", fmt::format("{} trace(s) failed",
+                                                                db.value("errors", 0)))));
+    for (const json& r : c.document->value("results", json::array())) {
+      const std::string uuid =
+          r.contains("workload") && r["workload"].is_object() ? r["workload"].value("uuid", "") : "";
+      if (r.value("skipped", false)) {
+        skipped[uuid] = r.value("skip_reason", "");
+        continue;
+      }
+      Diagnostics d;
+      Trace t = parse_trace(r, "eval --json of " + lp.where.dir.string(), 0, d);
+      if (d.empty()) traces[uuid] = std::move(t);
+    }
+  } else {
+    for (const Trace& t : c.traces) traces[t.workload.value("uuid", "")] = t;
+  }
+  const bool failed = !c.document && !c.interrupted;
+  if (failed) {
+    e.error = fmt::format("eval {}", c.describe());
+    const std::string why = first_line(c.stderr_tail);
+    if (!why.empty() && why != "[...]") e.error += ": " + why;
+  }
+  for (size_t k : remaining) {
+    const std::string& uuid = e.uuids[k];
+    if (auto it = traces.find(uuid); it != traces.end()) {
+      if (recording_.who == Recording::Run || (!c.document && !child_recorded(e, it->second)))
+        record(task, device, it->second);
+      e.results[k] = result_of(it->second);
+    } else if (auto s = skipped.find(uuid); s != skipped.end()) {
+      WorkloadResult r;
+      r.uuid = uuid;
+      r.skip_reason = s->second;
+      e.results[k] = r;
+    } else if (!c.interrupted) {
+      // The child gave no result for it: the evaluation's failure, recorded here
+      // whoever records (the child could not).
+      harness::WorkloadOutcome out;
+      out.index = static_cast<int>(lp.selected[k]);
+      out.uuid = uuid;
+      out.status = c.timed_out ? Status::Timeout : Status::RuntimeError;
+      out.log = c.document ? "solbench run: eval reported no result for this workload"
+                           : fmt::format("solbench run: eval {} before reporting this workload; "
+                                         "its stderr ends:\n{}",
+                                         c.describe(), c.stderr_tail);
+      const json env = environment(device, *lp.problem).value_or(json{{"device", device}});
+      const Trace t = harness::make_trace(*lp.problem, lp.selected[k], e.solution, out, env);
+      record(task, device, t);
+      e.results[k] = result_of(t);
+    }
+  }
+}
+
+void Runner::evaluate(size_t task, size_t slot) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string& device = o_.slots[slot];
+  EvaluationReport& e = report(task);
+  const LoadedProblem& lp = problems_[tasks_[task].problem];
+  const std::string what = label(lp.where) + " / " + e.solution;
+  e.device = device;
+  progress_->started(task, what, device);
+
+  // Resume: what the store holds for this solution in this device's environment.
+  const auto candidates =
+      stored_traces(*db_, lp.problem->definition.name, e.solution, e.solution_hash, e.uuids);
+  if (!candidates.empty()) {
+    if (auto env = environment(device, *lp.problem)) {
+      const std::string env_hash = store_environment(*lp.problem, lp.selected[0], *env).hash();
+      const auto done = resumable(*db_, candidates, e.solution_hash, env_hash);
+      for (size_t k = 0; k < e.uuids.size(); ++k)
+        if (auto it = done.find(e.uuids[k]); it != done.end()) e.results[k] = result_of(it->second);
+    }
+  }
+  std::vector<size_t> remaining;
+  for (size_t k = 0; k < e.uuids.size(); ++k)
+    if (!e.results[k]) remaining.push_back(k);
+
+  const bool stopped = o_.stop && o_.stop->load();
+  if (!remaining.empty() && !stopped) {
+    const fs::path dir = scratch_.path() / fmt::format("task-{}", task);
+    fs::create_directories(dir);
+    ChildRequest req;
+    req.program = program_;
+    req.problem_dir = lp.where.dir;
+    if (tasks_[task].solution) req.solution_file = scan_.solutions[*tasks_[task].solution].file;
+    for (size_t k : remaining) req.workloads.push_back(e.uuids[k]);
+    req.device = device;
+    req.extra_args = recording_.child_args;
+    for (auto& a : o_.eval.args()) req.extra_args.push_back(std::move(a));
+    req.scratch = dir;
+    req.deadline = o_.eval.child_deadline(remaining.size());
+    req.stop = o_.stop;
+    absorb(task, device, remaining, run_child_eval(req));
+    harness::remove_tree_quietly(dir);
+  }
+  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Tally t;
+  t.add(e);
+  progress_->finished(task, what, device, t.text(), t.failed() > 0 || !e.error.empty(),
+                      remaining.empty(), e.seconds);
+}
+
+RunReport Runner::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  prepare();
+  progress_.emplace(o_.progress, o_.progress_tty, tasks_.size());
+  for (const auto& err : report_.errors) progress_->note("error: " + err);
+  for (const auto& p : report_.problems)
+    if (!p.error.empty()) progress_->note("error: " + label(p.where) + ": " + p.error);
+  if (o_.filter.empty())
+    for (const auto& f : report_.unmatched_solutions)
+      progress_->note("warning: " + f + ": its definition is not a problem of the data set");
+  if (tasks_.empty()) return report_;
+
+  db_.emplace(store::Store::open(db_path_));
+  recording_ = plan_recording(probe_eval_support(program_), db_path_);
+  report_.recording = recording_.who == Recording::Run ? "run" : "eval";
+  run_id_ = db_->begin_run({o_.command_line, o_.dataset.string(), "", ""});
+  scratch_ = harness::StagingDir::create(harness::default_staging_base(), "run-");
+
+  run_on_slots(o_.slots.size(), tasks_.size(),
+               [this](size_t task, size_t slot) { evaluate(task, slot); }, o_.stop);
+  progress_->clear();
+  db_->finish_run(run_id_);
+  report_.interrupted = o_.stop && o_.stop->load();
+  report_.environment_probes = envs_.probes();
+  report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report_;
+}
+
+}  // namespace
+
+RunReport run_dataset(const RunOptions& o) { return Runner(o).run(); }
+
+}  // namespace solbench::runset

@@ -1,0 +1,61 @@
+// `solbench run`'s engine: a data set's problems, the solutions matched to them,
+// the slots they run on, one child eval per (problem, solution), resume from the
+// results store, and the report the summary prints.
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runset/child_eval.h"
+#include "runset/dataset.h"
+#include "runset/summary.h"
+
+namespace solbench::runset {
+
+// Who writes the traces into the store; decided once per run (plan_recording).
+enum class Recording {
+  Run,   // run records what each child returns; the child gets --no-db when eval knows it
+  Eval,  // eval records as results arrive (--db FILE); run records only what no child could
+};
+
+// What this binary's `eval` accepts, read from `eval --help`.
+struct EvalSupport {
+  bool db = false;     // --db FILE
+  bool no_db = false;  // --no-db
+};
+EvalSupport eval_support_from_help(const std::string& help);
+EvalSupport probe_eval_support(const std::filesystem::path& program);  // runs `eval --help`
+
+struct RecordingPlan {
+  Recording who = Recording::Run;
+  std::vector<std::string> child_args;  // every evaluation child
+  std::vector<std::string> probe_args;  // environment probes: never record
+};
+RecordingPlan plan_recording(const EvalSupport& s, const std::filesystem::path& db);
+
+struct RunOptions {
+  std::filesystem::path dataset;
+  std::filesystem::path solutions;  // empty: none (then --reference)
+  bool reference = false;           // evaluate each problem's reference too
+  ProblemFilter filter;
+  int max_workloads = 0;            // per problem, the first N in workload.jsonl order; 0: all
+  std::vector<std::string> slots{"cpu"};
+  std::filesystem::path db;         // empty: store::default_db_path()
+  EvalFlags eval;
+  std::filesystem::path program;    // the solbench binary children run; empty: self_exe()
+  std::string command_line;         // recorded with the run
+  const std::atomic<bool>* stop = nullptr;  // set (SIGINT): stop starting, abandon what runs
+  std::FILE* progress = stderr;     // null: silent
+  bool progress_tty = false;
+};
+
+// Runs the data set. Throws InputError for an unusable data set or filter, and
+// StoreError for an unusable store; problems and solutions that do not load are
+// reported in the result (and make exit_code 1), the others still run.
+RunReport run_dataset(const RunOptions& o);
+
+}  // namespace solbench::runset

@@ -1,0 +1,31 @@
+// The slot scheduler: a pool of slots (one per device: cuda:0, cuda:1, ... or
+// several "cpu" slots in tests), each running one task at a time; a slot takes
+// the next task in order as soon as its previous one ends, so long and short
+// problems spread over the devices as they come.
+//
+// Generic over what a task is: the caller's function gets (task, slot) and does
+// the work. It knows nothing of processes or problems, so tests drive it with a
+// fake function and check each task runs once and no slot runs two at a time.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+
+namespace solbench::runset {
+
+struct ScheduleResult {
+  size_t started = 0;  // tasks handed to a slot (the first `started` tasks, in order)
+  bool stopped = false;  // `stop` was seen before every task was started
+};
+
+// Runs tasks 0..n_tasks-1 on `n_slots` threads, slot k calling run(task, k) for
+// one task at a time. Once `stop` (optional) becomes true no further task is
+// started; tasks running then finish (their function sees the flag itself and
+// may cut short). If run() throws, no further task starts, the other slots end
+// their current task, and the first exception is rethrown here.
+ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
+                            const std::function<void(size_t task, size_t slot)>& run,
+                            const std::atomic<bool>* stop = nullptr);
+
+}  // namespace solbench::runset

@@ -1,0 +1,286 @@
+#include "runset/summary.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace solbench::runset {
+
+namespace {
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+std::string first_line(const std::string& s, size_t max = 100) {
+  const size_t start = s.find_first_not_of(" \n");
+  if (start == std::string::npos) return "";
+  std::string l = s.substr(start, s.find('\n', start) - start);
+  return l.size() > max ? l.substr(0, max - 3) + "..." : l;
+}
+
+std::string label(const ProblemDir& p) {
+  return p.category.empty() ? p.name : p.category + "/" + p.name;
+}
+
+std::string score_text(const std::optional<double>& s) {
+  return s ? fmt::format("{:.3f}", *s) : std::string("-");
+}
+
+}  // namespace
+
+std::optional<double> sol_score_of(const Trace& t) {
+  auto it = t.evaluation.extra.find("solbench_sol_score");
+  if (it == t.evaluation.extra.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+WorkloadResult result_of(const Trace& t) {
+  WorkloadResult r;
+  r.uuid = t.workload.value("uuid", "");
+  r.status = t.evaluation.status;
+  r.sol_score = sol_score_of(t);
+  return r;
+}
+
+WorkloadResult result_of(const store::StoredTrace& st) {
+  WorkloadResult r;
+  r.uuid = st.workload_uuid;
+  r.status = st.status;
+  r.sol_score = sol_score_of(st.trace());
+  if (!r.sol_score) r.sol_score = st.sol_score;
+  r.resumed = true;
+  return r;
+}
+
+void Tally::add(const EvaluationReport& e) {
+  ++evaluations;
+  if (!e.error.empty()) ++errors;
+  for (const auto& r : e.results) {
+    ++workloads;
+    if (!r) {
+      ++not_run;
+      continue;
+    }
+    (r->resumed ? resumed : evaluated) += 1;
+    if (!r->status) {
+      ++skipped;
+      continue;
+    }
+    ++statuses[std::string(status_name(*r->status))];
+    if (r->sol_score) any_score = true;
+    if (*r->status == Status::Passed) {
+      if (r->sol_score) {
+        ++scored;
+        score_sum += *r->sol_score;
+      }
+    } else {
+      ++scored;  // a failure scores 0
+    }
+  }
+}
+
+void Tally::add(const Tally& t) {
+  evaluations += t.evaluations;
+  workloads += t.workloads;
+  for (const auto& [k, v] : t.statuses) statuses[k] += v;
+  skipped += t.skipped;
+  not_run += t.not_run;
+  evaluated += t.evaluated;
+  resumed += t.resumed;
+  scored += t.scored;
+  score_sum += t.score_sum;
+  any_score = any_score || t.any_score;
+  errors += t.errors;
+}
+
+size_t Tally::failed() const {
+  size_t n = 0;
+  for (const auto& [k, v] : statuses)
+    if (k != status_name(Status::Passed)) n += v;
+  return n;
+}
+
+std::optional<double> Tally::mean_sol_score() const {
+  if (!any_score || scored == 0) return std::nullopt;
+  return score_sum / static_cast<double>(scored);
+}
+
+json Tally::to_json() const {
+  json j = json::object();
+  j["evaluations"] = evaluations;
+  j["results"] = workloads;
+  json st = json::object();
+  for (const auto& [k, v] : statuses) st[k] = v;
+  j["statuses"] = st;
+  j["skipped"] = skipped;
+  j["not_run"] = not_run;
+  j["failed"] = failed();
+  j["errors"] = errors;
+  j["evaluated"] = evaluated;
+  j["resumed"] = resumed;
+  j["scored"] = scored;
+  j["mean_sol_score"] = opt(mean_sol_score());
+  return j;
+}
+
+std::string Tally::text() const {
+  std::string s;
+  auto add = [&](size_t n, const std::string& what) {
+    if (n) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", n, what);
+  };
+  // PASSED first, then the failures by name.
+  auto passed = statuses.find(std::string(status_name(Status::Passed)));
+  if (passed != statuses.end()) add(passed->second, passed->first);
+  for (const auto& [k, v] : statuses)
+    if (k != status_name(Status::Passed)) add(v, k);
+  add(skipped, "skipped");
+  add(not_run, "not run");
+  return s.empty() ? "nothing" : s;
+}
+
+json summary_json(const RunReport& r) {
+  json j = json::object();
+  j["dataset"] = r.dataset;
+  j["layout"] = layout_name(r.layout);
+  j["slots"] = r.slots;
+  j["db"] = r.db;
+  j["recording"] = r.recording;
+  j["interrupted"] = r.interrupted;
+  j["seconds"] = r.seconds;
+  j["environment_probes"] = r.environment_probes;
+
+  json problems = json::array();
+  std::map<std::string, std::pair<size_t, Tally>> cats;  // problems, tally
+  std::map<std::string, size_t> cat_workloads;
+  Tally total;
+  size_t total_workloads = 0;
+  for (const auto& p : r.problems) {
+    json pj = json::object();
+    pj["category"] = p.where.category;
+    pj["problem"] = p.where.name;
+    pj["folder"] = p.where.dir.string();
+    pj["definition"] = opt(p.definition);
+    pj["workloads"] = p.workloads;
+    pj["error"] = opt(p.error);
+    Tally pt;
+    if (!p.error.empty()) ++pt.errors;
+    json sols = json::array();
+    for (const auto& e : p.evaluations) {
+      Tally et;
+      et.add(e);
+      pt.add(et);
+      json ej = json::object();
+      ej["solution"] = e.solution;
+      ej["solution_hash"] = e.solution_hash;
+      ej["solution_file"] = opt(e.solution_file);
+      ej["device"] = opt(e.device);
+      ej["seconds"] = e.seconds;
+      ej["error"] = opt(e.error);
+      ej["workloads"] = e.uuids.size();
+      ej.update(et.to_json());
+      json rs = json::array();
+      for (size_t k = 0; k < e.uuids.size(); ++k) {
+        const auto& res = e.results[k];
+        json rj = {{"uuid", e.uuids[k]}};
+        if (!res) {
+          rj["status"] = nullptr;
+          rj["not_run"] = true;
+        } else {
+          rj["status"] = res->status ? json(status_name(*res->status)) : json(nullptr);
+          if (!res->status) rj["skip_reason"] = res->skip_reason;
+          rj["sol_score"] = opt(res->sol_score);
+          rj["resumed"] = res->resumed;
+        }
+        rs.push_back(std::move(rj));
+      }
+      ej["workload_results"] = std::move(rs);
+      sols.push_back(std::move(ej));
+    }
+    pj["solutions"] = std::move(sols);
+    pj.update(pt.to_json());
+    problems.push_back(std::move(pj));
+    auto& c = cats[p.where.category];
+    ++c.first;
+    c.second.add(pt);
+    cat_workloads[p.where.category] += p.workloads;
+    total.add(pt);
+    total_workloads += p.workloads;
+  }
+  j["problems"] = std::move(problems);
+  json categories = json::array();
+  for (const auto& [name, c] : cats) {
+    json cj = {{"category", name}, {"problems", c.first}, {"workloads", cat_workloads[name]}};
+    cj.update(c.second.to_json());
+    categories.push_back(std::move(cj));
+  }
+  j["categories"] = std::move(categories);
+  json tj = {{"problems", r.problems.size()}, {"workloads", total_workloads}};
+  tj.update(total.to_json());
+  j["total"] = std::move(tj);
+  j["errors"] = r.errors;
+  j["unmatched_solutions"] = r.unmatched_solutions;
+  return j;
+}
+
+std::string summary_table(const RunReport& r) {
+  size_t wp = 7, ws = 8;
+  for (const auto& p : r.problems) {
+    wp = std::max(wp, label(p.where).size());
+    for (const auto& e : p.evaluations) ws = std::max(ws, e.solution.size());
+  }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", "problem", wp, "solution", ws,
+                                "workloads", "score", "results");
+  std::map<std::string, std::pair<size_t, Tally>> cats;
+  Tally total;
+  for (const auto& p : r.problems) {
+    Tally pt;
+    if (!p.error.empty()) {
+      ++pt.errors;
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  invalid: {}\n", label(p.where), wp, "-", ws,
+                         p.workloads, "-", first_line(p.error));
+    } else if (p.evaluations.empty()) {
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  no solution\n", label(p.where), wp, "-", ws,
+                         p.workloads, "-");
+    }
+    for (const auto& e : p.evaluations) {
+      Tally et;
+      et.add(e);
+      pt.add(et);
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", label(p.where), wp, e.solution, ws,
+                         e.uuids.size(), score_text(et.mean_sol_score()), et.text());
+      if (!e.error.empty()) out += fmt::format("    error: {}\n", first_line(e.error, 150));
+    }
+    auto& c = cats[p.where.category];
+    ++c.first;
+    c.second.add(pt);
+    total.add(pt);
+  }
+  auto line = [](const std::string& what, size_t problems, const Tally& t) {
+    return fmt::format("{}: {} problem(s), {} evaluation(s), {} result(s): {}; mean SOL score {}\n",
+                       what, problems, t.evaluations, t.workloads, t.text(),
+                       score_text(t.mean_sol_score()));
+  };
+  if (cats.size() > 1 || (cats.size() == 1 && !cats.begin()->first.empty())) {
+    out += "\n";
+    for (const auto& [name, c] : cats)
+      out += line("category " + (name.empty() ? std::string("(none)") : name), c.first, c.second);
+  }
+  out += line("total", r.problems.size(), total);
+  if (r.interrupted) out += "interrupted: the evaluations not run are listed as such\n";
+  return out;
+}
+
+int exit_code(const RunReport& r) {
+  if (!r.errors.empty()) return 1;
+  for (const auto& p : r.problems) {
+    if (!p.error.empty()) return 1;
+    for (const auto& e : p.evaluations) {
+      if (!e.error.empty()) return 1;
+      for (const auto& res : e.results)
+        if (!res || (res->status && *res->status != Status::Passed)) return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace solbench::runset

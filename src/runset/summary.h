@@ -1,0 +1,101 @@
+// What a run found, per evaluation (problem, solution), per problem, per
+// category and in all, as one JSON document (`solbench run --json`) or a table.
+// Everything in it is the same whether a result was evaluated now or resumed
+// from the store, so a resumed run prints what an uninterrupted one prints.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/trace.h"
+#include "runset/dataset.h"
+#include "store/store.h"
+
+namespace solbench::runset {
+
+struct WorkloadResult {
+  std::string uuid;
+  std::optional<Status> status;    // nullopt: eval skipped the workload (no trace)
+  std::string skip_reason;
+  std::optional<double> sol_score;  // evaluation.extra.solbench_sol_score
+  bool resumed = false;             // taken from the store
+};
+WorkloadResult result_of(const Trace& t);
+WorkloadResult result_of(const store::StoredTrace& t);  // resumed
+// evaluation.extra.solbench_sol_score when it is a number.
+std::optional<double> sol_score_of(const Trace& t);
+
+// One (problem, solution) evaluation.
+struct EvaluationReport {
+  std::string solution;       // name
+  std::string solution_hash;  // content hash (the resume key)
+  std::string solution_file;  // "" for the reference
+  std::string device;         // the slot that ran it ("" if it did not run)
+  std::vector<std::string> uuids;                       // its workloads, in order
+  std::vector<std::optional<WorkloadResult>> results;   // aligned; nullopt: not run
+  std::string error;  // how the child failed, when it did
+  double seconds = 0;
+};
+
+struct ProblemReport {
+  ProblemDir where;
+  std::string definition;
+  size_t workloads = 0;  // selected for the run
+  std::string error;     // the problem could not be loaded (nothing ran)
+  std::vector<EvaluationReport> evaluations;
+};
+
+struct RunReport {
+  std::string dataset;
+  Layout layout = Layout::Problems;
+  std::vector<std::string> slots;
+  std::string db;
+  std::string recording;  // "run" or "eval": who writes the traces (docs/run.md)
+  std::vector<ProblemReport> problems;
+  std::vector<std::string> errors;               // invalid solution files
+  std::vector<std::string> unmatched_solutions;  // files whose definition no selected problem has
+  bool interrupted = false;
+  int environment_probes = 0;
+  double seconds = 0;
+};
+
+// Counts over evaluations. `workloads` counts (solution, workload) pairs; each is
+// a status, skipped or not run. Mean SOL score, as the store's leaderboard
+// scores: a PASSED workload counts with its score (left out without one), any
+// other status counts 0; null when no result in it carries a score.
+struct Tally {
+  size_t evaluations = 0;
+  size_t workloads = 0;
+  std::map<std::string, size_t> statuses;  // PASSED, INCORRECT_NUMERICAL, ...
+  size_t skipped = 0;
+  size_t not_run = 0;
+  size_t evaluated = 0;  // results evaluated in this run
+  size_t resumed = 0;    // results taken from the store
+  size_t scored = 0;
+  double score_sum = 0;
+  bool any_score = false;
+  size_t errors = 0;  // evaluations whose child failed, problems that did not load
+
+  void add(const EvaluationReport& e);
+  void add(const Tally& t);
+  size_t failed() const;  // results with a status other than PASSED
+  std::optional<double> mean_sol_score() const;
+  json to_json() const;
+  // "3 PASSED, 1 INCORRECT_NUMERICAL, 1 skipped, 2 not run"
+  std::string text() const;
+};
+
+json summary_json(const RunReport& r);
+// The table: one row per evaluation, then per category, then in all. It holds no
+// timing or device, so an interrupted-then-resumed run prints the same table as
+// an uninterrupted one.
+std::string summary_table(const RunReport& r);
+// 0: every result PASSED (skipped aside) and every input was valid; 1 otherwise.
+// (An interrupted run exits 130: the CLI's business.)
+int exit_code(const RunReport& r);
+
+}  // namespace solbench::runset

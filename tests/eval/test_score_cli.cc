@@ -1,0 +1,282 @@
+// The SOL Score end to end through the real binary on the bundled RMSNorm problem,
+// CPU only: `solbench baseline` (measured once, then from the store), `solbench
+// eval` with T_SOL, T_b and S in its table, its --json and its traces, and the
+// traces recorded in the results store. The CPU has no hardware model, so the
+// scored runs name one with --arch (and the output says it is not this device).
+// Smallest workloads, one or two correctness rounds, 30 ms timing budgets.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/json.h"
+#include "test_support.h"
+
+namespace solbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = SOLBENCH_SOURCE_DIR;
+const fs::path kRmsnorm = kSource / "problems/001_rmsnorm_llama3_8b_h4096";
+const std::string kCpp = (kRmsnorm / "solutions/cpp_rowwise/solution.json").string();
+const std::string kFast = " --rounds 1 --time-budget-ms 30 ";
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+  json doc;  // stdout parsed (for --json)
+};
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class ScoreCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir() / "cache");
+    fs::create_directories(dir() / "staging");
+  }
+  const fs::path& dir() const { return tmp_.path(); }
+  std::string db() const { return (dir() / "results.db").string(); }
+
+  // `solbench ARGS` with this test's own caches; `env` adds variables.
+  CliRun run(const std::string& args, const std::string& env = "") {
+    CliRun r;
+    const fs::path out = dir() / "stdout.txt", err = dir() / "stderr.txt";
+    const std::string cmd = "SOLBENCH_CACHE_DIR='" + (dir() / "cache").string() +
+                            "' SOLBENCH_STAGING_DIR='" + (dir() / "staging").string() + "' " +
+                            env + " '" + SOLBENCH_BINARY + "' " + args + " >'" + out.string() +
+                            "' 2>'" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = testing::read(out);
+    r.err = testing::read(err);
+    r.doc = json::parse(r.out, nullptr, false);
+    return r;
+  }
+
+  testing::TempDir tmp_;
+};
+
+// The evaluation object of result i (its extra keys are inline in the JSON).
+const json& ev(const CliRun& r, size_t i) { return r.doc["results"][i]["evaluation"]; }
+
+TEST_F(ScoreCli, BaselineIsMeasuredOnceThenReusedFromTheStore) {
+  const std::string args =
+      "baseline '" + kRmsnorm.string() + "' --smallest 2 --json --db '" + db() + "'" + kFast;
+  CliRun first = run(args);
+  ASSERT_EQ(first.rc, 0) << first.out << first.err;
+  ASSERT_TRUE(first.doc.is_object()) << first.out;
+  const json& w1 = first.doc["problems"][0]["workloads"];
+  ASSERT_EQ(w1.size(), 2u) << first.out;
+  const std::string torch = first.doc["environment"]["torch"].get<std::string>();
+  for (const auto& w : w1) {
+    EXPECT_FALSE(w["cached"].get<bool>());
+    EXPECT_EQ(w["status"], "PASSED") << w.dump();
+    EXPECT_GT(w["t_b_ms"].get<double>(), 0) << w.dump();
+    if (torch.rfind("1.", 0) == 0) {
+      // Debian's torch 1.13 has no torch.compile: eager, and the reason says so.
+      EXPECT_EQ(w["method"], "eager");
+      EXPECT_TRUE(has(w["reason"].get<std::string>(), "torch.compile unavailable")) << w.dump();
+    } else {
+      EXPECT_TRUE(w["method"] == "torch.compile" || w["method"] == "eager") << w.dump();
+    }
+  }
+  EXPECT_EQ(first.doc["summary"]["measured"], 2);
+
+  // Second call: both from the store, the same values, no worker measured anything.
+  CliRun second = run(args);
+  ASSERT_EQ(second.rc, 0) << second.out << second.err;
+  const json& w2 = second.doc["problems"][0]["workloads"];
+  ASSERT_EQ(w2.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(w2[i]["cached"].get<bool>()) << w2[i].dump();
+    EXPECT_EQ(w2[i]["uuid"], w1[i]["uuid"]);
+    EXPECT_DOUBLE_EQ(w2[i]["t_b_ms"].get<double>(), w1[i]["t_b_ms"].get<double>());
+    EXPECT_EQ(w2[i]["method"], w1[i]["method"]);
+    EXPECT_FALSE(w2[i].contains("timing")) << "re-measured: " << w2[i].dump();
+    if (w1[i]["method"] == "eager" && torch.rfind("1.", 0) == 0) {
+      EXPECT_TRUE(has(w2[i]["reason"].get<std::string>(), "torch.compile unavailable"));
+    }
+  }
+  EXPECT_EQ(second.doc["summary"]["measured"], 0);
+  EXPECT_EQ(second.doc["summary"]["cached"], 2);
+
+  // --remeasure measures again (and the store keeps both).
+  CliRun again = run(args + " --remeasure");
+  ASSERT_EQ(again.rc, 0) << again.out << again.err;
+  EXPECT_EQ(again.doc["summary"]["measured"], 2);
+  EXPECT_FALSE(again.doc["problems"][0]["workloads"][0]["cached"].get<bool>());
+}
+
+TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
+  const fs::path traces = dir() / "traces.jsonl";
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                 "' --smallest 2 --arch h100_sxm --json --db '" + db() + "' -o '" +
+                 traces.string() + "'" + kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out;
+  ASSERT_EQ(r.doc["results"].size(), 2u);
+  // The bound is an H100's, the times are this CPU's: the output says so.
+  EXPECT_FALSE(r.doc["score"]["arch"]["matches_device"].get<bool>());
+  EXPECT_TRUE(has(r.doc["score"]["arch"]["note"].get<std::string>(), "not for this device"));
+  EXPECT_EQ(r.doc["score"]["baselines"]["measured"], 2);  // fresh store: measured once each
+  double sum = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    const json& e = ev(r, i);
+    ASSERT_EQ(e["status"], "PASSED") << e.dump();
+    const double t_k = e["performance"]["latency_ms"].get<double>();
+    const double t_sol = e["solbench_t_sol_ms"].get<double>();
+    const double t_b = e["solbench_t_b_ms"].get<double>();
+    ASSERT_GT(t_sol, 0);
+    ASSERT_GT(t_b, t_sol);
+    ASSERT_GT(t_k, t_sol);
+    // The trace's own numbers give its score.
+    const double s = 1.0 / (1.0 + (t_k - t_sol) / (t_b - t_sol));
+    EXPECT_NEAR(e["solbench_sol_score"].get<double>(), s, 1e-12) << e.dump();
+    EXPECT_FALSE(e["solbench_sol_violation"].get<bool>());
+    EXPECT_TRUE(e["solbench_score_reason"].is_null()) << e["solbench_score_reason"];
+    EXPECT_EQ(e["solbench_score"]["t_b"]["cached"], false);
+    sum += s;
+  }
+  EXPECT_NEAR(r.doc["score"]["problem"]["mean"].get<double>(), sum / 2, 1e-12);
+  EXPECT_NEAR(r.doc["summary"]["sol_score"]["mean"].get<double>(), sum / 2, 1e-12);
+
+  // The -o file carries the same keys.
+  const std::string file = testing::read(traces);
+  EXPECT_TRUE(has(file, "\"solbench_sol_score\"")) << file.substr(0, 400);
+
+  // The store has both traces with T_SOL, T_b and S in their columns.
+  CliRun h = run("db history --json --db '" + db() + "'");
+  ASSERT_EQ(h.rc, 0) << h.out << h.err;
+  const json& hist = h.doc["history"];
+  ASSERT_EQ(hist.size(), 2u) << h.out;
+  for (const auto& row : hist) {
+    const size_t i = row["workload_uuid"] == r.doc["results"][0]["workload"]["uuid"] ? 0 : 1;
+    EXPECT_EQ(row["status"], "PASSED");
+    EXPECT_DOUBLE_EQ(row["t_sol_ms"].get<double>(), ev(r, i)["solbench_t_sol_ms"].get<double>());
+    EXPECT_DOUBLE_EQ(row["t_b_ms"].get<double>(), ev(r, i)["solbench_t_b_ms"].get<double>());
+    EXPECT_DOUBLE_EQ(row["sol_score"].get<double>(), ev(r, i)["solbench_sol_score"].get<double>());
+    EXPECT_EQ(row["solution"], r.doc["solution"]);
+  }
+
+  // A second evaluation reuses the stored baselines: no baseline worker.
+  CliRun again = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                     "' --smallest 2 --arch h100_sxm --json --db '" + db() + "'" + kFast);
+  ASSERT_EQ(again.rc, 0) << again.out << again.err;
+  EXPECT_EQ(again.doc["score"]["baselines"]["cached"], 2);
+  EXPECT_EQ(again.doc["score"]["baselines"]["measured"], 0);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(ev(again, i)["solbench_score"]["t_b"]["cached"], true);
+    EXPECT_DOUBLE_EQ(ev(again, i)["solbench_t_b_ms"].get<double>(),
+                     ev(r, i)["solbench_t_b_ms"].get<double>());
+  }
+  CliRun h2 = run("db history --json --db '" + db() + "'");
+  EXPECT_EQ(h2.doc["history"].size(), 4u);
+}
+
+TEST_F(ScoreCli, TableShowsTheThreeColumnsAndTheScore) {
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                 "' --smallest 1 --arch h100_sxm --db '" + db() + "'" + kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "T_SOL_ms")) << r.out;
+  EXPECT_TRUE(has(r.out, "T_b_ms")) << r.out;
+  EXPECT_TRUE(has(r.out, "     S\n")) << r.out;  // the last column's header
+  EXPECT_TRUE(has(r.out, "T_SOL: h100_sxm")) << r.out;
+  EXPECT_TRUE(has(r.out, "not for this device (cpu")) << r.out;
+  EXPECT_TRUE(has(r.out, "SOL score: 0.")) << r.out;
+  EXPECT_TRUE(has(r.out, "store: " + db())) << r.out;
+}
+
+TEST_F(ScoreCli, OnTheCpuWithoutArchTheScoreIsNullWithTheReason) {
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp + "' --smallest 1 --json --db '" +
+                 db() + "'" + kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const json& e = ev(r, 0);
+  EXPECT_EQ(e["status"], "PASSED");
+  EXPECT_TRUE(e["solbench_t_sol_ms"].is_null());
+  EXPECT_TRUE(e["solbench_sol_score"].is_null());
+  EXPECT_TRUE(e["solbench_t_b_ms"].is_null());  // fresh store, and nothing would use it
+  const std::string why = e["solbench_score_reason"].get<std::string>();
+  EXPECT_TRUE(has(why, "no hardware model for the CPU")) << why;
+  EXPECT_TRUE(has(why, "--arch")) << why;
+  EXPECT_EQ(r.doc["score"]["baselines"]["measured"], 0);
+  EXPECT_EQ(r.doc["workers"].size(), 1u);  // the solution's only
+  // Still recorded, with null score columns.
+  CliRun h = run("db history --json --db '" + db() + "'");
+  ASSERT_EQ(h.doc["history"].size(), 1u) << h.out;
+  EXPECT_TRUE(h.doc["history"][0]["sol_score"].is_null());
+}
+
+TEST_F(ScoreCli, FasterThanTheBoundIsFlaggedNeverASilentOne) {
+  // A made-up chip with 0.001 GB/s of DRAM bandwidth: T_SOL of the 24 KB workload is
+  // ~25 ms, far above both the solution's and the baseline's microseconds.
+  json hw = json::parse(testing::read(kSource / "data/hardware/h100_sxm.json"));
+  hw["name"] = "slow_test_chip";
+  hw["display_name"] = "Slow test chip";
+  hw["aliases"] = json::array({"Slow test chip"});
+  hw["dram_bandwidth_gbs"]["value"] = 0.001;
+  const fs::path hwdir = dir() / "hardware";
+  testing::write(hwdir / "slow_test_chip.json", hw.dump(1));
+  const std::string env = "SOLBENCH_HARDWARE_DIR='" + hwdir.string() + "'";
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                     "' --smallest 1 --arch slow_test_chip --json --db '" + db() + "'" + kFast,
+                 env);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const json& e = ev(r, 0);
+  ASSERT_GT(e["solbench_t_sol_ms"].get<double>(), 1.0) << e.dump();
+  EXPECT_TRUE(e["solbench_sol_violation"].get<bool>());
+  const json& v = e["solbench_score"]["score"]["violation"];
+  EXPECT_DOUBLE_EQ(v["t_k_ms"].get<double>(), e["performance"]["latency_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(v["t_sol_ms"].get<double>(), e["solbench_t_sol_ms"].get<double>());
+  // The baseline is below the bound too: the public rule gives 1 (T_k <= T_SOL),
+  // never silently: both flags are set and the reason says why.
+  EXPECT_EQ(e["solbench_sol_score"].get<double>(), 1.0);
+  EXPECT_TRUE(e["solbench_score"]["score"]["baseline_at_or_below_sol"].get<bool>());
+  const std::string why = e["solbench_score_reason"].get<std::string>();
+  EXPECT_TRUE(has(why, "sol_violation")) << why;
+  EXPECT_TRUE(has(why, "<= T_SOL")) << why;
+  EXPECT_EQ(r.doc["score"]["problem"]["violations"], 1);
+
+  // The table flags it under the row.
+  CliRun t = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                     "' --smallest 1 --arch slow_test_chip --no-db" + kFast,
+                 env);
+  ASSERT_EQ(t.rc, 0) << t.out << t.err;
+  EXPECT_TRUE(has(t.out, "sol_violation: T_k")) << t.out;
+}
+
+TEST_F(ScoreCli, NoBaselineAndNoDbSkipThem) {
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                 "' --smallest 1 --arch h100_sxm --no-baseline --no-db --json" + kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const json& e = ev(r, 0);
+  EXPECT_GT(e["solbench_t_sol_ms"].get<double>(), 0);
+  EXPECT_TRUE(e["solbench_t_b_ms"].is_null());
+  EXPECT_TRUE(e["solbench_sol_score"].is_null());
+  EXPECT_TRUE(has(e["solbench_score_reason"].get<std::string>(), "--no-baseline"));
+  EXPECT_EQ(r.doc["workers"].size(), 1u);
+  EXPECT_TRUE(r.doc["db"].is_null());
+  EXPECT_FALSE(fs::exists(dir() / "cache" / "solbench.db"));  // the default store untouched
+}
+
+TEST_F(ScoreCli, AStoreThatCannotBeOpenedIsAWarningNotALostEvaluation) {
+  const fs::path bad = tmp_.write("not_a_store.db", "this is not an SQLite file, just text\n");
+  const fs::path traces = dir() / "traces.jsonl";
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp + "' --smallest 1 --json --db '" +
+                 bad.string() + "' -o '" + traces.string() + "'" + kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(ev(r, 0)["status"], "PASSED");
+  EXPECT_TRUE(has(r.err, "warning: results store " + bad.string())) << r.err;
+  EXPECT_TRUE(r.doc["db"]["error"].is_string()) << r.doc["db"].dump();
+  EXPECT_TRUE(r.doc["db"]["run"].is_null());
+  EXPECT_TRUE(has(testing::read(traces), "\"PASSED\""));  // the trace file has it
+}
+
+}  // namespace
+}  // namespace solbench

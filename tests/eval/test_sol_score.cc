@@ -1,0 +1,171 @@
+// The SOL Score formula and its means (src/score/sol_score.h), worked by hand:
+//   S = 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL))
+// and the worker plan's baseline flag (src/harness/protocol.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "harness/protocol.h"
+#include "score/sol_score.h"
+
+namespace solbench {
+namespace {
+
+using score::sol_score;
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(SolScore, HalfAtTheBaseline) {
+  // T_SOL 0.01, T_b 0.05, T_k 0.05: (0.05-0.01)/(0.05-0.01) = 1 -> S = 1/(1+1) = 0.5.
+  auto s = sol_score(0.05, 0.01, 0.05);
+  ASSERT_TRUE(s.score.has_value()) << s.reason;
+  EXPECT_DOUBLE_EQ(*s.score, 0.5);
+  EXPECT_FALSE(s.sol_violation);
+  EXPECT_FALSE(s.baseline_at_or_below_sol);
+  EXPECT_TRUE(s.reason.empty()) << s.reason;
+}
+
+TEST(SolScore, OneAtTheSpeedOfLight) {
+  // T_k = T_SOL = 0.01: (0.01-0.01)/(0.05-0.01) = 0 -> S = 1/(1+0) = 1, and no violation.
+  auto s = sol_score(0.01, 0.01, 0.05);
+  ASSERT_TRUE(s.score.has_value()) << s.reason;
+  EXPECT_DOUBLE_EQ(*s.score, 1.0);
+  EXPECT_FALSE(s.sol_violation);
+  EXPECT_TRUE(s.reason.empty()) << s.reason;
+}
+
+TEST(SolScore, BetweenAndBeyondTheBaseline) {
+  // T_k 0.03: (0.03-0.01)/(0.05-0.01) = 0.5 -> S = 1/1.5 = 2/3.
+  EXPECT_NEAR(*sol_score(0.03, 0.01, 0.05).score, 2.0 / 3.0, 1e-12);
+  // T_k 0.09, slower than the baseline: (0.09-0.01)/0.04 = 2 -> S = 1/3 (< 0.5).
+  EXPECT_NEAR(*sol_score(0.09, 0.01, 0.05).score, 1.0 / 3.0, 1e-12);
+  // T_SOL 0 is a bound too: T_k 0.02, T_b 0.04 -> 0.02/0.04 = 0.5 -> S = 2/3.
+  EXPECT_NEAR(*sol_score(0.02, 0.0, 0.04).score, 2.0 / 3.0, 1e-12);
+}
+
+TEST(SolScore, FasterThanLightIsFlaggedWithBothTimesAndCappedAtOne) {
+  // T_k 0.005 < T_SOL 0.01: the formula gives 1/(1 + (-0.005/0.04)) = 1/0.875 = 1.142857.
+  auto s = sol_score(0.005, 0.01, 0.05);
+  EXPECT_TRUE(s.sol_violation);
+  ASSERT_TRUE(s.score.has_value());
+  EXPECT_DOUBLE_EQ(*s.score, 1.0);  // never above 1
+  EXPECT_TRUE(has(s.reason, "sol_violation")) << s.reason;
+  EXPECT_TRUE(has(s.reason, "0.005 ms")) << s.reason;  // T_k
+  EXPECT_TRUE(has(s.reason, "0.01 ms")) << s.reason;   // T_SOL
+  EXPECT_TRUE(has(s.reason, "capped at 1")) << s.reason;
+  EXPECT_TRUE(has(s.reason, "1.14286")) << s.reason;   // what the formula gave
+  const json j = s.to_json();
+  EXPECT_TRUE(j["sol_violation"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["violation"]["t_k_ms"].get<double>(), 0.005);
+  EXPECT_DOUBLE_EQ(j["violation"]["t_sol_ms"].get<double>(), 0.01);
+}
+
+TEST(SolScore, ViolationIsFlaggedEvenWithoutABaseline) {
+  auto s = sol_score(0.005, 0.01, std::nullopt);
+  EXPECT_TRUE(s.sol_violation);
+  EXPECT_FALSE(s.score.has_value());
+  EXPECT_TRUE(has(s.reason, "sol_violation")) << s.reason;
+  EXPECT_TRUE(has(s.reason, "no score: T_b")) << s.reason;
+}
+
+TEST(SolScore, BaselineAtOrBelowTheBoundFollowsThePublicRuleAndSaysSo) {
+  // T_b 0.01 <= T_SOL 0.02: T_b - T_SOL = -0.01, the formula's denominator is not
+  // positive; the public rule: 1 if T_k <= T_SOL, else 0. T_k 0.03 > 0.02: 0.
+  auto s = sol_score(0.03, 0.02, 0.01);
+  ASSERT_TRUE(s.score.has_value());
+  EXPECT_EQ(*s.score, 0.0);
+  EXPECT_TRUE(s.baseline_at_or_below_sol);
+  EXPECT_FALSE(s.sol_violation);
+  EXPECT_TRUE(has(s.reason, "T_b 0.01 ms <= T_SOL 0.02 ms")) << s.reason;
+  EXPECT_TRUE(has(s.reason, "undefined")) << s.reason;
+  EXPECT_TRUE(has(s.reason, "public rule gives 0")) << s.reason;
+  // Equal: T_b = T_SOL = 0.02 (division by zero avoided), T_k 0.01 below both: 1,
+  // and both flags (a T_k under the bound is a violation whatever the score).
+  auto e = sol_score(0.01, 0.02, 0.02);
+  ASSERT_TRUE(e.score.has_value());
+  EXPECT_EQ(*e.score, 1.0);
+  EXPECT_TRUE(e.baseline_at_or_below_sol);
+  EXPECT_TRUE(e.sol_violation);
+  EXPECT_TRUE(has(e.reason, "public rule gives 1")) << e.reason;
+}
+
+TEST(SolScore, MissingOrInvalidTimesGiveNoScoreAndSayWhich) {
+  auto no_sol = sol_score(0.03, std::nullopt, 0.05);
+  EXPECT_FALSE(no_sol.score.has_value());
+  EXPECT_TRUE(has(no_sol.reason, "T_SOL unknown")) << no_sol.reason;
+  auto zero_k = sol_score(0.0, 0.01, 0.05);
+  EXPECT_FALSE(zero_k.score.has_value());
+  EXPECT_TRUE(has(zero_k.reason, "T_k (the kernel's time) is 0 ms (expected a time > 0)"))
+      << zero_k.reason;
+  auto nan_b = sol_score(0.03, 0.01, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_FALSE(nan_b.score.has_value());
+  EXPECT_TRUE(has(nan_b.reason, "T_b (the baseline's time) is not finite")) << nan_b.reason;
+  auto neg_sol = sol_score(0.03, -1.0, 0.05);
+  EXPECT_FALSE(neg_sol.score.has_value());
+  EXPECT_TRUE(has(neg_sol.reason, "expected a time >= 0")) << neg_sol.reason;
+  EXPECT_TRUE(sol_score(0.03, 0.01, 0.05).to_json()["reason"].is_null());
+}
+
+TEST(SolScore, ProblemScoreIsTheMeanOverWorkloadsFailedCountZero) {
+  // 0.5, 1.0, a failed workload (0), and a PASSED one without a score (left out):
+  // (0.5 + 1.0 + 0) / 3 = 0.5.
+  std::vector<score::ScoredWorkload> w = {
+      {true, 0.5, false}, {true, 1.0, true}, {false, std::nullopt, false}, {true, std::nullopt, false}};
+  auto a = score::problem_score(w);
+  ASSERT_TRUE(a.mean.has_value());
+  EXPECT_DOUBLE_EQ(*a.mean, 0.5);
+  EXPECT_EQ(a.items, 4);
+  EXPECT_EQ(a.scored, 3);
+  EXPECT_EQ(a.failed, 1);
+  EXPECT_EQ(a.unscored, 1);
+  EXPECT_EQ(a.violations, 1);
+  // Nothing scored: no mean (not 0).
+  auto none = score::problem_score({{true, std::nullopt, false}});
+  EXPECT_FALSE(none.mean.has_value());
+  EXPECT_EQ(none.unscored, 1);
+  EXPECT_FALSE(score::problem_score({}).mean.has_value());
+}
+
+TEST(SolScore, CategoryScoreIsTheMeanOverProblems) {
+  // Problems with means 0.5 (from 4 workloads) and 0.8 (from 1), and one without a
+  // mean: (0.5 + 0.8) / 2 = 0.65; problems weigh the same whatever their workload count.
+  auto p1 = score::problem_score({{true, 0.25, false}, {true, 0.75, false}, {true, 0.5, false},
+                                  {true, 0.5, false}});
+  auto p2 = score::problem_score({{true, 0.8, false}});
+  auto p3 = score::problem_score({{true, std::nullopt, false}});
+  auto c = score::category_score({p1, p2, p3});
+  ASSERT_TRUE(c.mean.has_value());
+  EXPECT_NEAR(*c.mean, 0.65, 1e-12);
+  EXPECT_EQ(c.items, 3);
+  EXPECT_EQ(c.scored, 2);
+  EXPECT_EQ(c.unscored, 1);
+  const json j = c.to_json();
+  EXPECT_NEAR(j["mean"].get<double>(), 0.65, 1e-12);
+}
+
+TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {
+  harness::WorkerPlan p;
+  p.kind = harness::EntryKind::Reference;
+  p.baseline_compile = true;
+  const harness::WorkerPlan back = harness::WorkerPlan::from_json(p.to_json());
+  EXPECT_TRUE(back.baseline_compile);
+  EXPECT_FALSE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).baseline_compile);
+  // Solution code is never a baseline: the plan is refused, and the message says why.
+  json bad = p.to_json();
+  bad["kind"] = "python";
+  try {
+    harness::WorkerPlan::from_json(bad);
+    FAIL() << "a python plan with baseline_compile was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(has(e.what(), "baseline_compile")) << e.what();
+    EXPECT_TRUE(has(e.what(), "\"reference\"")) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace solbench

@@ -1,0 +1,105 @@
+// Resume: each device's environment probed once (or learned), shared by the
+// slots; the store's traces of a solution found by content hash, and only
+// those in the probed environment taken.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "harness/eval_plan.h"
+#include "runset/dataset.h"
+#include "runset/resume.h"
+#include "runset_test_util.h"
+
+namespace solbench::runset {
+namespace {
+
+using namespace testing;
+
+const json kCpuEnv = {{"hardware", "AMD EPYC"}, {"torch", "1.13.0"}, {"timer", "cpu-monotonic"}};
+
+TEST(DeviceEnvironments, ProbedOncePerDeviceWhileOthersWait) {
+  DeviceEnvironments envs;
+  std::atomic<int> calls{0};
+  auto probe = [&]() -> std::optional<json> {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return kCpuEnv;
+  };
+  std::vector<std::thread> slots;
+  std::atomic<int> got{0};
+  for (int i = 0; i < 3; ++i)
+    slots.emplace_back([&] {
+      if (envs.get("cpu", probe) == kCpuEnv) ++got;
+    });
+  for (auto& t : slots) t.join();
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(got.load(), 3);
+  EXPECT_EQ(envs.get("cuda:1", probe), kCpuEnv);  // another device: its own probe
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(envs.probes(), 2);
+}
+
+TEST(DeviceEnvironments, LearnedNeedsNoProbeAndFailuresAreRetriedUpToALimit) {
+  DeviceEnvironments envs;
+  int calls = 0;
+  auto failing = [&]() -> std::optional<json> {
+    ++calls;
+    return json{{"hardware", ""}};  // a failed build reports no hardware: not usable
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(envs.get("cpu", failing));
+  EXPECT_EQ(calls, DeviceEnvironments::kMaxProbes);
+  envs.learn("cpu", json::object());  // not an environment: ignored
+  EXPECT_FALSE(envs.known("cpu"));
+  envs.learn("cpu", kCpuEnv);
+  EXPECT_EQ(envs.get("cpu", failing), kCpuEnv);
+  EXPECT_EQ(calls, DeviceEnvironments::kMaxProbes);
+  json other = kCpuEnv;
+  other["torch"] = "2.4.0";
+  envs.learn("cpu", other);  // the first one known stays
+  EXPECT_EQ(envs.known("cpu"), kCpuEnv);
+}
+
+TEST(Resume, OnlyTracesOfThisSolutionInThisEnvironment) {
+  TempDir t;
+  const LoadedProblem lp = load_for_run({"", kRms, kProblems / kRms}, 3);
+  ASSERT_TRUE(lp.problem);
+  const Problem& p = *lp.problem;
+  store::Store db = store::Store::open(t.path() / "s.db");
+  const int64_t run = db.begin_run({"test", "", "", ""});
+  const std::string sol = db.put_solution({"mine", p.definition.name, {{"v", 1}}});
+  const std::string other_sol = db.put_solution({"mine", p.definition.name, {{"v", 2}}});
+  json new_torch = kCpuEnv;
+  new_torch["torch"] = "2.4.0";
+  // Traces as eval makes them: make_trace with the worker's environment.
+  auto record = [&](size_t k, const std::string& sol_hash, const json& env, Status st) {
+    harness::WorkloadOutcome o;
+    o.status = st;
+    o.log = "x";
+    Trace tr = harness::make_trace(p, lp.selected[k], "mine", o, env);
+    const std::string e = db.put_environment(store::environment_from_trace(tr));
+    db.record_trace(run, tr, {sol_hash, e, std::nullopt, std::nullopt, std::nullopt, json::object()});
+  };
+  record(0, sol, kCpuEnv, Status::RuntimeError);
+  record(0, sol, kCpuEnv, Status::Timeout);          // later: wins
+  record(1, sol, new_torch, Status::RuntimeError);   // another environment
+  record(2, other_sol, kCpuEnv, Status::RuntimeError);  // another version of the solution
+
+  const auto candidates = stored_traces(db, p.definition.name, "mine", sol, lp.uuids);
+  EXPECT_EQ(candidates.size(), 3u);
+  EXPECT_TRUE(stored_traces(db, p.definition.name, "mine", sol, {lp.uuids[2]}).empty());
+
+  const std::string env = store_environment(p, lp.selected[0], kCpuEnv).hash();
+  const auto done = resumable(db, candidates, sol, env);
+  ASSERT_EQ(done.size(), 1u);
+  ASSERT_TRUE(done.count(lp.uuids[0]));
+  EXPECT_EQ(done.at(lp.uuids[0]).status, Status::Timeout);
+  const std::string env2 = store_environment(p, lp.selected[0], new_torch).hash();
+  EXPECT_NE(env, env2);
+  const auto done2 = resumable(db, candidates, sol, env2);
+  ASSERT_EQ(done2.size(), 1u);
+  EXPECT_TRUE(done2.count(lp.uuids[1]));
+}
+
+}  // namespace
+}  // namespace solbench::runset

@@ -1,0 +1,348 @@
+// `solbench run` end to end on a CATEGORY/PROBLEM data set of symlinked bundled
+// problems and their CPU solutions (one workload each, one correctness round,
+// 20 ms timing budgets): run then resume, SIGKILL mid-run then rerun, SIGINT,
+// the --json document, the recording paths (eval --db, or run itself with
+// --no-db to the child), and a crashing child.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "runset/run.h"
+#include "runset_test_util.h"
+#include "store/store.h"
+
+namespace solbench::runset {
+namespace {
+
+using namespace testing;
+
+const std::string kFast = " --max-workloads 1 --rounds 1 --time-budget-ms 20 ";
+
+// What must not depend on how the results were obtained (now, or from the
+// store; on which slot; how fast).
+json stable(json j) {
+  if (j.is_object()) {
+    for (const char* k : {"seconds", "evaluated", "resumed", "device", "environment_probes", "db"})
+      j.erase(k);
+    for (auto& [k, v] : j.items()) v = stable(v);
+  } else if (j.is_array()) {
+    for (auto& v : j) v = stable(v);
+  }
+  return j;
+}
+
+size_t traces_in(const fs::path& db) {
+  if (!fs::exists(db)) return 0;
+  store::Store::Options o;
+  o.mode = store::Store::Mode::Existing;
+  return store::Store::open(db, o).trace_count();
+}
+
+// Processes whose command line mentions `needle` (children left behind).
+int processes_mentioning(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read(e.path() / "cmdline");
+    for (char& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(needle) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ds_ = make_dataset(dir() / "data", {{"L1", kRms}, {"L1", kSwiglu}, {"L2", kSoftmax}});
+    add_solution(sols_, kRms, "pytorch_simple");
+    add_solution(sols_, kRms, "cpp_rowwise");
+    add_solution(sols_, kSwiglu, "pytorch_simple");
+    add_solution(sols_, kSoftmax, "pytorch_simple");
+  }
+  const fs::path& dir() const { return tmp_.path(); }
+  std::string args(const fs::path& db, const std::string& more = "") const {
+    return "run '" + ds_.string() + "' --solutions '" + sols_.string() + "'" + kFast + "--db '" +
+           db.string() + "' " + more;
+  }
+
+  TempDir tmp_;
+  fs::path ds_;
+  fs::path sols_ = tmp_.path() / "solutions";
+};
+
+TEST_F(RunCli, RunThenResumeEvaluatesNothingNew) {
+  const fs::path db = dir() / "a.db";
+  const CliRun first = solbench(dir(), args(db, "--cpu-slots 3 --json"));
+  ASSERT_EQ(first.rc, 0) << first.err << first.out;
+  ASSERT_FALSE(first.doc.is_discarded()) << first.out;
+  EXPECT_EQ(first.doc["slots"], json({"cpu", "cpu", "cpu"}));
+  EXPECT_EQ(first.doc["total"]["evaluations"], 4);
+  EXPECT_EQ(first.doc["total"]["statuses"]["PASSED"], 4);
+  EXPECT_EQ(first.doc["total"]["evaluated"], 4);
+  EXPECT_EQ(first.doc["total"]["resumed"], 0);
+  EXPECT_EQ(traces_in(db), 4u);
+  // Not a terminal: one plain line per finished evaluation.
+  EXPECT_HAS(first.err, "[4/4] ");
+
+  const CliRun second = solbench(dir(), args(db, "--cpu-slots 3 --json"));
+  ASSERT_EQ(second.rc, 0) << second.err;
+  EXPECT_EQ(second.doc["total"]["evaluated"], 0);
+  EXPECT_EQ(second.doc["total"]["resumed"], 4);
+  EXPECT_EQ(second.doc["environment_probes"], 1);  // one device kind: cpu
+  EXPECT_EQ(traces_in(db), 4u);                    // nothing recorded again
+  EXPECT_EQ(stable(first.doc), stable(second.doc));
+  EXPECT_HAS(second.err, "from the store");
+
+  // A changed solution is a new one: only it is evaluated again.
+  const fs::path edited = sols_ / (std::string(kSwiglu) + "_pytorch_simple.json");
+  json s = json::parse(read(edited));
+  s["sources"][0]["content"] = s["sources"][0]["content"].get<std::string>() + "\n# edited\n";
+  write(edited, s.dump(2));
+  const CliRun third = solbench(dir(), args(db, "--json"));
+  ASSERT_EQ(third.rc, 0) << third.err;
+  EXPECT_EQ(third.doc["total"]["evaluated"], 1);
+  EXPECT_EQ(third.doc["total"]["resumed"], 3);
+  EXPECT_EQ(traces_in(db), 5u);
+}
+
+TEST_F(RunCli, KillThenRerunGivesTheUninterruptedTable) {
+  const fs::path whole = dir() / "whole.db", killed = dir() / "killed.db";
+  const CliRun reference = solbench(dir(), args(whole, "--json"));
+  ASSERT_EQ(reference.rc, 0) << reference.err;
+
+  size_t at_kill = 0;
+  {
+    Background bg(dir(), args(killed));
+    ASSERT_TRUE(wait_until([&] { return traces_in(killed) >= 1; })) << bg.err();
+    bg.signal(SIGKILL);
+    const int st = bg.wait();
+    ASSERT_TRUE(WIFSIGNALED(st));
+    at_kill = traces_in(killed);
+  }
+  EXPECT_GE(at_kill, 1u);
+  EXPECT_LT(at_kill, 4u) << "the run finished before it was killed: nothing was tested";
+  // Its children died with it.
+  EXPECT_TRUE(wait_until([&] { return processes_mentioning(killed.string()) == 0; },
+                         std::chrono::seconds(10)));
+
+  const CliRun rerun = solbench(dir(), args(killed, "--json"));
+  ASSERT_EQ(rerun.rc, 0) << rerun.err;
+  EXPECT_EQ(rerun.doc["total"]["resumed"], at_kill);
+  EXPECT_EQ(rerun.doc["total"]["evaluated"], 4 - at_kill);
+  EXPECT_EQ(traces_in(killed), 4u);
+  json a = stable(reference.doc), b = stable(rerun.doc);
+  a.erase("dataset");
+  b.erase("dataset");
+  EXPECT_EQ(a, b);
+  // The printed tables too (both now entirely from their stores).
+  const CliRun ta = solbench(dir(), args(whole)), tb = solbench(dir(), args(killed));
+  EXPECT_EQ(ta.rc, 0);
+  EXPECT_EQ(ta.out, tb.out);
+  EXPECT_HAS(ta.out, "total: 3 problem(s), 4 evaluation(s), 4 result(s): 4 PASSED");
+}
+
+TEST_F(RunCli, SigintRecordsWhatFinishedPrintsTheSummaryAndExits130) {
+  const fs::path db = dir() / "int.db";
+  Background bg(dir(), args(db, "--json"));
+  ASSERT_TRUE(wait_until([&] { return bg.err().find("[1/4]") != std::string::npos; })) << bg.err();
+  bg.signal(SIGINT);
+  const int st = bg.wait();
+  ASSERT_TRUE(WIFEXITED(st)) << bg.err();
+  EXPECT_EQ(WEXITSTATUS(st), 130) << bg.err();
+  const json doc = json::parse(bg.out(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << bg.out();
+  EXPECT_EQ(doc["interrupted"], true);
+  const size_t passed = doc["total"]["statuses"].value("PASSED", 0);
+  const size_t not_run = doc["total"]["not_run"];
+  EXPECT_GE(passed, 1u);
+  EXPECT_GE(not_run, 1u);
+  EXPECT_EQ(passed + not_run, 4u);
+  EXPECT_EQ(traces_in(db), passed);  // what returned is recorded, nothing else
+
+  const CliRun rest = solbench(dir(), args(db, "--json"));
+  ASSERT_EQ(rest.rc, 0) << rest.err;
+  EXPECT_EQ(rest.doc["total"]["evaluated"], not_run);
+  EXPECT_EQ(rest.doc["total"]["statuses"]["PASSED"], 4);
+}
+
+TEST_F(RunCli, JsonSummaryOfAReferenceRunWithScores) {
+  // One problem folder, its reference, scored against the H100's bound; a broken
+  // file among the solutions is reported and fails the run, the rest still runs.
+  write(sols_ / "broken.json", "{\"definition\": ");
+  const fs::path db = dir() / "ref.db";
+  const CliRun r = solbench(dir(), "run '" + (kProblems / kRms).string() + "' --reference --solutions '" +
+                                       sols_.string() + "'" + kFast + "--arch h100_sxm --db '" +
+                                       db.string() + "' --json");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  ASSERT_FALSE(r.doc.is_discarded()) << r.out;
+  EXPECT_EQ(r.doc["layout"], "problem");
+  ASSERT_EQ(r.doc["errors"].size(), 1u);
+  EXPECT_HAS(r.doc["errors"][0].get<std::string>(), "broken.json");
+  ASSERT_EQ(r.doc["problems"].size(), 1u);
+  const json& p = r.doc["problems"][0];
+  EXPECT_EQ(p["category"], "");
+  EXPECT_EQ(p["definition"], kRms);
+  EXPECT_EQ(p["workloads"], 1);
+  // Its own solutions (and the reference) are evaluated on it; the others match no problem.
+  ASSERT_EQ(p["solutions"].size(), 3u);
+  EXPECT_EQ(p["solutions"][2]["solution"], std::string(kRms) + "/reference");
+  EXPECT_TRUE(p["solutions"][2]["solution_file"].is_null());
+  EXPECT_EQ(r.doc["unmatched_solutions"].size(), 2u);
+  for (const json& s : p["solutions"]) {
+    EXPECT_EQ(s["statuses"]["PASSED"], 1) << s.dump();
+    EXPECT_EQ(s["workload_results"].size(), 1u);
+    ASSERT_TRUE(s["mean_sol_score"].is_number()) << s.dump();
+    EXPECT_GE(s["mean_sol_score"].get<double>(), 0.0);
+    EXPECT_LE(s["mean_sol_score"].get<double>(), 1.0);
+    EXPECT_EQ(s["scored"], 1);
+  }
+  ASSERT_EQ(r.doc["categories"].size(), 1u);
+  EXPECT_EQ(r.doc["categories"][0]["category"], "");
+  EXPECT_EQ(r.doc["categories"][0]["results"], 3);
+  EXPECT_TRUE(r.doc["total"]["mean_sol_score"].is_number());
+  EXPECT_EQ(traces_in(db), 3u);
+}
+
+TEST_F(RunCli, ACompileErrorIsAResultAndIsResumedToo) {
+  // A C++ solution that does not build: eval records COMPILE_ERROR without a
+  // worker (under the environment it predicts), which resume must find.
+  const fs::path bad = dir() / "bad";
+  json s = json::parse(read(add_solution(bad, kRms, "cpp_rowwise")));
+  s["name"] = "does_not_build";
+  s["sources"][0]["content"] = s["sources"][0]["content"].get<std::string>() + "\nnot C++;\n";
+  write(bad / (std::string(kRms) + "_cpp_rowwise.json"), s.dump(2));
+  const fs::path db = dir() / "ce.db";
+  const std::string a = "run '" + (kProblems / kRms).string() + "' --solutions '" + bad.string() +
+                        "' --max-workloads 2 --db '" + db.string() + "' --json";
+  const CliRun first = solbench(dir(), a);
+  EXPECT_EQ(first.rc, 1) << first.err;
+  EXPECT_EQ(first.doc["total"]["statuses"]["COMPILE_ERROR"], 2) << first.out;
+  const CliRun second = solbench(dir(), a);
+  EXPECT_EQ(second.rc, 1);
+  EXPECT_EQ(second.doc["total"]["resumed"], 2) << second.err;
+  EXPECT_EQ(stable(first.doc), stable(second.doc));
+  EXPECT_EQ(traces_in(db), 2u);
+}
+
+TEST_F(RunCli, UsageAndInputErrors) {
+  const fs::path db = dir() / "e.db";
+  CliRun r = solbench(dir(), "run '" + ds_.string() + "' --db '" + db.string() + "'");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_HAS(r.err, "--solutions");
+  r = solbench(dir(), args(db, "--category L3"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_HAS(r.err, "\"L3\": no such category");
+  r = solbench(dir(), args(db, "--gpus 0 --device cpu"));
+  EXPECT_EQ(r.rc, 2);
+  r = solbench(dir(), args(db, "--gpus 0,0"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_HAS(r.err, "listed twice");
+  r = solbench(dir(), args(db, "--problem 'nothing*'"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_HAS(r.err, "no problem matches");
+  EXPECT_FALSE(fs::exists(db));  // nothing ran, no store made
+}
+
+// The engine called directly, with `program` standing in for solbench.
+RunReport run_with(const fs::path& program, const fs::path& dataset, const fs::path& solutions,
+                   const fs::path& db, int max_workloads) {
+  RunOptions o;
+  o.dataset = dataset;
+  o.solutions = solutions;
+  o.max_workloads = max_workloads;
+  o.db = db;
+  o.eval.rounds = 1;
+  o.eval.time_budget_ms = 20;
+  o.program = program;
+  o.progress = nullptr;
+  return run_dataset(o);
+}
+
+TEST_F(RunCli, RunRecordsItselfWhenEvalHasNoDbAndPassesNoDb) {
+  // An eval whose help lacks --db (as before it had a store) but has --no-db.
+  const fs::path wrapper = dir() / "solbench_without_db.sh";
+  write(wrapper, std::string("#!/bin/sh\n") +
+                     "if [ \"$1\" = eval ] && [ \"$2\" = --help ]; then\n"
+                     "  '" + SOLBENCH_BINARY + "' eval --help | grep -v -e '^ *--db '\n"
+                     "  exit 0\nfi\n"
+                     "exec '" + SOLBENCH_BINARY + "' \"$@\"\n");
+  fs::permissions(wrapper, fs::perms::owner_all);
+  const fs::path db = dir() / "own.db";
+  ::setenv("SOLBENCH_CACHE_DIR", (dir() / "cache").c_str(), 1);
+  ::setenv("SOLBENCH_STAGING_DIR", (dir() / "staging").c_str(), 1);
+  RunReport r = run_with(wrapper, ds_ / "L1", sols_, db, 1);
+  EXPECT_EQ(r.recording, "run");
+  EXPECT_EQ(exit_code(r), 0) << summary_table(r);
+  EXPECT_EQ(traces_in(db), 3u);  // once each: eval got --no-db
+  EXPECT_FALSE(fs::exists(dir() / "cache" / "solbench.db"));
+  {
+    store::Store s = store::Store::open(db);
+    for (const auto& t : s.history({})) {
+      EXPECT_EQ(t.extras.value("recorded_by", ""), "solbench run");
+      EXPECT_EQ(t.status, Status::Passed);
+    }
+  }
+  r = run_with(wrapper, ds_ / "L1", sols_, db, 1);
+  Tally all;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) all.add(e);
+  EXPECT_EQ(all.resumed, 3u);
+  EXPECT_EQ(all.evaluated, 0u);
+  EXPECT_EQ(traces_in(db), 3u);
+}
+
+TEST_F(RunCli, ACrashingEvalKeepsWhatFinishedAndRecordsTheRestAsRuntimeError) {
+  // A stand-in for solbench: no --db in its help, no environment probe; an
+  // evaluation writes the first workload's trace to -o, then dies of SIGSEGV.
+  Trace passed;
+  passed.definition = kRms;
+  passed.solution = "rmsnorm_llama3_8b_h4096_pytorch";
+  passed.workload = {{"uuid", "UUID"}};
+  passed.evaluation.status = Status::Passed;
+  passed.evaluation.correctness = Correctness{};
+  passed.evaluation.performance = Performance{0.01, 0.02, 2};
+  passed.evaluation.environment.hardware = "fake";
+  passed.evaluation.timestamp = "2026-01-01T00:00:00.000Z";
+  write(dir() / "template.json", to_json(passed).dump() + "\n");
+  const fs::path fake = dir() / "crashing_solbench.sh";
+  write(fake, "#!/bin/sh\n"
+              "case \"$*\" in *--help*) exit 0;; esac\n"
+              "case \"$*\" in *--reference*) echo 'probe: no worker here' >&2; exit 1;; esac\n"
+              "first=''; out=''\n"
+              "while [ $# -gt 0 ]; do case \"$1\" in\n"
+              "  -o) out=$2; shift;;\n"
+              "  -w) [ -z \"$first\" ] && first=$2; shift;;\n"
+              "esac; shift; done\n"
+              "sed \"s/UUID/$first/\" '" + (dir() / "template.json").string() + "' >> \"$out\"\n"
+              "echo 'fatal: boom in the evaluator' >&2\n"
+              "kill -SEGV $$\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const fs::path only = dir() / "only";
+  add_solution(only, kRms, "pytorch_simple");
+  const fs::path db = dir() / "crash.db";
+  const RunReport r = run_with(fake, kProblems / kRms, only, db, 2);
+  ASSERT_EQ(r.problems.size(), 1u);
+  ASSERT_EQ(r.problems[0].evaluations.size(), 1u);
+  const EvaluationReport& e = r.problems[0].evaluations[0];
+  EXPECT_HAS(e.error, "SIGSEGV");
+  EXPECT_HAS(e.error, "fatal: boom in the evaluator");
+  ASSERT_EQ(e.results.size(), 2u);
+  ASSERT_TRUE(e.results[0] && e.results[1]);
+  EXPECT_EQ(e.results[0]->status, Status::Passed);        // from its -o file
+  EXPECT_EQ(e.results[1]->status, Status::RuntimeError);  // never reported
+  EXPECT_EQ(exit_code(r), 1);
+
+  store::Store s = store::Store::open(db);
+  const auto rows = s.history({});
+  ASSERT_EQ(rows.size(), 2u);
+  const store::StoredTrace& failed =
+      rows[0].status == Status::RuntimeError ? rows[0] : rows[1];
+  EXPECT_EQ(failed.workload_uuid, e.uuids[1]);
+  EXPECT_HAS(failed.trace().evaluation.log, "fatal: boom in the evaluator");
+  EXPECT_HAS(failed.trace().evaluation.log, "SIGSEGV");
+}
+
+}  // namespace
+}  // namespace solbench::runset

@@ -1,0 +1,175 @@
+// The summary: counts, the mean SOL score rule, the JSON document's structure
+// per evaluation, problem, category and in all, the table, and the exit code.
+#include <gtest/gtest.h>
+
+#include "runset/summary.h"
+#include "runset_test_util.h"
+
+namespace solbench::runset {
+namespace {
+
+WorkloadResult res(const std::string& uuid, std::optional<Status> st,
+                   std::optional<double> score = std::nullopt, bool resumed = false) {
+  WorkloadResult r;
+  r.uuid = uuid;
+  r.status = st;
+  r.sol_score = score;
+  r.resumed = resumed;
+  if (!st) r.skip_reason = "safetensors: blob missing";
+  return r;
+}
+
+EvaluationReport evaluation(const std::string& sol, std::vector<std::optional<WorkloadResult>> rs) {
+  EvaluationReport e;
+  e.solution = sol;
+  e.solution_hash = std::string(64, 'a');
+  for (size_t k = 0; k < rs.size(); ++k) e.uuids.push_back(rs[k] ? rs[k]->uuid : "u" + std::to_string(k));
+  e.results = std::move(rs);
+  return e;
+}
+
+RunReport sample() {
+  RunReport r;
+  r.dataset = "/data";
+  r.layout = Layout::Categories;
+  r.slots = {"cpu", "cpu"};
+  r.db = "/tmp/x.db";
+  r.recording = "eval";
+  ProblemReport a;
+  a.where = {"L1", "001_a", "/data/L1/001_a"};
+  a.definition = "001_a";
+  a.workloads = 2;
+  a.evaluations.push_back(evaluation(
+      "fast", {res("w1", Status::Passed, 0.8), res("w2", Status::Passed, 0.4, true)}));
+  a.evaluations.push_back(
+      evaluation("broken", {res("w1", Status::IncorrectNumerical), res("w2", Status::Passed)}));
+  ProblemReport b;
+  b.where = {"L1", "002_b", "/data/L1/002_b"};
+  b.definition = "002_b";
+  b.workloads = 2;
+  b.evaluations.push_back(evaluation("plain", {res("x1", Status::Passed), res("x2", std::nullopt)}));
+  ProblemReport c;
+  c.where = {"L2", "003_c", "/data/L2/003_c"};
+  c.workloads = 1;
+  c.error = "/data/L2/003_c/definition.json: name: expected a string";
+  r.problems = {a, b, c};
+  return r;
+}
+
+TEST(Summary, TallyCountsAndScoreRule) {
+  const RunReport r = sample();
+  Tally fast, broken, plain;
+  fast.add(r.problems[0].evaluations[0]);
+  broken.add(r.problems[0].evaluations[1]);
+  plain.add(r.problems[1].evaluations[0]);
+  EXPECT_EQ(fast.statuses.at("PASSED"), 2u);
+  EXPECT_EQ(fast.evaluated, 1u);
+  EXPECT_EQ(fast.resumed, 1u);
+  ASSERT_TRUE(fast.mean_sol_score());
+  EXPECT_DOUBLE_EQ(*fast.mean_sol_score(), 0.6);
+  // No result carries a score: null, although one failed.
+  EXPECT_FALSE(broken.mean_sol_score());
+  EXPECT_EQ(broken.failed(), 1u);
+  EXPECT_EQ(plain.skipped, 1u);
+  EXPECT_EQ(plain.text(), "1 PASSED, 1 skipped");
+  // Together: the failure counts 0, the unscored PASSED are left out.
+  Tally both = fast;
+  both.add(broken);
+  ASSERT_TRUE(both.mean_sol_score());
+  EXPECT_DOUBLE_EQ(*both.mean_sol_score(), (0.8 + 0.4 + 0) / 3);
+  EXPECT_EQ(both.text(), "3 PASSED, 1 INCORRECT_NUMERICAL");
+}
+
+TEST(Summary, JsonPerProblemCategoryAndTotal) {
+  const json j = summary_json(sample());
+  EXPECT_EQ(j["layout"], "categories");
+  EXPECT_EQ(j["slots"].size(), 2u);
+  ASSERT_EQ(j["problems"].size(), 3u);
+  const json& p0 = j["problems"][0];
+  EXPECT_EQ(p0["category"], "L1");
+  EXPECT_EQ(p0["problem"], "001_a");
+  EXPECT_EQ(p0["workloads"], 2);
+  EXPECT_EQ(p0["results"], 4);
+  EXPECT_EQ(p0["statuses"]["PASSED"], 3);
+  EXPECT_EQ(p0["statuses"]["INCORRECT_NUMERICAL"], 1);
+  ASSERT_EQ(p0["solutions"].size(), 2u);
+  const json& s0 = p0["solutions"][0];
+  EXPECT_EQ(s0["solution"], "fast");
+  EXPECT_EQ(s0["workloads"], 2);
+  EXPECT_DOUBLE_EQ(s0["mean_sol_score"].get<double>(), 0.6);
+  EXPECT_EQ(s0["workload_results"][1]["resumed"], true);
+  EXPECT_TRUE(p0["solutions"][1]["mean_sol_score"].is_null());
+  EXPECT_EQ(j["problems"][1]["solutions"][0]["workload_results"][1]["skip_reason"],
+            "safetensors: blob missing");
+  EXPECT_EQ(j["problems"][2]["error"], "/data/L2/003_c/definition.json: name: expected a string");
+  EXPECT_EQ(j["problems"][2]["errors"], 1);
+
+  ASSERT_EQ(j["categories"].size(), 2u);
+  const json& l1 = j["categories"][0];
+  EXPECT_EQ(l1["category"], "L1");
+  EXPECT_EQ(l1["problems"], 2);
+  EXPECT_EQ(l1["workloads"], 4);
+  EXPECT_EQ(l1["evaluations"], 3);
+  EXPECT_EQ(l1["results"], 6);
+  EXPECT_EQ(l1["statuses"]["PASSED"], 4);
+  EXPECT_EQ(l1["skipped"], 1);
+  EXPECT_EQ(j["categories"][1]["errors"], 1);
+  const json& t = j["total"];
+  EXPECT_EQ(t["problems"], 3);
+  EXPECT_EQ(t["workloads"], 5);
+  EXPECT_EQ(t["results"], 6);
+  EXPECT_EQ(t["failed"], 1);
+  EXPECT_DOUBLE_EQ(t["mean_sol_score"].get<double>(), (0.8 + 0.4 + 0) / 3);
+}
+
+TEST(Summary, TableIsTheSameWhetherResultsWereResumed) {
+  RunReport a = sample();
+  RunReport b = sample();
+  for (auto& p : b.problems)
+    for (auto& e : p.evaluations) {
+      e.seconds = 99;
+      e.device = "cuda:3";
+      for (auto& r : e.results)
+        if (r) r->resumed = !r->resumed;
+    }
+  EXPECT_EQ(summary_table(a), summary_table(b));
+  const std::string t = summary_table(a);
+  EXPECT_HAS(t, "L1/001_a");
+  EXPECT_HAS(t, "1 PASSED, 1 INCORRECT_NUMERICAL");
+  EXPECT_HAS(t, "invalid: /data/L2/003_c/definition.json");
+  EXPECT_HAS(t, "category L2:");
+  EXPECT_HAS(t, "total: 3 problem(s), 3 evaluation(s), 6 result(s)");
+}
+
+TEST(Summary, ExitCode) {
+  RunReport r = sample();
+  EXPECT_EQ(exit_code(r), 1);  // a failure and an invalid problem
+  r.problems.pop_back();
+  r.problems[0].evaluations.pop_back();
+  EXPECT_EQ(exit_code(r), 0);  // PASSED and skipped only
+  r.problems[0].evaluations[0].results[0].reset();  // not run
+  EXPECT_EQ(exit_code(r), 1);
+  r = sample();
+  r.problems.pop_back();
+  r.problems[0].evaluations.pop_back();
+  r.errors.push_back("x.json: not valid JSON");
+  EXPECT_EQ(exit_code(r), 1);
+}
+
+TEST(Summary, ScoreFromTraceExtra) {
+  Trace t;
+  t.workload = {{"uuid", "w"}};
+  t.evaluation.status = Status::Passed;
+  EXPECT_FALSE(sol_score_of(t));
+  t.evaluation.extra["solbench_sol_score"] = nullptr;
+  EXPECT_FALSE(sol_score_of(t));
+  t.evaluation.extra["solbench_sol_score"] = 0.25;
+  ASSERT_TRUE(sol_score_of(t));
+  const WorkloadResult r = result_of(t);
+  EXPECT_EQ(r.uuid, "w");
+  EXPECT_DOUBLE_EQ(*r.sol_score, 0.25);
+  EXPECT_FALSE(r.resumed);
+}
+
+}  // namespace
+}  // namespace solbench::runset
