@@ -1,13 +1,18 @@
 // Helpers shared by the test folders: a temporary folder that removes itself,
-// and writing and reading whole files.
+// writing and reading whole files, and a substring expectation that prints the
+// whole text when it fails.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#define EXPECT_HAS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 namespace solbench::testing {
 

@@ -22,6 +22,7 @@
 #include "core/problem.h"
 #include "harness/gpu/gpu_timer_factory.h"
 #include "harness/timer.h"
+#include "cli/device_flags.h"
 #include "score/baseline.h"
 #include "score/selection.h"
 #include "store/store.h"
@@ -81,14 +82,7 @@ std::string key_difference(const store::BaselineKey& a, const store::BaselineKey
 }
 
 int run_baseline(const BaselineOptions& o) {
-  if (o.device != "cpu" && harness::cuda_ordinal(o.device) < 0) {
-    std::fprintf(stderr, "error: --device: \"%s\" is not cpu or cuda:N\n", o.device.c_str());
-    return 2;
-  }
-  if (o.timer != "auto" && o.device == "cpu") {
-    std::fprintf(stderr, "error: --timer %s: GPU timers apply to --device cuda:N\n", o.timer.c_str());
-    return 2;
-  }
+  if (const int rc = check_device_and_timer(o.device, o.timer)) return rc;
   if (!fs::exists(o.path)) throw InputError(o.path, 0, "", "no such file or folder");
   const std::vector<fs::path> dirs = find_problem_dirs(o.path);
   if (dirs.empty()) throw InputError(o.path, 0, "", "no definition.json at or below this folder");

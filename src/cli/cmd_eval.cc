@@ -32,6 +32,7 @@
 #include "harness/runner.h"
 #include "harness/worker_policy.h"
 #include "harness/timer.h"
+#include "cli/device_flags.h"
 #include "score/baseline.h"
 #include "score/selection.h"
 #include "score/sol_score.h"
@@ -390,14 +391,7 @@ int run_eval(const EvalOptions& o) {
     std::fprintf(stderr, "error: %s: no workloads to evaluate\n", o.problem_dir.c_str());
     return 1;
   }
-  if (o.device != "cpu" && harness::cuda_ordinal(o.device) < 0) {
-    std::fprintf(stderr, "error: --device: \"%s\" is not cpu or cuda:N\n", o.device.c_str());
-    return 2;
-  }
-  if (o.timer != "auto" && o.device == "cpu") {
-    std::fprintf(stderr, "error: --timer %s: GPU timers apply to --device cuda:N\n", o.timer.c_str());
-    return 2;
-  }
+  if (const int rc = check_device_and_timer(o.device, o.timer)) return rc;
   score::ArchChoice arch;
   try {
     arch = score::choose_arch(o.arch, o.device);

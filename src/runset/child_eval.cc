@@ -83,24 +83,10 @@ std::string tail(const std::string& s, size_t max) {
 }
 
 std::vector<Trace> read_trace_lines(const fs::path& file) {
-  std::vector<Trace> out;
-  const std::string text = read_file(file);
-  size_t pos = 0;
-  int line = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    ++line;
-    const std::string l = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const json j = json::parse(l, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) continue;
-    Diagnostics d;
-    Trace t = parse_trace(j, file.string(), line, d);
-    if (d.empty()) out.push_back(std::move(t));
-  }
-  return out;
+  // load_traces keeps every line that parses and diagnoses the others (a line the
+  // killed child left cut short), which are of no use here.
+  Diagnostics ignored;
+  return load_traces(file, ignored);
 }
 
 ChildResult run_child_eval(const ChildRequest& r) {

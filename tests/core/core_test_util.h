@@ -7,7 +7,4 @@
 
 #include <string>
 
-#include "../test_support.h"
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+#include "../test_support.h"  // EXPECT_HAS, TempDir, write, read

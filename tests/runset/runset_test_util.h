@@ -16,10 +16,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "test_support.h"
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+#include "test_support.h"  // EXPECT_HAS, TempDir, read, write
 
 namespace solbench::runset::testing {
 

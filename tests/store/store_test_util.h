@@ -14,30 +14,12 @@
 #include "core/trace.h"
 #include "store/store.h"
 
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+#include "test_support.h"  // EXPECT_HAS, TempDir
 
 namespace solbench::store::testing {
 
-// A fresh folder under the system's temporary directory, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "solbench-store-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;  // owns one folder
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// The shared temporary folder (tests/test_support.h).
+using solbench::testing::TempDir;
 
 // A trace in the public format. PASSED and INCORRECT_NUMERICAL carry
 // correctness; PASSED carries performance (latency, reference latency).

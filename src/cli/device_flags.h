@@ -1,0 +1,25 @@
+// Checks shared by the subcommands that take --device and --timer (eval, baseline).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "harness/timer.h"
+
+namespace solbench::cli {
+
+// 0 when `device` is cpu or cuda:N and `timer` fits it; else prints why and returns
+// the usage exit code 2.
+inline int check_device_and_timer(const std::string& device, const std::string& timer) {
+  if (device != "cpu" && harness::cuda_ordinal(device) < 0) {
+    std::fprintf(stderr, "error: --device: \"%s\" is not cpu or cuda:N\n", device.c_str());
+    return 2;
+  }
+  if (timer != "auto" && device == "cpu") {
+    std::fprintf(stderr, "error: --timer %s: GPU timers apply to --device cuda:N\n", timer.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace solbench::cli
