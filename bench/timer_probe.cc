@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "core/json.h"
-#include "harness/gpu/cuda_check.h"
-#include "harness/gpu/gpu_kernels.h"
-#include "harness/gpu/gpu_timer_factory.h"
+#include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/gpu_kernels.h"
+#include "harness/timing/gpu/gpu_timer_factory.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-"""The Python half of the evaluation worker (src/harness/worker.cc).
+"""The Python half of the evaluation worker (src/harness/worker/worker.cc).
 
 The C++ worker holds the objects made here (pybind11) and drives the
 evaluation: it generates inputs, runs the reference and the solution, checks
@@ -30,7 +30,7 @@ class ExecRefused(PermissionError):
 def install_exec_guard(allowed: list[str]) -> None:
     """Refuses, with a message that says why, to start any program but the listed
     toolchains (files, or folders of them). The kernel enforces the same list
-    (Landlock, src/harness/landlock.h) for code that bypasses Python; this hook
+    (Landlock, src/harness/worker/landlock.h) for code that bypasses Python; this hook
     only turns a bare EACCES into an explanation. Audit hooks cannot be removed."""
     import shutil
 

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "harness/gpu/gpu_timer_factory.h"
+#include "harness/timing/gpu/gpu_timer_factory.h"
 #include "runset/runset.h"
 #include "store/store.h"
 

@@ -1,11 +1,11 @@
-// `solbench __worker --channel-fd N`: the evaluation worker (src/harness/worker.h),
+// `solbench __worker --channel-fd N`: the evaluation worker (src/harness/worker/worker.h),
 // started only by `solbench eval` through the runner. Hidden from --help: it
 // speaks the framed protocol on fd N, not to a person.
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "harness/worker.h"
+#include "harness/worker/worker.h"
 
 namespace solbench::cli {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/timer.h"
+#include "harness/timing/timer.h"
 
 namespace solbench::cli {
 

@@ -18,7 +18,7 @@
 #include "core/problem.h"
 #include "core/solution.h"
 #include "core/trace.h"
-#include "harness/build.h"
+#include "harness/build/build.h"
 #include "harness/protocol.h"
 
 namespace solbench::harness {

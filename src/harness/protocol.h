@@ -32,7 +32,7 @@
 
 #include "core/json.h"
 #include "core/trace.h"
-#include "harness/timing.h"
+#include "harness/timing/timing.h"
 
 namespace solbench::harness {
 

@@ -9,7 +9,7 @@
 
 #include "core/diagnostics.h"
 #include "harness/process.h"
-#include "harness/timer.h"
+#include "harness/timing/timer.h"
 
 namespace solbench::runset {
 

@@ -12,8 +12,8 @@
 #include "core/diagnostics.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
-#include "harness/timer.h"
-#include "harness/worker_policy.h"
+#include "harness/timing/timer.h"
+#include "harness/worker/worker_policy.h"
 #include "sol/analysis.h"
 
 namespace solbench::score {

@@ -23,7 +23,7 @@
 #include "core/json.h"
 #include "core/problem.h"
 #include "harness/runner.h"
-#include "harness/timing.h"
+#include "harness/timing/timing.h"
 #include "sol/hardware.h"
 #include "store/store.h"
 

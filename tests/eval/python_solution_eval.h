@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/json.h"
-#include "harness/landlock.h"
+#include "harness/worker/landlock.h"
 #include "test_support.h"
 
 namespace solbench::testing {

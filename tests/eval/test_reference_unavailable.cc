@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/worker_session.h"
+#include "harness/worker/worker_session.h"
 
 namespace solbench::harness {
 namespace {

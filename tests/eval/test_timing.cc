@@ -5,10 +5,10 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/stopping.h"
-#include "harness/timer.h"
-#include "harness/timing.h"
-#include "harness/timing_stats.h"
+#include "harness/timing/stopping.h"
+#include "harness/timing/timer.h"
+#include "harness/timing/timing.h"
+#include "harness/timing/timing_stats.h"
 
 namespace solbench::harness {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "harness/gpu/device.h"
+#include "harness/timing/gpu/device.h"
 
 #define SB_REQUIRE_GPU()                                              \
   do {                                                                \

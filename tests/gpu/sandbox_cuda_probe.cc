@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/sandbox.h"
+#include "harness/worker/sandbox.h"
 
 #ifdef SOLBENCH_HAVE_SECCOMP
 #include <seccomp.h>

@@ -13,18 +13,18 @@
 #include <vector>
 
 #include "gpu_test_util.h"
-#include "harness/gpu/clocks.h"
-#include "harness/gpu/cuda_check.h"
-#include "harness/gpu/cuda_stream.h"
-#include "harness/gpu/cupti_timer.h"
-#include "harness/gpu/device.h"
-#include "harness/gpu/device_buffer.h"
-#include "harness/gpu/event_timer.h"
-#include "harness/gpu/gpu_errors.h"
-#include "harness/gpu/gpu_kernels.h"
-#include "harness/gpu/gpu_timer_factory.h"
-#include "harness/gpu/pinned_buffer.h"
-#include "harness/gpu/profiler_timer.h"
+#include "harness/timing/gpu/clocks.h"
+#include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/cuda_stream.h"
+#include "harness/timing/gpu/cupti_timer.h"
+#include "harness/timing/gpu/device.h"
+#include "harness/timing/gpu/device_buffer.h"
+#include "harness/timing/gpu/event_timer.h"
+#include "harness/timing/gpu/gpu_errors.h"
+#include "harness/timing/gpu/gpu_kernels.h"
+#include "harness/timing/gpu/gpu_timer_factory.h"
+#include "harness/timing/gpu/pinned_buffer.h"
+#include "harness/timing/gpu/profiler_timer.h"
 
 namespace solbench::gpu {
 namespace {

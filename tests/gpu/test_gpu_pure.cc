@@ -6,13 +6,13 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "harness/gpu/clock_lock.h"
-#include "harness/gpu/clocks.h"
-#include "harness/gpu/cuda_check.h"
-#include "harness/gpu/cupti_timer.h"
-#include "harness/gpu/device.h"
-#include "harness/gpu/gpu_errors.h"
-#include "harness/gpu/gpu_timer_factory.h"
+#include "harness/timing/gpu/clock_lock.h"
+#include "harness/timing/gpu/clocks.h"
+#include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/cupti_timer.h"
+#include "harness/timing/gpu/device.h"
+#include "harness/timing/gpu/gpu_errors.h"
+#include "harness/timing/gpu/gpu_timer_factory.h"
 
 namespace solbench::gpu {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "core/definition.h"
 #include "core/solution.h"
-#include "harness/build.h"
+#include "harness/build/build.h"
 
 namespace fs = std::filesystem;
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <thread>
 
-#include "harness/sandbox.h"
+#include "harness/worker/sandbox.h"
 
 using solbench::json;
 

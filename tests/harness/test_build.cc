@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/build.h"
+#include "harness/build/build.h"
 #include "harness/eval_plan.h"
-#include "harness/native_library.h"
+#include "harness/worker/native_library.h"
 #include "harness/process.h"
 #include "test_util.h"
 #include "harness/staging.h"

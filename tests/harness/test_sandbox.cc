@@ -8,8 +8,8 @@
 
 #include "harness/process.h"
 #include "test_util.h"
-#include "harness/landlock.h"
-#include "harness/sandbox.h"
+#include "harness/worker/landlock.h"
+#include "harness/worker/sandbox.h"
 
 namespace solbench::harness {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "harness/build.h"
-#include "harness/build_cache.h"
+#include "harness/build/build.h"
+#include "harness/build/build_cache.h"
 #include "harness/sha256.h"
 #include "harness/staging.h"
 

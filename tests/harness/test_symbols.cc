@@ -4,11 +4,11 @@
 
 #include <fstream>
 
-#include "harness/native_library.h"
+#include "harness/worker/native_library.h"
 #include "harness/process.h"
 #include "test_util.h"
 #include "harness/staging.h"
-#include "harness/symbols.h"
+#include "harness/checks/symbols.h"
 
 namespace solbench::harness {
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/worker_policy.h"
+#include "harness/worker/worker_policy.h"
 #include "test_support.h"
 
 namespace solbench::harness {

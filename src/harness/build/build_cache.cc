@@ -1,0 +1,99 @@
+#include "harness/build/build_cache.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <system_error>
+
+#include "harness/sha256.h"
+#include "harness/staging.h"
+
+namespace solbench::harness {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kMetaFile = "build.json";
+
+std::optional<std::string> read_small_file(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  try {
+    return read_text_file(p);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+fs::path default_build_cache_dir() {
+  if (const char* d = std::getenv("SOLBENCH_CACHE_DIR"); d && *d) return fs::path(d) / "builds";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return fs::path(x) / "solbench" / "builds";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return fs::path(h) / ".cache" / "solbench" / "builds";
+  return "/tmp/solbench-cache/builds";
+}
+
+BuildCache::BuildCache(fs::path root) : root_(std::move(root)) {}
+
+std::optional<fs::path> BuildCache::lookup(const std::string& key) const {
+  const fs::path dir = entry_dir(key);
+  std::error_code ec;
+  if (fs::is_regular_file(dir / kMetaFile, ec)) return dir;
+  return std::nullopt;
+}
+
+std::optional<json> BuildCache::metadata(const std::string& key) const {
+  auto text = read_small_file(entry_dir(key) / kMetaFile);
+  if (!text) return std::nullopt;
+  try {
+    return json::parse(*text);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+fs::path BuildCache::make_temp_dir() const {
+  return StagingDir::create(root_ / ".tmp", "build-").release();
+}
+
+fs::path BuildCache::publish(const std::string& key, const fs::path& built_dir, const json& meta) {
+  // The metadata file goes in last: lookup() treats its presence as "complete".
+  write_text_file(built_dir / kMetaFile, meta.dump(2) + "\n");
+  const fs::path dest = entry_dir(key);
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  if (::rename(built_dir.c_str(), dest.c_str()) == 0) return dest;
+  const int err = errno;
+  if (err == EEXIST || err == ENOTEMPTY) {
+    if (lookup(key)) {
+      remove_tree_quietly(built_dir);
+      return dest;
+    }
+    // A broken leftover (no metadata): replace it.
+    remove_tree_quietly(dest);
+    if (::rename(built_dir.c_str(), dest.c_str()) == 0) return dest;
+  }
+  throw std::system_error(err, std::generic_category(),
+                          "cannot publish build " + built_dir.string() + " to " + dest.string());
+}
+
+void BuildCache::evict(const std::string& key) { remove_tree_quietly(entry_dir(key)); }
+
+std::optional<std::string> BuildCache::toolchain_version(const std::string& toolchain_id) const {
+  return read_small_file(root_ / ".toolchains" / sha256_hex(toolchain_id));
+}
+
+void BuildCache::store_toolchain_version(const std::string& toolchain_id,
+                                         const std::string& version) const {
+  try {
+    write_text_file(root_ / ".toolchains" / sha256_hex(toolchain_id), version);
+  } catch (const std::exception&) {
+    // A memo only: failing to store it costs one `--version` run next time.
+  }
+}
+
+}  // namespace solbench::harness

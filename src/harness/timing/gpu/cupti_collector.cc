@@ -1,0 +1,275 @@
+#include "harness/timing/gpu/cupti_collector.h"
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "harness/timing/gpu/cuda_check.h"
+
+namespace solbench::gpu::detail {
+
+namespace {
+
+constexpr size_t kBufferBytes = size_t{8} << 20;
+constexpr size_t kBufferAlign = 8;
+
+std::atomic<bool> g_recording{false};  // lock-free fast path for the API callback
+CuptiCollector* g_collector = nullptr;
+
+// Per-thread nesting of API calls: a runtime call's internal driver calls belong
+// to the runtime call's group.
+struct ThreadCallState {
+  int depth = 0;
+  uint32_t group = 0;
+};
+thread_local ThreadCallState t_call;
+
+// True for top-level calls that enqueue GPU work producing kernel, memcpy or
+// memset records (launches, graph launches, copies, fills).
+bool creates_work(const char* fn) {
+  if (!fn) return false;
+  if (std::strstr(fn, "HostFunc") || std::strstr(fn, "GetAttribute") ||
+      std::strstr(fn, "FuncGet") || std::strstr(fn, "GetFunc") || std::strstr(fn, "Occupancy"))
+    return false;
+  return std::strstr(fn, "Launch") || std::strstr(fn, "Memcpy") || std::strstr(fn, "Memset");
+}
+
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                           const void* cbdata) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
+  const bool enter = data->callbackSite == CUPTI_API_ENTER;
+  // Depth is tracked always (cheap), ids only inside a window.
+  if (enter) {
+    if (t_call.depth++ == 0) t_call.group = data->correlationId;
+  } else if (t_call.depth > 0) {
+    --t_call.depth;
+  }
+  if (enter && g_recording.load(std::memory_order_relaxed) && g_collector)
+    g_collector->on_api(true, data->correlationId, data->functionName);
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (g_collector && buffer) g_collector->on_buffer(buffer, valid);
+  std::free(buffer);
+}
+
+const char* memcpy_kind_name(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "memcpy HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "memcpy AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "memcpy AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "memcpy AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "memcpy DtoA";
+    default: return "memcpy";
+  }
+}
+
+// The fields every activity record kind we enable has under the same names.
+template <typename Record>
+void copy_common(GpuActivity& a, GpuActivity::Kind kind, const Record& r) {
+  a.kind = kind;
+  a.start_ns = r.start;
+  a.end_ns = r.end;
+  a.correlation_id = r.correlationId;
+  a.device_id = r.deviceId;
+  a.context_id = r.contextId;
+  a.stream_id = r.streamId;
+}
+
+}  // namespace
+
+CuptiCollector* CuptiCollector::instance(std::string* why) {
+  static std::once_flag once;
+  static std::string init_error;
+  std::call_once(once, [] {
+    auto* c = new CuptiCollector();  // lives as long as the process: CUPTI calls into it
+    if (c->init(&init_error)) {
+      g_collector = c;
+    } else {
+      delete c;
+    }
+  });
+  if (!g_collector && why) *why = init_error;
+  return g_collector;
+}
+
+bool CuptiCollector::init(std::string* why) {
+  if (const char* force = std::getenv("SOLBENCH_GPU_TIMER"); force && std::strcmp(force, "events") == 0) {
+    *why = "CUPTI disabled by SOLBENCH_GPU_TIMER=events";
+    return false;
+  }
+  CUpti_SubscriberHandle subscriber{};
+  CUptiResult r = cuptiSubscribe(&subscriber, api_callback, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    *why = fmt::format("cuptiSubscribe failed: {} (another profiler, e.g. ncu or nsys, may own CUPTI)",
+                       error_name(r));
+    return false;
+  }
+  auto fail = [&](const char* what, CUptiResult res) {
+    *why = fmt::format("{} failed: {}", what, error_name(res));
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    cuptiUnsubscribe(subscriber);
+    return false;
+  };
+  // Diagnosis of CUPTI's host overhead (docs/gpu-timing.md): SOLBENCH_CUPTI_DIAG
+  // "no-callbacks" (no API callbacks: nothing is attributed to a call),
+  // "work-callbacks" (callbacks only for the calls that create work, by name, instead
+  // of whole API domains; measured no cheaper on the H100), "kernels-only" (no memcpy/memset
+  // records), "no-activities" (no records at all), "serial-kernels" (the KERNEL
+  // activity kind, which serialises kernels, instead of CONCURRENT_KERNEL).
+  const char* diag_env = std::getenv("SOLBENCH_CUPTI_DIAG");
+  const std::string diag = diag_env ? diag_env : "";
+  if (diag == "work-callbacks") {
+    const std::pair<CUpti_CallbackDomain, uint32_t> domains[] = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+    for (const auto& [domain, size] : domains) {
+      for (uint32_t cbid = 1; cbid < size; ++cbid) {
+        const char* name = nullptr;
+        if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !creates_work(name)) continue;
+        if ((r = cuptiEnableCallback(1, subscriber, domain, cbid)) != CUPTI_SUCCESS)
+          return fail("cuptiEnableCallback", r);
+      }
+    }
+  } else if (diag != "no-callbacks") {
+    if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS)
+      return fail("cuptiEnableDomain(RUNTIME_API)", r);
+    if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS)
+      return fail("cuptiEnableDomain(DRIVER_API)", r);
+  }
+  if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
+    return fail("cuptiActivityRegisterCallbacks", r);
+  // Kernel timestamps from the hardware where the chip has them (Blackwell): no
+  // instrumentation of the kernels. Elsewhere CUPTI says NOT_SUPPORTED and keeps
+  // its software method. The driver must be initialised first.
+  (void)cudaFree(nullptr);
+  (void)cudaGetLastError();  // nothing to report from the initialisation itself
+  hw_trace_ = cuptiActivityEnableHWTrace(1) == CUPTI_SUCCESS;
+  const std::pair<CUpti_ActivityKind, const char*> kinds[] = {
+      {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "cuptiActivityEnable(CONCURRENT_KERNEL)"},
+      {CUPTI_ACTIVITY_KIND_MEMCPY, "cuptiActivityEnable(MEMCPY)"},
+      {CUPTI_ACTIVITY_KIND_MEMCPY2, "cuptiActivityEnable(MEMCPY2)"},
+      {CUPTI_ACTIVITY_KIND_MEMSET, "cuptiActivityEnable(MEMSET)"},
+  };
+  for (auto [kind, what] : kinds) {
+    if (diag == "no-activities" || (diag == "kernels-only" && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+      continue;
+    if (diag == "serial-kernels" && kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      kind = CUPTI_ACTIVITY_KIND_KERNEL;
+      what = "cuptiActivityEnable(KERNEL)";
+    }
+    if ((r = cuptiActivityEnable(kind)) != CUPTI_SUCCESS) return fail(what, r);
+  }
+  return true;
+}
+
+void CuptiCollector::open_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  calls_ = WindowCalls{};
+  recording_ = true;
+  g_recording.store(true, std::memory_order_seq_cst);
+}
+
+WindowCalls CuptiCollector::close_window() {
+  g_recording.store(false, std::memory_order_seq_cst);
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_ = false;
+  return std::move(calls_);
+}
+
+void CuptiCollector::on_api(bool enter, uint32_t correlation_id, const char* function_name) {
+  if (!enter) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!recording_) return;
+  const uint32_t group = t_call.depth <= 1 ? correlation_id : t_call.group;
+  calls_.group_of[correlation_id] = group;
+  ++calls_.api_calls;
+  if (t_call.depth <= 1 && creates_work(function_name)) calls_.work_groups.push_back(group);
+}
+
+void CuptiCollector::on_buffer(uint8_t* buffer, size_t valid_size) {
+  std::vector<GpuActivity> parsed;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    GpuActivity a;
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        copy_common(a, GpuActivity::Kind::Kernel, *k);
+        a.name = k->name ? k->name : "?";
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+        copy_common(a, GpuActivity::Kind::Memcpy, *m);
+        a.bytes = m->bytes;
+        a.name = memcpy_kind_name(m->copyKind);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+        copy_common(a, GpuActivity::Kind::Memcpy, *m);
+        a.bytes = m->bytes;
+        a.name = "memcpy PtoP";
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+        copy_common(a, GpuActivity::Kind::Memset, *m);
+        a.bytes = m->bytes;
+        a.name = "memset";
+        break;
+      }
+      default:
+        continue;
+    }
+    parsed.push_back(std::move(a));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (GpuActivity& a : parsed) pending_.push_back(std::move(a));
+}
+
+void CuptiCollector::flush() {
+  SB_CUDA_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+}
+
+std::vector<GpuActivity> CuptiCollector::take(const WindowCalls& calls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<GpuActivity> mine;
+  for (GpuActivity& a : pending_)
+    if (calls.group_of.count(a.correlation_id)) mine.push_back(std::move(a));
+  pending_.clear();
+  return mine;
+}
+
+uint64_t CuptiCollector::take_dropped() {
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(dropped_, 0) + dropped;
+}
+
+}  // namespace solbench::gpu::detail

@@ -1,0 +1,60 @@
+// The measurement loop: warm-up calls, then timed calls until the relative standard
+// error of the median is under the target or the time budget is spent.
+//
+// What is called is a Measurable: prepare() sets up one call outside the measured
+// span (fresh arguments at new addresses, poisoned outputs), run() is the span,
+// finish() runs after it, also unmeasured (saving outputs for later verification).
+// The same loop times the solution and the reference, on the CPU or a GPU; only the
+// Timer differs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "harness/timing/timer.h"
+#include "harness/timing/timing_stats.h"
+
+namespace solbench::harness {
+
+struct TimingOptions {
+  int warmup = 3;              // calls before measuring
+  int min_iterations = 5;      // timed calls before the precision target may stop the loop
+  int max_iterations = 1000;   // hard cap on timed calls
+  double target_rse = 0.01;    // relative standard error of the median to reach
+  double budget_ms = 1000;     // wall time for warm-up + timed calls (incl. prepare/finish)
+
+  json to_json() const;
+  static TimingOptions from_json(const json& j);
+};
+
+class Measurable {
+ public:
+  virtual ~Measurable() = default;
+  // Sets up call `index` (0-based over warm-up and timed calls); not measured.
+  virtual void prepare(int index) = 0;
+  // The measured call.
+  virtual void run() = 0;
+  // After the span of call `index`; `timed` is false for warm-up calls.
+  virtual void finish(int index, bool timed) { (void)index; (void)timed; }
+};
+
+struct TimingResult {
+  TimingStats stats;
+  std::vector<double> samples_ms;  // in call order
+  bool converged = false;          // the precision target was reached
+  std::string stop_reason;         // "converged", "budget", "max_iterations"
+  int warmup_calls = 0;
+  double wall_ms = 0;              // whole loop, incl. prepare/finish
+
+  json to_json(bool with_samples = false) const;
+};
+
+// Runs the loop. Exceptions from the Measurable propagate (the caller reports
+// which call failed through its own bookkeeping).
+TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts);
+
+// Calls the loop may make at most (warm-up + max timed), for sizing argument pools.
+inline int max_calls(const TimingOptions& o) { return o.warmup + o.max_iterations; }
+
+}  // namespace solbench::harness

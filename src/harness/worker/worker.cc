@@ -1,0 +1,260 @@
+#include "harness/worker/worker.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <malloc.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <optional>
+
+#include "harness/framing.h"
+#include "harness/timing/gpu/gpu_errors.h"
+#include "harness/protocol.h"
+#include "harness/worker/worker_session.h"
+
+namespace solbench::harness {
+
+namespace {
+
+constexpr auto kFrameWriteLimit = std::chrono::seconds(120);
+
+[[noreturn]] void quit(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(code);
+}
+
+}  // namespace
+
+SandboxOptions sandbox_options_from(const json& o) {
+  SandboxOptions s;
+  if (!o.is_object()) return s;
+  if (!o.value("enabled", true)) {
+    s.no_core_dumps = true;  // harmless, and keeps crash handling fast
+    s.not_dumpable = false;
+    s.private_network = false;
+    s.drop_capabilities = false;
+    s.no_new_privs = false;
+    s.seccomp = false;
+    s.deny_process_creation = false;
+    s.signals_to_self_only = false;
+    return s;
+  }
+  s.no_core_dumps = o.value("no_core_dumps", s.no_core_dumps);
+  s.not_dumpable = o.value("not_dumpable", s.not_dumpable);
+  s.private_network = o.value("private_network", s.private_network);
+  s.drop_capabilities = o.value("drop_capabilities", s.drop_capabilities);
+  s.no_new_privs = o.value("no_new_privs", s.no_new_privs);
+  s.seccomp = o.value("seccomp", s.seccomp);
+  s.deny_process_creation = o.value("deny_process_creation", s.deny_process_creation);
+  s.signals_to_self_only = o.value("signals_to_self_only", s.signals_to_self_only);
+  s.allow_unix_sockets = o.value("allow_unix_sockets", s.allow_unix_sockets);
+  s.require_seccomp = o.value("require_seccomp", s.require_seccomp);
+  s.restrict_fs = o.value("restrict_fs", s.restrict_fs);
+  auto strings = [&](const char* key) {
+    std::vector<std::string> v;
+    if (o.contains(key) && o[key].is_array())
+      for (const auto& x : o[key])
+        if (x.is_string()) v.push_back(x.get<std::string>());
+    return v;
+  };
+  s.fs.writable = strings("writable");
+  s.fs.device_files = strings("device_files");
+  s.fs.executable = strings("executable");
+  return s;
+}
+
+namespace {
+
+// The worker's own environment for its runtimes, set before Python starts: the
+// plan's compile caches, and a temporary folder inside the scratch folder.
+void set_runtime_environment(const json& sandbox) {
+  if (sandbox.is_object() && sandbox.contains("env") && sandbox["env"].is_object())
+    for (const auto& [k, v] : sandbox["env"].items())
+      if (v.is_string()) ::setenv(k.c_str(), v.get<std::string>().c_str(), 1);
+  // The programs the sandbox lets the solution run, for the Python side's message
+  // (runtime.install_exec_guard); the kernel enforces the same list.
+  if (sandbox.is_object() && sandbox.value("restrict_fs", false) && sandbox.contains("executable")) {
+    std::string list;
+    for (const auto& p : sandbox["executable"])
+      if (p.is_string()) list += (list.empty() ? "" : ":") + p.get<std::string>();
+    ::setenv("SOLBENCH_EXEC_ALLOW", list.c_str(), 1);
+  }
+  std::error_code ec;
+  const std::filesystem::path tmp = std::filesystem::current_path(ec) / "tmp";
+  if (ec) return;
+  std::filesystem::create_directories(tmp, ec);
+  if (!ec)
+    for (const char* var : {"TMPDIR", "TEMP", "TMP"}) ::setenv(var, tmp.c_str(), 1);
+}
+
+// As process 1 of its own PID namespace (runner.cc), the worker mounts a /proc of
+// that namespace in a private mount namespace: /proc/<getpid()> must be itself (the
+// CUDA driver and others read /proc by pid), and the host's processes, its parent's
+// command line among them, disappear from view. Returns what happened, for the report.
+std::string private_proc() {
+  if (::getpid() != 1) return "not in a new PID namespace";
+  if (const char* v = std::getenv("SOLBENCH_WORKER_PROC"); v && std::string(v) == "0")
+    return "off (SOLBENCH_WORKER_PROC=0)";
+  if (::unshare(CLONE_NEWNS) != 0) return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return std::string("making mounts private: ") + std::strerror(errno);
+  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+    return std::string("mount proc: ") + std::strerror(errno);
+  return "mounted";
+}
+
+// Triton looks libcuda up by running `ldconfig -p` unless TRITON_LIBCUDA_PATH names
+// its folder; the worker knows it from the loader, and saves Triton the process.
+void point_triton_at_libcuda() {
+  if (std::getenv("TRITON_LIBCUDA_PATH")) return;
+  void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!h) return;
+  char origin[PATH_MAX] = {};
+  if (::dlinfo(h, RTLD_DI_ORIGIN, origin) == 0 && origin[0]) ::setenv("TRITON_LIBCUDA_PATH", origin, 1);
+  // Kept loaded: CUDA loads it again anyway.
+}
+
+}  // namespace
+
+int worker_main(int fd) {
+  auto send = [fd](const json& frame) {
+    if (!write_frame(fd, frame, deadline_after(kFrameWriteLimit)).ok()) quit(3);  // parent gone
+  };
+  send({{"type", "hello"}, {"t_ns", monotonic_ns()}, {"pid", ::getpid()}});
+
+  FrameReader reader(fd);
+  FrameResult first = reader.read(deadline_after(std::chrono::seconds(60)));
+  if (!first.ok()) {
+    std::fprintf(stderr, "solbench worker: no plan received (%s)\n", first.error.c_str());
+    quit(2);
+  }
+  WorkerPlan plan;
+  try {
+    plan = WorkerPlan::from_json(first.message);
+  } catch (const std::exception& e) {
+    send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
+    quit(2);
+  }
+
+  // glibc hands freed memory at the heap's top back to the kernel (trimming) and
+  // serves large blocks with fresh mmaps, so whether a call pays page faults for
+  // its outputs depended on what the harness allocated between calls: the same
+  // code timed 2-9x faster as a solution (sampled outputs kept between calls
+  // pinned the heap) than as the reference (L1/006 hyena on the CPU). One fixed
+  // policy for every call: keep freed memory, mmap only blocks over 32 MiB.
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+
+  // Still single-threaded here: the sandbox must come before Python starts.
+  json sandbox_report;
+  try {
+    SandboxOptions opts = sandbox_options_from(plan.sandbox);
+    // The CUDA driver's cuInit connects, binds and listens on AF_UNIX sockets (see
+    // SandboxOptions::allow_unix_ipc and docs/sandbox.md).
+    if (plan.device.rfind("cuda", 0) == 0) opts.allow_unix_ipc = true;
+    // The scratch folder (the working directory) is the worker's own to write.
+    if (opts.restrict_fs) opts.fs.writable.push_back(std::filesystem::current_path().string());
+    // Diagnosis only: "0" no Landlock, "exec" / "writes" one half of it.
+    if (const char* v = std::getenv("SOLBENCH_SANDBOX_LANDLOCK")) {
+      const std::string mode = v;
+      if (mode == "0") opts.restrict_fs = false;
+      if (mode == "exec") opts.fs.restrict_writes = false;
+      if (mode == "writes") opts.fs.restrict_exec = false;
+    }
+    if (const char* v = std::getenv("SOLBENCH_SANDBOX_WRITABLE_EXTRA")) {  // diagnosis only
+      std::string list = v;
+      for (size_t pos = 0; pos < list.size();) {
+        size_t colon = list.find(':', pos);
+        if (colon == std::string::npos) colon = list.size();
+        if (colon > pos) opts.fs.writable.push_back(list.substr(pos, colon - pos));
+        pos = colon + 1;
+      }
+    }
+    set_runtime_environment(plan.sandbox);
+    const std::string proc = private_proc();
+    // The CUDA driver names its threads through /proc/self/task/<tid>/comm and
+    // fails cuInit (304) when it cannot: the worker's own /proc files stay writable
+    // (found with tests/gpu/fs_trace_shim.c on the H100).
+    if (opts.restrict_fs) {
+      std::error_code ec;
+      const auto self = std::filesystem::canonical("/proc/self", ec);
+      if (!ec) opts.fs.device_files.push_back(self.string());
+    }
+    sandbox_report = apply_worker_sandbox(opts).to_json();
+    sandbox_report["proc"] = proc;
+    if (plan.device.rfind("cuda", 0) == 0) point_triton_at_libcuda();
+  } catch (const std::exception& e) {
+    send({{"type", "fatal"}, {"t_ns", monotonic_ns()},
+          {"message", std::string("the sandbox could not be applied: ") + e.what()}});
+    quit(2);
+  }
+  const int64_t sandboxed_ns = monotonic_ns();
+
+  WorkerSession session(plan, send);
+  json started;
+  try {
+    started = session.start();
+  } catch (const LoadError& e) {
+    send({{"type", "load_failed"}, {"t_ns", monotonic_ns()}, {"message", e.what()},
+          {"skip", e.skip()}, {"reward_hack", e.reward_hack()}});
+    quit(0);
+  } catch (const std::exception& e) {
+    send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
+    quit(2);
+  }
+  send({{"type", "ready"},
+        {"t_ns", monotonic_ns()},
+        {"sandboxed_t_ns", sandboxed_ns},
+        {"env", started["env"]},
+        {"phases_ms", started["phases_ms"]},
+        {"sandbox", sandbox_report}});
+
+  for (size_t i = 0; i < plan.workloads.size(); ++i) {
+    std::fflush(stdout);
+    std::fputs(workload_log_marker(i).c_str(), stderr);
+    std::fflush(stderr);
+    send({{"type", "begin"}, {"t_ns", monotonic_ns()}, {"index", i}});
+    WorkloadOutcome o = session.evaluate(i);
+    // A sticky CUDA error (illegal address, launch failure) leaves the context
+    // unusable: fail this workload and let a fresh worker take the rest.
+    std::optional<solbench::gpu::CudaErrorStatus> cuda_error;
+    if (plan.device.rfind("cuda", 0) == 0) {
+      solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
+      if (e.sticky) {
+        cuda_error = e;
+        o.status = Status::RuntimeError;
+        o.correctness.reset();
+        o.timing.reset();
+        o.reference_timing.reset();
+        o.log += (o.log.empty() ? "" : "\n") + ("sticky CUDA error " + e.name + ": " + e.message +
+                                                 " (the worker restarts for the next workload)");
+        o.extra["cuda_error"] = solbench::gpu::to_json(e);
+      }
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    send(o.to_json());
+    if (cuda_error) {
+      send({{"type", "restart"}, {"t_ns", monotonic_ns()}, {"reason", cuda_error->name}});
+      quit(0);
+    }
+    if (session.processes_left()) {
+      send({{"type", "restart"}, {"t_ns", monotonic_ns()}, {"reason", "processes left running"}});
+      quit(0);
+    }
+  }
+  send({{"type", "done"}, {"t_ns", monotonic_ns()}});
+  quit(0);
+}
+
+}  // namespace solbench::harness

@@ -1,0 +1,223 @@
+#include "harness/worker/worker_policy.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "harness/build/build_cache.h"
+#include "harness/process.h"
+#include "harness/sha256.h"
+
+namespace solbench::harness {
+namespace fs = std::filesystem;
+namespace {
+
+// Where pip-installed runtimes keep the programs they start, printed as a JSON list
+// without importing them (find_spec only reads the import system's metadata).
+constexpr const char* kProbe = R"(import importlib.util as u, json, os
+out = []
+for pkg, sub in (("triton", ("backends", "nvidia", "bin")), ("nvidia.cuda_nvcc", ("bin",))):
+    try:
+        s = u.find_spec(pkg)
+    except Exception:
+        s = None
+    for d in (s.submodule_search_locations or []) if s else []:
+        out.append(os.path.join(d, *sub))
+print(json.dumps(out))
+)";
+
+std::string configured_python(const std::string& requested) {
+  if (!requested.empty()) return requested;
+  if (const char* env = std::getenv("SOLBENCH_PYTHON"); env && *env) return env;
+#ifdef SOLBENCH_PYTHON_EXECUTABLE
+  return SOLBENCH_PYTHON_EXECUTABLE;
+#else
+  return "python3";
+#endif
+}
+
+void add_existing(std::set<std::string>& out, const fs::path& p) {
+  std::error_code ec;
+  fs::path real = fs::canonical(p, ec);
+  if (!ec) out.insert(real.string());
+}
+
+bool is_elf(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
+         magic[3] == 'F';
+}
+
+std::vector<std::string> runtime_program_dirs(const std::string& python) {
+  std::vector<std::string> dirs;
+  RunOptions ro;
+  ro.timeout = std::chrono::seconds(30);
+  CommandResult r = run_command({python, "-c", kProbe}, ro);
+  if (!r.ok()) return dirs;
+  const std::string& text = r.output;
+  const size_t line = text.rfind('[');
+  if (line == std::string::npos) return dirs;
+  json j = json::parse(text.substr(line), nullptr, false);
+  if (j.is_array())
+    for (const auto& d : j)
+      if (d.is_string()) dirs.push_back(d.get<std::string>());
+  return dirs;
+}
+
+}  // namespace
+
+std::string wrapper_target(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(4096, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.rfind("#!", 0) != 0) return "";
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first, target;
+    if (!(words >> first) || first != "exec" || !(words >> target)) continue;
+    if (target.size() > 1 && (target.front() == '"' || target.front() == '\'')) target = target.substr(1, target.size() - 2);
+    if (!target.empty() && target.front() == '/' && is_elf(target)) return target;
+  }
+  return "";
+}
+
+Toolchains find_toolchains(const std::string& python) {
+  static std::mutex mu;
+  static std::map<std::string, Toolchains> memo;
+  const std::string py = configured_python(python);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = memo.find(py); it != memo.end()) return it->second;
+
+  Toolchains result;
+  std::set<std::string> out;
+  // A program, or the one it hands over to when it is a wrapper script.
+  auto add_program = [&](const fs::path& p) {
+    const std::string real = wrapper_target(p);
+    add_existing(out, real.empty() ? p : fs::path(real));
+  };
+  // The C compiler chain: the drivers, their internal programs, the assembler and
+  // the linker (Triton builds its launcher with cc; Inductor's C++ with g++).
+  std::vector<std::string> names = {"cc", "gcc", "c++", "g++", "as", "ld", "ld.bfd", "ld.gold"};
+  for (const char* var : {"CC", "CXX"})
+    if (const char* v = std::getenv(var); v && *v) names.emplace_back(v);
+  std::set<std::string> drivers;
+  for (const auto& n : names)
+    if (auto p = find_program(n)) {
+      const bool driver = n != "as" && n.rfind("ld", 0) != 0;
+      const std::string real = wrapper_target(*p);
+      if (real.empty()) {
+        add_existing(out, *p);
+        if (driver) drivers.insert(fs::weakly_canonical(*p).string());
+        continue;
+      }
+      // A wrapper script: list what it runs, and point the runtimes there.
+      add_existing(out, real);
+      if (!driver) continue;
+      drivers.insert(real);
+      const bool cxx = n == "c++" || n == "g++" || n == "CXX";
+      const char* var = cxx ? "CXX" : "CC";
+      if (std::none_of(result.env.begin(), result.env.end(),
+                       [&](const auto& kv) { return kv.first == var; }))
+        result.env.emplace_back(var, real);
+    }
+  for (const char* d : {"/usr/lib/gcc", "/usr/libexec/gcc"}) add_existing(out, d);
+  // A compiler installed elsewhere (e.g. /opt/gcc) keeps its internal programs
+  // beside itself: ask each driver where cc1, the assembler and the linker are.
+  for (const auto& drv : drivers)
+    for (const char* prog : {"cc1", "as", "ld"}) {
+      RunOptions ro;
+      ro.timeout = std::chrono::seconds(10);
+      CommandResult r = run_command({drv, std::string("-print-prog-name=") + prog}, ro);
+      std::string path = r.ok() ? r.output.substr(0, r.output.find('\n')) : "";
+      if (path.find('/') == std::string::npos) {
+        if (auto p = find_program(prog)) add_program(*p);
+        continue;
+      }
+      // cc1's folder also holds cc1plus, collect2, lto-wrapper and lto1.
+      if (prog == std::string("cc1")) add_existing(out, fs::path(path).parent_path());
+      else add_program(path);
+    }
+  // Library lookups (ctypes.util.find_library, Triton without TRITON_LIBCUDA_PATH).
+  for (const char* p : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) add_existing(out, p);
+  // The ELF interpreter is executed too (the kernel opens it like the program).
+  for (const char* p : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"})
+    add_existing(out, p);
+  // PTX assembler and friends: the CUDA toolkit's and the runtimes' own copies.
+  std::vector<fs::path> cuda_bins;
+  if (const char* h = std::getenv("CUDA_HOME"); h && *h) cuda_bins.emplace_back(fs::path(h) / "bin");
+  cuda_bins.emplace_back("/usr/local/cuda/bin");
+  for (const auto& bin : cuda_bins)
+  {
+    // nvcc too (Inductor runs it), with what it runs in turn; not the whole bin
+    // folder, which also holds profilers and debuggers.
+    for (const char* tool : {"ptxas", "cuobjdump", "nvdisasm", "nvlink", "fatbinary", "nvcc",
+                             "cudafe++", "bin2c", "nvprune"})
+      add_existing(out, bin / tool);
+    add_existing(out, bin.parent_path() / "nvvm" / "bin");  // cicc
+  }
+  if (const char* v = std::getenv("TRITON_PTXAS_PATH"); v && *v) add_existing(out, v);
+  for (const auto& d : runtime_program_dirs(py)) add_existing(out, d);
+
+  result.executables.assign(out.begin(), out.end());
+  memo[py] = result;
+  return result;
+}
+
+std::vector<std::pair<std::string, std::string>> runtime_cache_env(const fs::path& jit) {
+  return {
+      {"TRITON_CACHE_DIR", (jit / "triton").string()},
+      {"TRITON_HOME", jit.string()},
+      {"TORCHINDUCTOR_CACHE_DIR", (jit / "inductor").string()},
+      // Inductor's parallel compile starts interpreter processes; compile in process.
+      {"TORCHINDUCTOR_COMPILE_THREADS", "1"},
+      {"CUDA_CACHE_PATH", (jit / "cuda").string()},
+      {"XDG_CACHE_HOME", (jit / "xdg").string()},
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+  };
+}
+
+json worker_sandbox_plan(const WorkerPolicyRequest& req) {
+  const fs::path root =
+      req.jit_root.empty() ? default_build_cache_dir().parent_path() / "jit" : req.jit_root;
+  // Keyed by content (and device kind: CPU and GPU caches hold different code).
+  const std::string key =
+      sha256_hex(req.content + '\n' + (req.device == "cpu" ? "cpu" : "cuda")).substr(0, 24);
+  const fs::path jit = root / key;
+  json env = json::object();
+  std::error_code ec;
+  for (const auto& [k, v] : runtime_cache_env(jit)) {
+    env[k] = v;
+    if (k.find("_DIR") != std::string::npos || k == "CUDA_CACHE_PATH" || k == "XDG_CACHE_HOME")
+      fs::create_directories(v, ec);
+  }
+  const bool python = req.kind == EntryKind::Python || req.kind == EntryKind::Reference;
+  json plan = {
+      {"restrict_fs", true},
+      {"writable", {jit.string(), "/dev/shm"}},
+      {"device_files", {"/dev"}},
+      {"env", env},
+      {"jit_dir", jit.string()},
+  };
+  if (python) {
+    Toolchains tc = find_toolchains(req.python);
+    plan["deny_process_creation"] = false;
+    plan["executable"] = tc.executables;
+    for (const auto& [k, v] : tc.env)
+      if (!std::getenv(k.c_str())) plan["env"][k] = v;
+  } else {
+    // Native code has no use for processes: refused outright (seccomp), and no
+    // program may be executed even if one were started.
+    plan["deny_process_creation"] = true;
+    plan["executable"] = json::array();
+  }
+  return plan;
+}
+
+}  // namespace solbench::harness

@@ -1,0 +1,617 @@
+#include "harness/worker/worker_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include "bridge/python.h"
+#include "core/dtype.h"
+#include "harness/worker/candidate.h"
+#include "harness/worker/native_library.h"
+#include "harness/checks/threads.h"
+#include "harness/timing/timer.h"
+#include "harness/timing/timing.h"
+
+namespace solbench::harness {
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+using detail::CallError;
+using detail::Candidate;
+
+namespace {
+
+using Ms = std::chrono::duration<double, std::milli>;
+
+class Stopwatch {
+ public:
+  double ms() const { return Ms(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+// Conversions between nlohmann JSON and Python objects, through text: plans are
+// small and this keeps pybind11 out of the JSON types.
+py::object to_py(const json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+json from_py(const py::handle& o) {
+  return json::parse(py::module_::import("json").attr("dumps")(o).cast<std::string>());
+}
+
+bool mentions_gpu(const std::string& text) {
+  for (const char* k : {"CUDA", "cuda", "NVIDIA", "nvidia", "triton", "Triton"})
+    if (text.find(k) != std::string::npos) return true;
+  return false;
+}
+
+// Bytes of storage of a workload spec's outputs.
+uint64_t output_bytes(const json& spec) {
+  uint64_t total = 0;
+  for (const auto& o : spec.at("outputs")) {
+    uint64_t n = 1;
+    if (o.at("shape").is_array())
+      for (const auto& d : o.at("shape")) n *= d.get<uint64_t>();
+    auto dt = parse_dtype(o.at("dtype").get<std::string>());
+    total += dt ? storage_bytes(*dt, n) : n * 8;
+  }
+  return total;
+}
+
+uint64_t input_bytes(const json& spec) {
+  uint64_t total = 0;
+  for (const auto& o : spec.at("inputs")) {
+    if (!o.at("shape").is_array()) continue;
+    uint64_t n = 1;
+    for (const auto& d : o.at("shape")) n *= d.get<uint64_t>();
+    auto dt = parse_dtype(o.at("dtype").get<std::string>());
+    total += dt ? storage_bytes(*dt, n) : n * 8;
+  }
+  return total;
+}
+
+// Ends a workload's evaluation early with a status (or a skip).
+struct Finish {
+  Status status;
+  std::string message;
+  bool skip = false;
+};
+
+// Times a Candidate with arguments from an ArgPool, keeping a uniform random sample
+// of the timed calls' outputs (reservoir sampling) for verification afterwards.
+class PooledRun final : public Measurable {
+ public:
+  PooledRun(Candidate& c, py::object pool, py::module_& runtime, int sample_size,
+            uint64_t secret)
+      : c_(c), pool_(std::move(pool)), runtime_(runtime), size_(sample_size), rng_(secret) {}
+
+  // Sampled calls also have their inputs compared with the set they were copied
+  // from: `changed(inputs, originals)` (Workload.changed_inputs) names what changed.
+  void check_inputs_with(py::object changed, py::list input_sets) {
+    changed_ = std::move(changed);
+    input_sets_ = std::move(input_sets);
+  }
+  // "timed call N: 'x'" for the first sampled call that changed an input; empty if none.
+  const std::string& input_change() const { return input_change_; }
+
+  void prepare(int) override {
+    py::tuple t = pool_.attr("next")().cast<py::tuple>();
+    set_ = t[0].cast<int>();
+    inputs_ = t[1].cast<py::list>();
+    c_.bind(inputs_, t[2].cast<py::list>());
+  }
+  void run() override { c_.invoke(); }
+  void finish(int, bool timed) override {
+    if (!timed || size_ <= 0) return;
+    const int n = seen_++;
+    int slot = -1;
+    if (n < size_) {
+      slot = n;
+      saved_.emplace_back();
+    } else {
+      std::uniform_int_distribution<int> pick(0, n);
+      const int j = pick(rng_);
+      if (j < size_) slot = j;
+    }
+    if (slot < 0) return;
+    saved_[slot] = {n, set_, runtime_.attr("clone_all")(c_.outputs())};
+    if (!changed_.is_none() && input_change_.empty()) {
+      const auto names =
+          changed_(inputs_, input_sets_[static_cast<size_t>(set_)]).cast<std::vector<std::string>>();
+      if (!names.empty()) input_change_ = fmt::format("timed call {}: '{}'", n + 1, names.front());
+    }
+  }
+
+  struct Saved {
+    int call = -1;
+    int set = -1;
+    py::object outputs;
+  };
+  const std::vector<Saved>& saved() const { return saved_; }
+
+ private:
+  Candidate& c_;
+  py::object pool_;
+  py::module_& runtime_;
+  int size_;
+  std::mt19937_64 rng_;
+  int set_ = 0;
+  int seen_ = 0;
+  std::vector<Saved> saved_;
+  py::list inputs_;
+  py::object changed_ = py::none();
+  py::list input_sets_;
+  std::string input_change_;
+};
+
+}  // namespace
+
+// Hidden like pybind11's own types, which it holds.
+struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
+  WorkerPlan plan;
+  Emit emit;
+  py::module_ runtime;
+  py::object ref_run = py::none();
+  py::object custom_fn = py::none();
+  std::string reference_error;  // the reference could not be loaded
+  py::object solution_fn = py::none();  // Python-family, torch extension, reference
+  // plan.baseline_compile: how the reference runs ("torch.compile" or "eager") and why.
+  std::string baseline_method, baseline_reason;
+  NativeLibrary native;
+  std::unique_ptr<Timer> timer;
+  void* stream = nullptr;  // cudaStream_t on "cuda:N", nullptr on the CPU
+  int thread_baseline = -1;
+  std::mt19937_64 secret{std::random_device{}()};
+  std::vector<std::string> input_dtypes;
+  json static_findings = json::array();  // static_check.py, reported in env
+
+  void progress(size_t index, std::string_view phase, int round = -1) {
+    json f = {{"type", "progress"}, {"t_ns", monotonic_ns()}, {"index", index},
+              {"phase", phase}};
+    if (round >= 0) f["round"] = round;
+    emit(f);
+  }
+
+  std::unique_ptr<Candidate> solution_candidate(const py::object& workload) {
+    if (plan.kind == EntryKind::Native)
+      return detail::make_native_candidate(native.entry(), runtime, input_dtypes, stream);
+    const bool dps = plan.kind == EntryKind::Reference ? false : plan.dps;
+    return detail::make_python_candidate(solution_fn, dps, workload);
+  }
+
+  // Why a Python error means "cannot evaluate this workload here", or nullopt.
+  std::optional<std::string> skip_reason(py::error_already_set& e, bool from_reference) {
+    py::module_ inputs = py::module_::import("solbench_py.inputs");
+    if (e.matches(inputs.attr("MissingBlob")))
+      return std::string("safetensors blob missing: ") + py::str(e.value()).cast<std::string>();
+    if (e.matches(inputs.attr("UnsupportedDtype")))
+      return py::str(e.value()).cast<std::string>();
+    if (from_reference)
+      return reference_unavailable_here(py::str(e.value()).cast<std::string>() + "\n" + e.what(),
+                                        plan.device, input_dtypes);
+    return std::nullopt;
+  }
+
+  void check_threads(const char* when) {
+    if (thread_baseline < 0) return;
+    const int now = count_threads();
+    if (now > thread_baseline)
+      throw Finish{Status::RewardHack,
+                   fmt::format("the solution left {} thread(s) running {} ({} threads before, "
+                               "{} after)",
+                               now - thread_baseline, when, thread_baseline, now)};
+  }
+
+  // Processes the solution started must be gone when its call returns (toolchains
+  // it ran to compile are). One still running is a reward hack; the worker then
+  // restarts, and the PID namespace takes the process down with it.
+  bool processes_left = false;
+  void check_processes(const char* when) {
+    const std::vector<ProcessInfo> live = live_descendants();
+    if (live.empty()) return;
+    processes_left = true;
+    std::string names;
+    for (size_t i = 0; i < live.size() && i < 5; ++i)
+      names += (i ? ", " : "") + live[i].describe();
+    if (live.size() > 5) names += fmt::format(" and {} more", live.size() - 5);
+    throw Finish{Status::RewardHack,
+                 fmt::format("the solution left {} process(es) running {}: {}; a process the "
+                             "solution starts must end before its call returns",
+                             live.size(), when, names)};
+  }
+
+  // Inputs are read-only unless the reference itself writes them (runtime.py
+  // Workload.changed_inputs): computing the right answer and then scribbling on an
+  // input is a reward hack, named with the input.
+  static void check_inputs(py::object& w, const py::handle& inputs, const py::handle& before,
+                           const std::string& when) {
+    const auto changed = w.attr("changed_inputs")(inputs, before).cast<std::vector<std::string>>();
+    if (changed.empty()) return;
+    std::string names;
+    for (const auto& n : changed) names += (names.empty() ? "" : ", ") + ("'" + n + "'");
+    throw Finish{Status::RewardHack,
+                 fmt::format("the solution changed its input {} in place {} (the reference "
+                             "leaves it unchanged)",
+                             names, when)};
+  }
+
+  WorkloadOutcome evaluate(size_t index);
+  void correctness(size_t index, const json& spec, py::object& w, Candidate& c,
+                   WorkloadOutcome& o);
+  void timing(size_t index, const json& spec, py::object& w, Candidate& c, WorkloadOutcome& o);
+};
+
+std::optional<std::string> reference_unavailable_here(const std::string& error_text,
+                                                      const std::string& device,
+                                                      const std::vector<std::string>& input_dtypes) {
+  const std::string first = error_text.substr(0, error_text.find('\n')).substr(0, 200);
+  if (device != "cpu") {
+    // e.g. NVFP4 references (torch._scaled_mm on FP4) on a Hopper GPU: cuBLASLt has
+    // no kernel for them there.
+    if (error_text.find("CUBLAS_STATUS_NOT_SUPPORTED") == std::string::npos) return std::nullopt;
+    const bool fp4 = std::any_of(input_dtypes.begin(), input_dtypes.end(),
+                                 [](const std::string& d) { return d.rfind("float4", 0) == 0; });
+    return std::string("the reference needs a GPU feature this one lacks (cuBLAS: not supported") +
+           (fp4 ? "; FP4 GEMMs need compute capability 10.0 or newer" : "") + "): " + first;
+  }
+  if (mentions_gpu(error_text)) return "the reference needs a GPU: " + first;
+  // e.g. torch 1.13 has no CPU kernels for half-precision matmul.
+  if (error_text.find("not implemented for") != std::string::npos)
+    return "the reference needs an operator this torch lacks on the CPU: " + first;
+  return std::nullopt;
+}
+
+WorkerSession::WorkerSession(WorkerPlan plan, Emit emit) : impl_(std::make_unique<Impl>()) {
+  impl_->plan = std::move(plan);
+  impl_->emit = std::move(emit);
+  for (const auto& [name, spec] : impl_->plan.definition.at("inputs").items())
+    impl_->input_dtypes.push_back(spec.at("dtype").get<std::string>());
+}
+
+WorkerSession::~WorkerSession() = default;
+
+json WorkerSession::start() {
+  Impl& s = *impl_;
+  json phases = json::object();
+  Stopwatch sw;
+  bridge::ensure_interpreter();
+  s.runtime = py::module_::import("solbench_py.runtime");
+  json env = from_py(s.runtime.attr("init")(s.plan.device));
+  phases["python_init_ms"] = sw.ms();
+
+  Stopwatch ref_sw;
+  const fs::path cwd = fs::current_path();
+  const std::string ref_source = s.plan.definition.value("reference", "");
+  try {
+    py::object mod = s.runtime.attr("load_reference")(ref_source, (cwd / "_reference.py").string());
+    s.ref_run = s.runtime.attr("reference_function")(mod, "run");
+    const json& entry = s.plan.definition.contains("custom_inputs_entrypoint")
+                            ? s.plan.definition["custom_inputs_entrypoint"]
+                            : json(nullptr);
+    if (entry.is_string() && !entry.get<std::string>().empty())
+      s.custom_fn = s.runtime.attr("reference_function")(mod, entry.get<std::string>());
+  } catch (py::error_already_set& e) {
+    s.reference_error = "the reference could not be loaded: " + detail::python_error_text(e);
+  }
+  phases["reference_load_ms"] = ref_sw.ms();
+
+  Stopwatch sol_sw;
+  try {
+    switch (s.plan.kind) {
+      case EntryKind::Native:
+        s.native = NativeLibrary::open(s.plan.library, s.plan.entry);
+        break;
+      case EntryKind::Python: {
+        const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(s.plan.languages),
+                                                                  s.plan.device));
+        if (why.is_string()) throw LoadError(why.get<std::string>(), /*skip=*/true);
+        // The static look comes before a line of the solution runs.
+        const json findings = from_py(py::module_::import("solbench_py.static_check")
+                                          .attr("check_sources")(to_py(s.plan.sources)));
+        std::string denied;
+        for (const auto& f : findings)
+          if (f.value("severity", "") == "deny")
+            denied += fmt::format("{}{}:{}: {} ({})", denied.empty() ? "" : "; ",
+                                  f.value("file", ""), f.value("line", 0), f.value("message", ""),
+                                  f.value("rule", ""));
+        s.static_findings = findings;
+        if (!denied.empty())
+          throw LoadError("the solution's sources do what a kernel never needs: " + denied,
+                          /*skip=*/false, /*reward_hack=*/true);
+        const fs::path root = cwd / "solution";
+        fs::create_directories(root);
+        s.solution_fn = s.runtime.attr("load_solution")(root.string(), to_py(s.plan.sources),
+                                                        s.plan.entry_file, s.plan.entry);
+        break;
+      }
+      case EntryKind::TorchExtension:
+        s.solution_fn = s.runtime.attr("load_extension")(s.plan.library, s.plan.module_name,
+                                                         s.plan.entry);
+        break;
+      case EntryKind::Reference: {
+        // A second, separate module object: the "solution" shares nothing with the
+        // reference it is compared against.
+        py::object mod = s.runtime.attr("load_reference")(
+            ref_source, (cwd / "_reference_as_solution.py").string());
+        s.solution_fn = s.runtime.attr("reference_function")(mod, "run");
+        if (s.plan.baseline_compile) {
+          // The scoring baseline: the reference under torch.compile where it exists.
+          py::tuple t = s.runtime.attr("compiled_reference")(s.solution_fn);
+          s.solution_fn = t[0];
+          s.baseline_method = t[1].cast<std::string>();
+          s.baseline_reason = t[2].cast<std::string>();
+          env["baseline"] = {{"method", s.baseline_method}, {"reason", s.baseline_reason}};
+        }
+        break;
+      }
+    }
+  } catch (py::error_already_set& e) {
+    // A language runtime that is not installed here is not the solution's fault.
+    const json missing = from_py(s.runtime.attr("missing_runtime")(
+        to_py(s.plan.languages), e.value()));
+    if (missing.is_string()) throw LoadError(missing.get<std::string>(), /*skip=*/true);
+    throw LoadError("the solution could not be loaded: " + detail::python_error_text(e));
+  } catch (const LoadError&) {
+    throw;  // keeps its skip flag
+  } catch (const std::runtime_error& e) {
+    throw LoadError(e.what());
+  }
+  phases["solution_load_ms"] = sol_sw.ms();
+  // On a GPU the native entry launches on torch's current stream, and the timer
+  // measures that stream's work (the GPU timer also sees other streams).
+  s.stream = reinterpret_cast<void*>(
+      s.runtime.attr("current_stream")(s.plan.device).cast<uintptr_t>());
+  s.timer = make_timer(s.plan.device, s.stream, s.plan.timer_options);
+  env["timer"] = s.timer->name();
+  if (!s.static_findings.empty()) env["static_findings"] = s.static_findings;
+  env["timer_details"] = s.timer->details();
+  return json{{"env", env}, {"phases_ms", phases}};
+}
+
+WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }
+
+bool WorkerSession::processes_left() const { return impl_->processes_left; }
+
+WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
+  const json& spec = plan.workloads.at(index);
+  WorkloadOutcome o;
+  o.index = static_cast<int>(index);
+  o.uuid = spec.value("uuid", "");
+  o.status = Status::Passed;
+  Stopwatch total;
+  try {
+    if (!reference_error.empty()) throw Finish{Status::InvalidReference, reference_error};
+    py::object w = runtime.attr("Workload")(to_py(spec), plan.device, plan.seed, ref_run,
+                                            custom_fn);
+    auto cand = solution_candidate(w);
+    correctness(index, spec, w, *cand, o);
+    if (plan.time_solution) timing(index, spec, w, *cand, o);
+  } catch (const Finish& f) {
+    o.skipped = f.skip;
+    if (f.skip) {
+      o.skip_reason = f.message;
+      o.status = Status::RuntimeError;  // not reported as a trace; see skipped
+    } else {
+      o.status = f.status;
+    }
+    if (!f.skip) o.log = f.message;
+    if (o.status != Status::Passed && o.status != Status::IncorrectNumerical)
+      o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+  } catch (py::error_already_set& e) {
+    o.status = Status::RuntimeError;
+    o.log = "internal error in the worker: " + detail::python_error_text(e);
+    o.correctness.reset();
+  } catch (const std::exception& e) {
+    // Conversions of what the solution produced (pybind11 cast errors, ...).
+    o.status = Status::RuntimeError;
+    o.log = std::string("error in the worker: ") + e.what();
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+  }
+  if (plan.baseline_compile) {
+    // A compile that failed on a call switched the callable to eager (its
+    // method/reason attributes say so); read after the workload, for the workload.
+    std::string method = baseline_method, reason = baseline_reason;
+    try {
+      py::object m = py::getattr(solution_fn, "method", py::none());
+      if (!m.is_none()) method = m.cast<std::string>();
+      py::object r = py::getattr(solution_fn, "reason", py::none());
+      if (!r.is_none()) reason = r.cast<std::string>();
+    } catch (const std::exception&) {
+      // Keep what start() reported.
+    }
+    o.extra["baseline"] = {{"method", method}, {"reason", reason}};
+  }
+  try {
+    runtime.attr("release_memory")(plan.device);
+  } catch (py::error_already_set&) {
+    // Only a courtesy to the next workload; a failure here changes no result.
+  }
+  o.phases_ms["total_ms"] = total.ms();
+  return o;
+}
+
+void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object& w,
+                                      Candidate& c, WorkloadOutcome& o) {
+  (void)spec;  // the Workload object carries what the rounds need
+  double inputs_ms = 0, reference_ms = 0, solution_ms = 0, check_ms = 0;
+  Stopwatch phase;
+  Correctness acc;
+  const bool python_family = plan.kind != EntryKind::Native;
+  for (int round = 0; round < plan.rounds; ++round) {
+    progress(index, "correctness", round);
+    py::list inputs;
+    {
+      Stopwatch sw;
+      try {
+        inputs = w.attr("make_inputs")(round).cast<py::list>();
+      } catch (py::error_already_set& e) {
+        if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
+        throw Finish{Status::RuntimeError,
+                     "could not generate the inputs: " + detail::python_error_text(e)};
+      }
+      inputs_ms += sw.ms();
+    }
+    py::list refs;
+    {
+      Stopwatch sw;
+      try {
+        refs = w.attr("run_reference")(inputs).cast<py::list>();
+      } catch (py::error_already_set& e) {
+        if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
+        throw Finish{Status::InvalidReference,
+                     "the reference failed: " + detail::python_error_text(e)};
+      }
+      reference_ms += sw.ms();
+    }
+    py::list outs;
+    try {
+      outs = w.attr("alloc_outputs")(refs).cast<py::list>();
+    } catch (py::error_already_set& e) {
+      if (auto why = skip_reason(e, false)) throw Finish{Status::RuntimeError, *why, true};
+      throw;
+    }
+    if (!python_family && thread_baseline < 0) thread_baseline = count_threads();
+    py::object before = w.attr("snapshot")(inputs);
+    Stopwatch sw;
+    py::list got;
+    try {
+      c.bind(inputs, outs);
+      c.invoke();
+      got = c.outputs();
+    } catch (const CallError& e) {
+      throw Finish{Status::RuntimeError,
+                   fmt::format("round {}: the solution failed: {}", round, e.what())};
+    }
+    solution_ms += sw.ms();
+    if (python_family && thread_baseline < 0) thread_baseline = count_threads();
+    check_threads("after a call");
+    check_processes("after a call");
+    check_inputs(w, inputs, before, fmt::format("in correctness round {}", round + 1));
+    if (round == 0) {
+      const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
+      if (!lazy.empty())
+        throw Finish{Status::RewardHack,
+                     "the outputs are not plain tensors (" + lazy + "); tensor subclasses can "
+                     "defer or fake work"};
+    }
+    Stopwatch csw;
+    json summary = from_py(w.attr("check")(got, refs, true));
+    check_ms += csw.ms();
+    const std::string st = summary.value("status", "OK");
+    acc.max_absolute_error = std::max(acc.max_absolute_error,
+                                      summary.value("max_absolute_error", 0.0));
+    acc.max_relative_error = std::max(acc.max_relative_error,
+                                      summary.value("max_relative_error", 0.0));
+    acc.has_nan = acc.has_nan || summary.value("has_nan", false);
+    acc.has_inf = acc.has_inf || summary.value("has_inf", false);
+    if (st != "OK") {
+      auto status = parse_status(st).value_or(Status::IncorrectNumerical);
+      if (status == Status::IncorrectNumerical) o.correctness = acc;
+      throw Finish{status, fmt::format("round {} of {}: {}", round + 1, plan.rounds,
+                                       summary.value("message", ""))};
+    }
+  }
+  o.correctness = acc;
+  o.phases_ms["inputs_ms"] = inputs_ms;
+  o.phases_ms["reference_ms"] = reference_ms;
+  o.phases_ms["solution_ms"] = solution_ms;
+  o.phases_ms["check_ms"] = check_ms;
+  o.phases_ms["correctness_ms"] = phase.ms();
+}
+
+void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, Candidate& c,
+                                 WorkloadOutcome& o) {
+  progress(index, "timing");
+  Stopwatch setup;
+  // Fresh input sets (round indices after the correctness rounds) and their
+  // reference outputs; at least two so values change between consecutive calls.
+  const uint64_t in_bytes = std::max<uint64_t>(1, input_bytes(spec));
+  int sets = std::max(2, plan.input_sets);
+  while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
+  py::list input_sets, ref_sets;
+  for (int k = 0; k < sets; ++k) {
+    try {
+      py::object in = w.attr("make_inputs")(plan.rounds + k);
+      input_sets.append(in);
+      ref_sets.append(w.attr("run_reference")(in));
+    } catch (py::error_already_set& e) {
+      throw Finish{Status::InvalidReference,
+                   "preparing the timing inputs failed: " + detail::python_error_text(e)};
+    }
+  }
+  const int capacity = max_calls(plan.timing);
+  const uint64_t out_bytes = std::max<uint64_t>(1, output_bytes(spec));
+  const int sample = static_cast<int>(std::min<uint64_t>(
+      static_cast<uint64_t>(std::max(0, plan.verify_samples)),
+      std::max<uint64_t>(1, (256ull << 20) / out_bytes)));
+  py::object pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, c.destination_passing());
+  o.phases_ms["timing_setup_ms"] = setup.ms();
+
+  Stopwatch sw;
+  PooledRun run(c, pool, runtime, sample, secret());
+  run.check_inputs_with(w.attr("changed_inputs"), input_sets);
+  TimingResult result;
+  try {
+    result = measure(*timer, run, plan.timing);
+  } catch (const CallError& e) {
+    throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") +
+                                           e.what()};
+  }
+  o.phases_ms["timing_ms"] = sw.ms();
+  check_threads("after the timed calls");
+  check_processes("after the timed calls");
+
+  // Gap 1 of docs/harness.md: re-check what timed calls produced.
+  Stopwatch vsw;
+  int failed = 0;
+  std::string first_failure;
+  for (const auto& s : run.saved()) {
+    json summary = from_py(w.attr("check")(s.outputs, ref_sets[s.set], true));
+    if (summary.value("status", "OK") != "OK") {
+      if (failed++ == 0)
+        first_failure = fmt::format("timed call {} (input set {}): {}", s.call + 1, s.set,
+                                    summary.value("message", ""));
+    }
+  }
+  o.extra["verification"] = {{"checked_calls", run.saved().size()},
+                             {"failed_calls", failed},
+                             {"input_sets", sets}};
+  o.phases_ms["verify_ms"] = vsw.ms();
+  if (!run.input_change().empty())
+    throw Finish{Status::RewardHack,
+                 "the solution changed an input in place during timing (" + run.input_change() +
+                     "; the reference leaves it unchanged)"};
+  if (failed > 0)
+    throw Finish{Status::RewardHack,
+                 fmt::format("{} of {} sampled timed calls produced wrong outputs although the "
+                             "correctness rounds passed; first: {}",
+                             failed, run.saved().size(), first_failure)};
+  o.timing = result;
+
+  if (plan.time_reference) {
+    progress(index, "reference_timing");
+    Stopwatch rsw;
+    try {
+      auto ref = detail::make_python_candidate(ref_run, false, w);
+      py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, false);
+      PooledRun ref_run_m(*ref, ref_pool, runtime, 0, 0);
+      o.reference_timing = measure(*timer, ref_run_m, plan.timing);
+    } catch (const CallError& e) {
+      o.log += std::string("timing the reference failed: ") + e.what() + "\n";
+    }
+    o.phases_ms["reference_timing_ms"] = rsw.ms();
+  }
+}
+
+}  // namespace solbench::harness
