@@ -8,7 +8,8 @@
 #      (empty build/compile caches) and warm, and per-workload latency of both tools.
 #
 #   scripts/gpu_compat.sh [--skip-build] [--items xyp] [--quick]
-# Needs, carried with the working tree: .deps (scripts/fetch_device_deps.sh), .peer/peer
+# Needs, carried with the working tree: .deps (scripts/fetch_device_deps.sh) and .peer
+# (scripts/fetch_peer.sh): .peer/peer
 # (a copy of ../shared/peer) and .peer/whl (its wheels: ../shared/peer/fetch-wheels.sh,
 # plus the nvidia-cutlass wheel, whose CUTLASS headers the cutlass example includes).
 # --quick: two workloads per example, no side-by-side (a smoke test); EXAMPLES=GLOB
