@@ -28,6 +28,7 @@
 #include "core/solution.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
+#include "harness/timing/gpu/device.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
 #include "harness/worker/worker_policy.h"
@@ -49,6 +50,9 @@ struct EvalOptions {
   std::string problem_dir;
   std::string solution;
   bool reference = false;  // evaluate the definition's own reference as the solution
+  // nvcc target for CUDA sources: "auto" is the evaluated GPU's compute capability
+  // (90a on an H100), "default" leaves nvcc's own default, else e.g. "90a", "100a".
+  std::string cuda_arch = "auto";
   std::string output;
   bool json_output = false;
   std::vector<std::string> workloads;
@@ -373,6 +377,24 @@ void put_score(Trace& t, const ScoreState& st, const score::ArchChoice& arch) {
   x[std::string(score::kScoreDetailsKey)] = d;
 }
 
+// The nvcc target for --cuda-arch on `device`: built for the GPU that runs it,
+// as SOL-ExecBench does (nvcc's default, sm_75 in CUDA 13, would JIT-compile PTX at
+// load and refuse Hopper-only instructions). Asking the runtime for the compute
+// capability creates no context.
+std::string resolve_cuda_arch(const std::string& choice, const std::string& device) {
+  if (choice == "default") return "";
+  if (choice != "auto") return choice;
+  const int ordinal = harness::cuda_ordinal(device);
+  if (ordinal < 0) return "";
+  try {
+    const gpu::DeviceInfo d = gpu::query_device(ordinal);
+    return gpu::sm_arch_name(d.cc_major, d.cc_minor).substr(3);  // "sm_90a" -> "90a"
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: --cuda-arch auto: %s; building for nvcc's default\n", e.what());
+    return "";
+  }
+}
+
 int run_eval(const EvalOptions& o) {
   // --- inputs: everything is checked before anything is built or run.
   Diagnostics diags;
@@ -443,6 +465,7 @@ int run_eval(const EvalOptions& o) {
   po.device = o.device;
   po.compile_timeout = std::chrono::duration<double>(o.compile_timeout_s);
   po.keep_staging = o.keep_staging;
+  po.cuda_arch = resolve_cuda_arch(o.cuda_arch, o.device);
   if (!o.reference) progress.show("building " + solution_name);
   harness::PreparedSolution prep = o.reference
                                        ? harness::reference_as_solution()
@@ -798,6 +821,10 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--keep-staging", o->keep_staging, "keep build and worker scratch folders");
   cmd->add_flag("-v,--verbose", o->verbose, "timing statistics per workload");
   cmd->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+  cmd->add_option("--cuda-arch", o->cuda_arch,
+                  "nvcc target of CUDA sources: auto (the GPU's compute capability, e.g. 90a), "
+                  "default (nvcc's), or a capability such as 90a, 100a")
+      ->capture_default_str();
   cmd->add_option("--timer", o->timer,
                   "GPU timer: auto (CUPTI activity, else events), cupti, events, or profiler "
                   "(each kernel's gpu__time_duration, as ncu reports it; serialises kernels)")

@@ -342,6 +342,22 @@ TEST_F(EvalCli, TableOutputHasAStatusLinePerWorkloadAndASummary) {
   EXPECT_NE(r.out.find("summary: 2 workload(s): 2 PASSED"), std::string::npos) << r.out;
 }
 
+TEST_F(EvalCli, CudaArchReachesTheBuild) {
+  // An explicit target is checked and used by the build ("auto" asks the GPU; on a
+  // CPU there is none, and nvcc's default stands).
+  CliRun bad = eval("'" + kRmsnorm.string() + "' --solution '" +
+                    (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() + "' -w " + kB1 +
+                    " --no-timing --rounds 1 --cuda-arch 9x");
+  ASSERT_TRUE(bad.doc.is_object()) << bad.out << bad.err;
+  EXPECT_EQ(status_of(bad.doc, 0), "COMPILE_ERROR");
+  EXPECT_NE(log_of(bad.doc, 0).find("invalid CUDA arch '9x'"), std::string::npos) << log_of(bad.doc, 0);
+  CliRun ok = eval("'" + kRmsnorm.string() + "' --solution '" +
+                   (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() + "' -w " + kB1 +
+                   " --no-timing --rounds 1 --cuda-arch 90a");
+  ASSERT_EQ(ok.rc, 0) << ok.out << ok.err;
+  EXPECT_EQ(status_of(ok.doc, 0), "PASSED");
+}
+
 TEST_F(EvalCli, UnknownWorkloadIsAnInputError) {
   CliRun r = eval("'" + kRmsnorm.string() + "' --reference -w ffffffff");
   EXPECT_EQ(r.rc, 1);
