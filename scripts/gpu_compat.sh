@@ -84,7 +84,8 @@ def first_workloads(d, n):
 
 
 def sb_eval(problem, sol, cache, workloads=()):
-    cmd = [SB, "eval", problem, "-s", sol, "--device", "cuda:0", "--json"]
+    # No T_b here: the peer computes none, and statuses are what item x is about.
+    cmd = [SB, "eval", problem, "-s", sol, "--device", "cuda:0", "--json", "--no-baseline"]
     for w in workloads:
         cmd += ["-w", w]
     rc, so, se, secs = sh(cmd, env={"SOLBENCH_CACHE_DIR": str(cache)})

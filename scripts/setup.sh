@@ -9,7 +9,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev pybind11-dev python3-numpy python3-torch
-  libseccomp-dev libssl-dev libsqlite3-dev
+  libtorch-dev  # torch/extension.h: torch-binding solutions build on CPU too
+  libseccomp-dev libssl-dev libsqlite3-dev zlib1g-dev
+  chromium  # headless: the report test renders the page (tests/report)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -2,9 +2,16 @@
 """Compares `solbench sol --arch B200 --json` results with the published SOLAR
 bounds (metadata.json beside each public problem) and prints a markdown report.
 
-Usage: sol_compare.py RESULTS_JSON PUBLIC_DIR
-RESULTS_JSON is a JSON list of solbench outputs (scripts/sol_public.sh writes it).
+Usage: sol_compare.py RESULTS_JSON PUBLIC_DIR [--fail-on-violations]
+RESULTS_JSON is a JSON list of solbench outputs (scripts/sol_public.sh writes it)
+or one `solbench sol --json` output.
 Self-contained (standard library only) so it runs on any machine.
+
+Lower-bound check: T_SOL is a lower bound on any kernel's time, so it must never
+exceed the *measured* baseline latency of the same workload on the same GPU
+(`baseline_latency_ms` in metadata.json, measured on a B200). Every workload
+where ours is higher is listed as a violation (a bug in the bound: work or bytes
+counted that a kernel can avoid); --fail-on-violations makes them exit 1.
 """
 import json
 import os
@@ -48,9 +55,24 @@ def reason(ours, pub_ms):
     return ""
 
 
+def lower_bound_violation(ours, baseline_ms):
+    """(ours_us, baseline_us, ratio) when T_SOL exceeds the measured baseline, else None."""
+    if not baseline_ms or baseline_ms <= 0:
+        return None
+    ours_us = ours["time_us"]["sol"]
+    base_us = baseline_ms * 1e3
+    return (ours_us, base_us, ours_us / base_us) if ours_us > base_us else None
+
+
 def main():
-    results, public = sys.argv[1], sys.argv[2]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    fail_on_violations = "--fail-on-violations" in sys.argv[1:]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    results, public = args
     runs = json.load(open(results))
+    if isinstance(runs, dict):
+        runs = [runs]
     problems = []
     for run in runs:
         problems.extend(run.get("problems", []))
@@ -63,11 +85,15 @@ def main():
     ratios = []
     rows = []
     untraceable = []
+    violations = []
+    checked = 0
     for d in total_defs:
         name = os.path.relpath(d, public)
         meta_path = os.path.join(d, "metadata.json")
         meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
-        pub = {w["index"]: w.get("sol_ms") for w in meta.get("sol", {}).get("per_workload", [])}
+        per_wl = meta.get("sol", {}).get("per_workload", [])
+        pub = {w["index"]: w.get("sol_ms") for w in per_wl}
+        base = {w["index"]: w.get("baseline_latency_ms") for w in per_wl}
         p = by_dir.get(os.path.realpath(d))
         if p is None or not p.get("workloads"):
             status["problem not run"] += 1
@@ -75,6 +101,7 @@ def main():
             continue
         pr = []
         reasons = Counter()
+        last_reason = ""
         modes = Counter()
         why_not = Counter()
         for w in p["workloads"]:
@@ -86,6 +113,13 @@ def main():
             modes[w.get("mode")] += 1
             for op, n in w.get("uncosted", {}).items():
                 uncosted[op] += 1
+            checked += 1 if base.get(w.get("index")) else 0
+            v = lower_bound_violation(w, base.get(w.get("index")))
+            if v:
+                t = w["time_us"]
+                terms = ", ".join(f"{k} {t[k]:.2f}" for k in ("tensor", "cuda", "sfu", "dram"))
+                violations.append((name, w.get("index"), w.get("uuid", "")[:8], v, w.get("bottleneck"),
+                                   terms, w["bytes"]["min_mb"], pub.get(w.get("index"))))
             ms = pub.get(w.get("index"))
             if not ms:
                 continue
@@ -131,6 +165,16 @@ def main():
         out.append("")
         out.append("within ±25%: {}; below 0.75: {}; above 1.25: {}\n".format(
             bins["0.75-1.25"], bins["< 0.75"], bins["> 1.25"]))
+    out.append("## Lower-bound check: T_SOL vs the measured baseline\n")
+    out.append(f"{checked} bounded workloads have a measured `baseline_latency_ms`; "
+               f"T_SOL exceeds it in **{len(violations)}** (each one a bug in the bound).\n")
+    if violations:
+        out.append("| problem | workload | T_SOL us | baseline us | T_SOL / baseline | bound | terms (us) | min MB | published SOL us |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for name, idx, uuid, (o_us, b_us, r), b, terms, mb, pub_ms in violations:
+            pub_s = "-" if not pub_ms else f"{pub_ms * 1e3:.2f}"
+            out.append(f"| {name} | {idx} ({uuid}) | {o_us:.2f} | {b_us:.2f} | {r:.2f} | {b} | {terms} | {mb:.2f} | {pub_s} |")
+        out.append("")
     out.append("## per problem (median ratio over its bounded workloads)\n")
     out.append("| problem | ours/published | trace mode | note (off by >25%, or not bounded) |")
     out.append("|---|---|---|---|")
@@ -142,7 +186,11 @@ def main():
         for name, st, msg in untraceable:
             out.append(f"- {name}: {st}: {msg}")
     print("\n".join(out))
+    if violations:
+        print(f"sol_compare: {len(violations)} workloads with T_SOL above the measured baseline",
+              file=sys.stderr)
+    return 1 if violations and fail_on_violations else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -184,6 +184,30 @@ class _Graph:
         }
 
 
+def _distinct_numel(t):
+    """Distinct storage elements of a view with stride-0 (broadcast) dims, when
+    fewer than its numel; None otherwise. The cost model counts an output that
+    is such a view at these elements (a kernel may return the same view)."""
+    try:
+        strides = t.stride()
+    except Exception:  # noqa: BLE001 - sparse and other layouts have no strides
+        return None
+    distinct = full = 1
+    for size, stride in zip(t.shape, strides):
+        full *= size
+        if stride != 0:
+            distinct *= size
+    return distinct if distinct < full else None
+
+
+def _output_ref(graph, t, name):
+    r = dict(graph.ref(t), name=name)
+    d = _distinct_numel(t)
+    if d is not None:
+        r["distinct_numel"] = d
+    return r
+
+
 def _flatten_tensors(x):
     if isinstance(x, torch.Tensor):
         return [x]
@@ -380,6 +404,39 @@ def _sdpa_recorded(original):
     return sdpa
 
 
+def _repeat_interleave_recorded(original):
+    """repeat_interleave with an int repeat count as one recorded operator,
+    computed as unsqueeze/expand/reshape (the same values). torch 1.13 cannot run
+    it on meta tensors (it builds a repeats tensor and reads its sum), which sent
+    such references to a slow CPU trace; a tensor of repeats is left to torch."""
+
+    def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or not isinstance(input, torch.Tensor):
+            if repeats is None:  # torch.repeat_interleave(repeats_tensor)
+                return original(input, output_size=output_size)
+            return original(input, repeats, dim, output_size=output_size)
+        g = _GRAPH
+        was = g.recording if g else False
+        if g:
+            g.recording = False
+        try:
+            x = input.reshape(-1) if dim is None else input
+            d = 0 if dim is None else dim % max(x.dim(), 1)
+            if x.dim() == 0:
+                x, d = x.reshape(1), 0
+            shape = list(x.shape)
+            out = x.unsqueeze(d + 1).expand(*shape[:d + 1], repeats, *shape[d + 1:]) \
+                .reshape(*shape[:d], shape[d] * repeats, *shape[d + 1:])
+        finally:
+            if g:
+                g.recording = was
+        if g and was:
+            g.record(None, (), {"self": input, "repeats": repeats, "dim": dim}, out,
+                     name="aten::repeat_interleave", overload="self_int")
+        return out
+    return repeat_interleave
+
+
 class _Patches:
     """Temporary changes to torch while a reference runs; undone on exit."""
 
@@ -394,6 +451,9 @@ class _Patches:
         F = torch.nn.functional
         self.set(F, "scaled_dot_product_attention",
                  _sdpa_recorded(getattr(F, "scaled_dot_product_attention", None)))
+        ri = _repeat_interleave_recorded(torch.repeat_interleave)
+        self.set(torch, "repeat_interleave", ri)
+        self.set(torch.Tensor, "repeat_interleave", ri)
         # References may synchronise or query the current CUDA device.
         self.set(torch.cuda, "synchronize", lambda *a, **k: None)
         self.set(torch.cuda, "current_device", lambda: 0)
@@ -525,7 +585,7 @@ def _run_once(req, device: str):
         notes.append(f"{recorder.upcast} half/bfloat16 operators computed in float32 on the CPU")
     return {
         "inputs": [dict(graph.ref(t), name=n) for n, t in tensors.items()],
-        "outputs": [dict(graph.ref(t), name=(req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}"))
+        "outputs": [_output_ref(graph, t, req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}")
                     for k, t in enumerate(outs)],
         "ops": list(graph.nodes.values()),
         "raw_op_count": graph.raw_ops,
@@ -557,6 +617,12 @@ def _input_bytes(req):
 def _itemsize(name):
     return {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
             "int16": 2}.get(name, 1)
+
+
+def ready(arg: str) -> str:
+    """Imports done (torch included); called once by `solbench sol` tracer
+    processes before their per-trace time limit starts."""
+    return json.dumps({"torch": torch.__version__ if torch is not None else None})
 
 
 def trace(arg: str) -> str:

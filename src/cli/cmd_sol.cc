@@ -1,10 +1,25 @@
 // `solbench sol PROBLEM_DIR...`: speed-of-light bounds per workload (tables or
 // JSON), over one problem folder or a folder of problems.
+//
+// References are traced in child processes (`solbench __sol-trace`, one per job
+// slot, reused across workloads), each trace under a wall-clock limit
+// (--timeout): a reference that never finishes is killed with its process group
+// and its workload ends as an error, while the other workloads go on. With
+// -j N, N slots trace in parallel. Cache hits start no child.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cctype>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,8 +27,12 @@
 #include "cli/commands.h"
 #include "core/json.h"
 #include "core/problem.h"
+#include "harness/framing.h"
+#include "harness/process.h"
 #include "sol/analysis.h"
 #include "sol/hardware.h"
+#include "sol/op_graph.h"
+#include "sol/tracer.h"
 
 namespace solbench::cli {
 
@@ -24,11 +43,133 @@ namespace fs = std::filesystem;
 struct SolOptions {
   std::vector<std::string> dirs;
   std::string arch;
-  std::string workload;
+  std::vector<std::string> workloads;  // uuids; empty: every workload
   std::string dump_ops;
   bool json_output = false;
   bool no_cache = false;
+  double timeout_s = 60;  // per workload trace; 0: no limit
+  int jobs = 1;
 };
+
+// One job slot's tracer: a child `solbench __sol-trace` that takes requests on
+// a channel and answers with graphs. Started on first use; killed (with its
+// process group) when a trace passes the limit or the child dies, and started
+// afresh for the next request.
+class TraceSlot {
+ public:
+  explicit TraceSlot(double timeout_s) : timeout_s_(timeout_s) {}
+  TraceSlot(const TraceSlot&) = delete;
+  TraceSlot& operator=(const TraceSlot&) = delete;
+  ~TraceSlot() { stop(); }
+
+  sol::OpGraph trace(const json& request) {
+    using namespace harness;
+    if (!child_) {
+      try {
+        SpawnOptions so;
+        so.argv = {self_exe().string(), "__sol-trace"};
+        so.channel = true;
+        so.output = OutputMode::Capture;  // reference prints stay out of our stdout
+        so.log_limit_bytes = 16 << 10;
+        child_ = Child::spawn(so);
+        reader_ = std::make_unique<FrameReader>(child_->channel_fd());
+      } catch (const std::exception& e) {
+        child_.reset();
+        return failed(std::string("cannot start the tracer process: ") + e.what());
+      }
+      // Python and torch start-up is not part of any workload's time limit:
+      // the child says "ready" once imported (limit: kStartupSeconds).
+      FrameResult hello = reader_->read(deadline_after(std::chrono::seconds(kStartupSeconds)));
+      if (!hello.ok() || !hello.message.value("ready", false)) {
+        std::string tail = child_->log();
+        if (tail.size() > 600) tail = "..." + tail.substr(tail.size() - 600);
+        stop();
+        return failed(fmt::format("the tracer process did not start within {} s ({}){}", kStartupSeconds,
+                                  hello.status == FrameStatus::Timeout ? "timed out" : hello.error,
+                                  tail.empty() ? "" : ": " + tail));
+      }
+    }
+    Deadline deadline = timeout_s_ > 0 ? deadline_after(std::chrono::duration<double>(timeout_s_))
+                                       : kNoDeadline;
+    uint64_t log_from = child_->log_bytes();
+    FrameResult sent = write_frame(child_->channel_fd(), request, deadline);
+    FrameResult got = sent.ok() ? reader_->read(deadline) : sent;
+    if (got.ok()) {
+      const json& m = got.message;
+      if (m.contains("graph")) {
+        try {
+          return sol::parse_op_graph(m["graph"], "tracer process answer");
+        } catch (const std::exception& e) {
+          return failed(e.what());
+        }
+      }
+      return failed(m.value("error", std::string("tracer process answered without a graph")));
+    }
+    std::string why;
+    if (got.status == FrameStatus::Timeout) {
+      child_->kill_group();
+      child_->wait();
+      why = fmt::format("the trace did not finish within {:g} s (--timeout); the tracer process was killed",
+                        timeout_s_);
+    } else {
+      ExitStatus st = child_->wait(deadline_after(std::chrono::seconds(5)));
+      std::string tail = child_->log_since(log_from);
+      while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
+      if (tail.size() > 600) tail = "..." + tail.substr(tail.size() - 600);
+      why = "the tracer process ended (" + st.describe() + ")" + (tail.empty() ? "" : ": " + tail);
+    }
+    stop();
+    return failed(why);
+  }
+
+ private:
+  static sol::OpGraph failed(const std::string& reason) {
+    sol::OpGraph g;
+    g.status = "error";
+    g.reason = reason;
+    return g;
+  }
+  void stop() {
+    reader_.reset();
+    if (child_) {
+      child_->close_channel();  // the child reads EOF and exits
+      child_->wait(harness::deadline_after(std::chrono::seconds(2)));
+      child_.reset();  // kills the group if it is still there
+    }
+  }
+
+  static constexpr int kStartupSeconds = 300;
+  double timeout_s_;
+  std::optional<harness::Child> child_;
+  std::unique_ptr<harness::FrameReader> reader_;
+};
+
+// `solbench __sol-trace`: the child side. Reads trace requests from the channel
+// (SOLBENCH_CHANNEL_FD) until EOF and answers each with {"graph": ...} or
+// {"error": ...}; tracing runs in this process's embedded Python.
+int run_trace_child() {
+  const char* fd_text = std::getenv("SOLBENCH_CHANNEL_FD");
+  if (!fd_text) {
+    std::fprintf(stderr, "error: __sol-trace is started by `solbench sol` (no SOLBENCH_CHANNEL_FD)\n");
+    return 2;
+  }
+  int fd = std::atoi(fd_text);
+  sol::warm_up_tracer();
+  if (!harness::write_frame(fd, json{{"ready", true}}).ok()) return 3;
+  harness::FrameReader reader(fd);
+  for (;;) {
+    harness::FrameResult r = reader.read();
+    if (r.status == harness::FrameStatus::Eof) return 0;
+    if (!r.ok()) return 3;
+    json answer;
+    try {
+      answer = {{"graph", sol::to_json(sol::trace_reference(r.message))}};
+    } catch (const std::exception& e) {
+      answer = {{"error", std::string("tracer failed: ") + e.what()}};
+    }
+    if (!harness::write_frame(fd, answer).ok()) return 3;
+  }
+}
 
 double num(const json& j, const char* a, const char* b) {
   if (!j.contains(a) || !j[a].contains(b)) return 0;
@@ -74,6 +215,15 @@ void print_problem(const std::string& name, const json& results) {
   }
 }
 
+struct LoadedProblem {
+  fs::path dir;
+  Problem problem;
+  std::string diagnostics;
+  std::vector<size_t> selected;  // workload indices to analyse
+  std::vector<json> results;     // aligned with `selected`
+  size_t remaining = 0;
+};
+
 int run_sol(const SolOptions& o) {
   sol::HardwareModel hw = sol::select_hardware(o.arch);
   std::vector<fs::path> dirs;
@@ -88,18 +238,67 @@ int run_sol(const SolOptions& o) {
   aopt.keep_graph = !o.dump_ops.empty();
   json out = {{"hardware", hw.name}, {"problems", json::array()}};
   json dump = json::object();
-  size_t n_ok = 0, n_untraceable = 0, n_error = 0, n_uncosted = 0, n_cached = 0;
+  size_t n_ok = 0, n_untraceable = 0, n_error = 0, n_uncosted = 0, n_cached = 0, n_timeout = 0;
   std::map<std::string, int64_t> uncosted_ops;
   auto t0 = std::chrono::steady_clock::now();
   if (!o.json_output)
     std::printf("hardware: %s (%s)\n", hw.display_name.c_str(), hw.name.c_str());
+
+  // Every selected workload of every problem is one task; slots take tasks in
+  // order and the main thread prints problems in order as they complete.
+  std::vector<LoadedProblem> problems;
+  std::vector<std::pair<size_t, size_t>> tasks;  // (problem, position in selected)
   for (auto& dir : dirs) {
+    LoadedProblem lp;
+    lp.dir = dir;
     Diagnostics diags;
-    Problem p = load_problem(problem_paths(dir), diags);
+    lp.problem = load_problem(problem_paths(dir), diags);
+    lp.diagnostics = diags.str();
+    for (size_t i = 0; i < lp.problem.workloads.size(); ++i)
+      if (o.workloads.empty() || std::find(o.workloads.begin(), o.workloads.end(),
+                                           lp.problem.workloads[i].uuid) != o.workloads.end())
+        lp.selected.push_back(i);
+    lp.results.resize(lp.selected.size());
+    lp.remaining = lp.selected.size();
+    for (size_t k = 0; k < lp.selected.size(); ++k) tasks.emplace_back(problems.size(), k);
+    problems.push_back(std::move(lp));
+  }
+  std::mutex mu;
+  std::condition_variable done_cv;
+  std::atomic<size_t> next{0};
+  auto slot_main = [&] {
+    TraceSlot slot(o.timeout_s);
+    sol::AnalysisOptions opt = aopt;
+    opt.trace = [&slot](const json& request) { return slot.trace(request); };
+    for (size_t t; (t = next++) < tasks.size();) {
+      auto [pi, k] = tasks[t];
+      const Problem& p = problems[pi].problem;
+      size_t index = problems[pi].selected[k];
+      json r;
+      try {
+        r = sol::analyse_workload(p, index, hw, opt);
+      } catch (const std::exception& e) {
+        r = {{"uuid", p.workloads[index].uuid}, {"index", index}, {"status", "error"},
+             {"reason", e.what()}};
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      problems[pi].results[k] = std::move(r);
+      --problems[pi].remaining;
+      done_cv.notify_all();
+    }
+  };
+  size_t n_slots = std::max<size_t>(1, std::min<size_t>(size_t(o.jobs), tasks.size()));
+  std::vector<std::thread> slots;
+  for (size_t i = 0; i < n_slots && !tasks.empty(); ++i) slots.emplace_back(slot_main);
+
+  for (auto& lp : problems) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      done_cv.wait(lock, [&] { return lp.remaining == 0; });
+    }
+    const Problem& p = lp.problem;
     json results = json::array();
-    for (size_t i = 0; i < p.workloads.size(); ++i) {
-      if (!o.workload.empty() && p.workloads[i].uuid != o.workload) continue;
-      json r = sol::analyse_workload(p, i, hw, aopt);
+    for (auto& r : lp.results) {
       if (r.contains("graph")) {
         dump[p.definition.name][r["uuid"].get<std::string>()] = r["graph"];
         r.erase("graph");
@@ -113,20 +312,26 @@ int run_sol(const SolOptions& o) {
         ++n_untraceable;
       } else {
         ++n_error;
+        if (r.value("reason", "").find("(--timeout)") != std::string::npos) ++n_timeout;
       }
       if (r.value("cached", false)) ++n_cached;
       results.push_back(std::move(r));
     }
     if (results.empty()) continue;
-    if (!o.json_output) print_problem(p.definition.name + "  (" + dir.string() + ")", results);
-    out["problems"].push_back({{"name", p.definition.name}, {"dir", dir.string()},
-                               {"diagnostics", diags.str()}, {"workloads", results}});
+    if (!o.json_output) {
+      print_problem(p.definition.name + "  (" + lp.dir.string() + ")", results);
+      std::fflush(stdout);
+    }
+    out["problems"].push_back({{"name", p.definition.name}, {"dir", lp.dir.string()},
+                               {"diagnostics", lp.diagnostics}, {"workloads", results}});
   }
+  for (auto& t : slots) t.join();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out["summary"] = {{"problems", out["problems"].size()}, {"bounded", n_ok},
                     {"untraceable", n_untraceable}, {"errors", n_error},
                     {"with_uncosted_ops", n_uncosted}, {"uncosted_ops", uncosted_ops},
-                    {"cached", n_cached}, {"seconds", secs}};
+                    {"timed_out", n_timeout}, {"cached", n_cached}, {"seconds", secs},
+                    {"timeout_s", o.timeout_s}, {"jobs", o.jobs}};
   if (!o.dump_ops.empty()) {
     std::ofstream f(o.dump_ops);
     f << dump.dump(1) << "\n";
@@ -135,9 +340,9 @@ int run_sol(const SolOptions& o) {
   if (o.json_output) {
     std::printf("%s\n", out.dump(1).c_str());
   } else {
-    std::printf("\nsummary: %zu workloads bounded, %zu untraceable here, %zu errors, %zu with uncosted "
-                "operators, %zu from cache, %.2f s\n",
-                n_ok, n_untraceable, n_error, n_uncosted, n_cached, secs);
+    std::printf("\nsummary: %zu workloads bounded, %zu untraceable here, %zu errors (%zu timed out), "
+                "%zu with uncosted operators, %zu from cache, %.2f s\n",
+                n_ok, n_untraceable, n_error, n_timeout, n_uncosted, n_cached, secs);
     if (!uncosted_ops.empty()) {
       std::printf("uncosted operators:");
       for (auto& [k, v] : uncosted_ops) std::printf(" %s(x%lld)", k.c_str(), static_cast<long long>(v));
@@ -154,11 +359,23 @@ void add_sol_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sol", "Speed-of-light bounds (roofline over the traced reference)");
   cmd->add_option("problems", o->dirs, "Problem folders, or folders of problems")->required();
   cmd->add_option("--arch", o->arch, "Hardware model (see `solbench hw list`); default: the local GPU");
-  cmd->add_option("--workload", o->workload, "Only this workload uuid");
+  cmd->add_option("--workload", o->workloads, "Only this workload uuid (repeatable)");
   cmd->add_option("--dump-ops", o->dump_ops, "Write the operator graphs as JSON to FILE");
   cmd->add_flag("--json", o->json_output, "Print JSON");
   cmd->add_flag("--no-cache", o->no_cache, "Ignore and do not write the result cache");
+  cmd->add_option("--timeout", o->timeout_s,
+                  "Seconds one workload's trace may take before its tracer process is killed and "
+                  "the workload ends as an error (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("-j,--jobs", o->jobs, "Workloads traced in parallel (one tracer process each)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->callback([o] { exit_code() = run_sol(*o); });
+
+  auto* child = app.add_subcommand("__sol-trace", "SOL tracer process (internal; started by sol)");
+  child->group("");  // hidden
+  child->callback([] { exit_code() = run_trace_child(); });
 }
 
 }  // namespace solbench::cli

@@ -24,5 +24,7 @@ void add_db_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 // `solbench baseline`: the scoring baseline T_b, measured or from the store (docs/score.md).
 void add_baseline_command(CLI::App& app);
+// `solbench report -o FILE`: the store as one self-contained HTML page (docs/report.md).
+void add_report_command(CLI::App& app);
 
 }  // namespace solbench::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   solbench::cli::add_db_command(app);
   solbench::cli::add_run_command(app);
   solbench::cli::add_baseline_command(app);
+  solbench::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -41,9 +41,15 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
     // keeps its full size.
     min_in += it == gc.input_touched_bytes.end() ? double(t.bytes) : std::min<double>(it->second, double(t.bytes));
   }
-  Bound b = roofline(gc.total, in_bytes, min_in, double(r.output_bytes), hw);
+  double min_out = 0;
+  for (auto& t : r.outputs) {
+    auto it = gc.output_written_bytes.find(t.name);
+    min_out += it == gc.output_written_bytes.end() ? double(t.bytes) : std::min<double>(it->second, double(t.bytes));
+  }
+  Bound b = roofline(gc.total, in_bytes, min_in, double(r.output_bytes), hw, min_out);
   res["work"] = work_json(b.work);
   res["bytes"] = {{"boundary_mb", b.boundary_bytes / 1e6}, {"min_mb", b.min_bytes / 1e6},
+                  {"min_in_mb", min_in / 1e6}, {"min_out_mb", min_out / 1e6},
                   {"unfused_mb", b.unfused_bytes / 1e6}};
   res["time_us"] = {{"tensor", b.t_tensor * 1e6}, {"cuda", b.t_cuda * 1e6}, {"sfu", b.t_sfu * 1e6},
                     {"dram", b.t_dram * 1e6},     {"sol", b.t_sol * 1e6},   {"unfused", b.t_unfused * 1e6}};
@@ -106,7 +112,8 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
   }
   if (!graph_cached) {
     auto t0 = std::chrono::steady_clock::now();
-    g = trace_reference(trace_request(p.definition, w, r));
+    json request = trace_request(p.definition, w, r);
+    g = opt.trace ? opt.trace(request) : trace_reference(request);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Errors may be transient (memory); only definite outcomes are cached.
     if (opt.use_cache && g.status != "error") cache_put("graph", graph_key, to_json(g));

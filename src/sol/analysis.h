@@ -2,6 +2,7 @@
 // -> cost model -> roofline -> a JSON result that every printer reads.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/problem.h"
@@ -11,9 +12,15 @@
 
 namespace solbench::sol {
 
+// Turns a trace request (trace_request()) into a graph. The default traces in
+// this process (trace_reference()); `solbench sol` passes one that traces in a
+// child process with a time limit (src/cli/cmd_sol.cc).
+using TraceFn = std::function<OpGraph(const json& request)>;
+
 struct AnalysisOptions {
   bool use_cache = true;
   bool keep_graph = false;  // put the operator graph in the result ("graph")
+  TraceFn trace;            // empty: trace_reference() in this process
 };
 
 // Costs a graph against a resolved workload on `hw`: the result object

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -52,7 +54,9 @@ void cache_put(const std::string& kind, const std::string& key, const json& valu
   fs::path dir = cache_dir() / kind;
   fs::create_directories(dir, ec);
   if (ec) return;
-  fs::path tmp = dir / (key + ".tmp." + std::to_string(::getpid()));
+  // Unique per process and call: `solbench sol -j N` writes from several threads.
+  static std::atomic<uint64_t> serial{0};
+  fs::path tmp = dir / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++));
   {
     std::ofstream out(tmp);
     if (!out) return;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -132,8 +134,22 @@ double out_bytes(const OpNode& n) {
   return b;
 }
 
+// The real dtype of a complex one ("complex64" -> "float32"); empty otherwise.
+std::string complex_part(const std::string& dtype) {
+  if (dtype == "complex64") return "float32";
+  if (dtype == "complex128") return "float64";
+  if (dtype == "complex32") return "float16";
+  return "";
+}
+
 // CUDA-core FLOPs in the class of `dtype`; integer and bool work is int_ops.
+// Complex dtypes count two real operations per complex one (exact for adds,
+// a lower bound for products: a complex multiply is 6 real FLOPs).
 void add_flops(Work& w, const std::string& dtype, double flops) {
+  if (std::string re = complex_part(dtype); !re.empty()) {
+    add_flops(w, re, 2 * flops);
+    return;
+  }
   MathClass c = class_of_dtype(dtype);
   switch (c) {
     case MathClass::FP64:
@@ -148,6 +164,10 @@ void add_flops(Work& w, const std::string& dtype, double flops) {
 
 // Special-function results; 16-bit dtypes have packed (x2) SFU instructions.
 void add_sfu(Work& w, const std::string& dtype, double ops) {
+  if (std::string re = complex_part(dtype); !re.empty()) {
+    add_sfu(w, re, 2 * ops);
+    return;
+  }
   MathClass c = class_of_dtype(dtype);
   w.sfu_ops += (c == MathClass::FP16 || c == MathClass::BF16) ? ops / 2 : ops;
 }
@@ -395,8 +415,12 @@ RuleFn gather_like(double adds) {
   return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
     double moved = 0, idx_bytes = 0, moved_bytes = 0;
     std::string dtype;
+    // Index tensors: integer arguments other than the data (an integer
+    // tensor gathered or scattered into is counted with the moved values).
+    static const std::set<std::string> data_args = {"self", "input", "weight", "src", "source", "values"};
     for (auto& [k, v] : n.args.items()) {
       if (!(v.is_object() && v.contains("shape")) && !v.is_array()) continue;
+      if (data_args.count(k)) continue;
       std::vector<TensorRef> ts;
       OpNode tmp;
       tmp.args = json::object({{k, v}});
@@ -410,10 +434,20 @@ RuleFn gather_like(double adds) {
       TensorRef src = n.tensor("src");
       if (src.id < 0) src = n.tensor("source");
       if (src.id < 0) src = n.tensor("values");
-      if (src.id < 0) throw RuleError("no source tensor");
-      moved = src.numel();
-      moved_bytes = 2 * src.bytes();
-      dtype = src.dtype;
+      TensorRef index = n.tensor("index");
+      if (src.id < 0 && n.has("value") && index.id >= 0) {
+        // scatter_(dim, index, value): a scalar written at every index
+        // (one_hot on the CPU): the written elements only.
+        TensorRef self = need(n, "self");
+        moved = index.numel();
+        moved_bytes = moved * dtype_bytes(self.dtype);
+        dtype = self.dtype;
+      } else {
+        if (src.id < 0) throw RuleError("no source tensor");
+        moved = src.numel();
+        moved_bytes = 2 * src.bytes();
+        dtype = src.dtype;
+      }
     } else {
       TensorRef o = out0(n);
       moved = o.numel();
@@ -453,6 +487,124 @@ void iota_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
   w.bytes += out_bytes(n);
 }
 void zero_rule(const OpNode&, const Ctx&, Work&, std::string&) {}
+
+// A list argument of ints (kernel_size, output_size, dim); empty when absent.
+std::vector<int64_t> int_list(const OpNode& n, const std::string& name) {
+  std::vector<int64_t> v;
+  if (!n.has(name)) return v;
+  const json& a = n.args[name];
+  if (a.is_number_integer()) return {a.get<int64_t>()};
+  if (!a.is_array()) return v;
+  for (auto& x : a) {
+    if (!x.is_number_integer()) throw RuleError("argument '" + name + "' holds a non-integer");
+    v.push_back(x.get<int64_t>());
+  }
+  return v;
+}
+
+// FFTs (_fft_r2c, _fft_c2r, _fft_c2c). A complex transform of N points costs
+// the conventional 5 N log2 N real FLOPs (radix-2: N/2 log2 N butterflies of
+// one complex multiply, 6 FLOPs, and two complex adds, 4); a transform with
+// real input (r2c) or real output (c2r) costs half, 2.5 N log2 N. Over several
+// dims N is the product of their lengths (5 N log2 N = sum over the dims of the
+// 1-D transforms). Normalisation adds one multiply per output value; bytes are
+// the input and the output once.
+void fft_rule(const OpNode& n, const Ctx&, Work& w, std::string& note) {
+  TensorRef in = need(n, "self");
+  TensorRef o = out0(n);
+  bool real_side = n.op == "_fft_r2c" || n.op == "_fft_c2r";
+  // The tensor whose dims have the full transform length: the real input of
+  // r2c, the real output of c2r (its input is one-sided), either for c2c.
+  const TensorRef& full = n.op == "_fft_c2r" ? o : in;
+  std::vector<int64_t> dims = int_list(n, "dim");
+  if (dims.empty()) throw RuleError("no transform dims");
+  double N = 1;
+  const int64_t r = int64_t(full.shape.size());
+  for (int64_t d : dims) {
+    if (d < 0) d += r;
+    if (d < 0 || d >= r) throw RuleError("transform dim out of range");
+    N *= double(full.shape[size_t(d)]);
+  }
+  double transforms = N > 0 ? full.numel() / N : 0;
+  double flops = N > 1 ? (real_side ? 2.5 : 5.0) * N * std::log2(N) * transforms : 0;
+  // FLOPs in the real dtype of the computation.
+  std::string real = n.op == "_fft_r2c" ? in.dtype : n.op == "_fft_c2r" ? o.dtype : complex_part(in.dtype);
+  if (real.empty()) real = "float32";
+  add_flops(w, real, flops);
+  if (int_arg(n, "normalization", 0) != 0) add_flops(w, o.dtype, o.numel());
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.0f transforms of %.0f points", transforms, N);
+  note = buf;
+  w.bytes += io_bytes(n);
+}
+
+// Spatial dims of a pooling or resampling operator, from its name (…1d/2d/3d).
+int spatial_dims(const std::string& op) {
+  for (int d = 3; d >= 1; --d)
+    if (op.find(std::to_string(d) + "d") != std::string::npos) return d;
+  throw RuleError("cannot tell the spatial dims of " + op);
+}
+
+// Window elements of a pooling operator: the product of kernel_size over the
+// spatial dims (a one-element kernel_size applies to every dim).
+double window_elems(const OpNode& n) {
+  std::vector<int64_t> k = int_list(n, "kernel_size");
+  if (k.empty()) throw RuleError("no kernel_size");
+  int dims = spatial_dims(n.op);
+  double K = 1;
+  for (int i = 0; i < dims; ++i) K *= double(k[std::min<size_t>(size_t(i), k.size() - 1)]);
+  return K;
+}
+
+// Pooling with a fixed window (max_pool*, avg_pool*): one comparison (max) or
+// add (avg) per window element per output, K per output (max: K-1 compares and
+// the index select; avg: K-1 adds and the scale). Padding and dilation change
+// neither. Adaptive pools tile their input: one operation per input element.
+void pool_rule(const OpNode& n, const Ctx&, Work& w, std::string& note) {
+  TensorRef in = first_tensor(n);
+  TensorRef o = out0(n);
+  double ops = 0;
+  if (n.op.find("adaptive") != std::string::npos) {
+    ops = std::max(in.numel(), o.numel());
+    note = "adaptive: one operation per input element";
+  } else {
+    double K = window_elems(n);
+    ops = K * o.numel();
+    note = "window of " + std::to_string(int64_t(K));
+  }
+  add_flops(w, o.dtype, ops);
+  w.bytes += io_bytes(n);
+}
+
+// Pooling backward: every gradient value of the output is routed into its
+// window: K adds per grad_output element for avg, one add per grad_output
+// element for max (to the arg-max position); the grad_input is written once.
+void pool_backward_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
+  TensorRef g = need(n, "grad_output");
+  double per = n.op.find("avg") != std::string::npos ? window_elems(n) : 1;
+  add_flops(w, g.dtype, per * g.numel());
+  if (n.op.find("max") != std::string::npos) w.int_ops += g.numel();  // index reads
+  w.bytes += io_bytes(n);
+}
+
+// Resampling (upsample_*, interpolate). Each output element is a weighted sum
+// of input neighbours. Evaluated separably, the last pass alone does at least
+// one 2-tap lerp per output element, a + t (b - a) = 3 FLOPs (linear, bilinear,
+// trilinear; earlier passes run on fewer rows when upscaling and are not
+// counted), or a 4-tap sum, 1 multiply + 3 FMAs = 7 FLOPs (bicubic); nearest
+// does no arithmetic. Every mode computes one source address per output element
+// (integer op). Backward forms scatter each grad_output element with the same
+// work. Bytes: input and output once.
+RuleFn resample(double flops) {
+  return [=](const OpNode& n, const Ctx&, Work& w, std::string&) {
+    TensorRef o = out0(n);
+    TensorRef in = first_tensor(n);
+    double per = n.op.find("backward") != std::string::npos ? in.numel() : o.numel();
+    add_flops(w, o.dtype, flops * per);
+    w.int_ops += per;
+    w.bytes += io_bytes(n);
+  };
+}
 
 struct Catalogue {
   std::unordered_map<std::string, Rule> rules;
@@ -599,9 +751,29 @@ const Catalogue& catalogue() {
                         "select_copy", "alias_copy", "detach_copy", "unbind_copy", "split_copy",
                         "split_with_sizes_copy", "as_strided_copy", "_unsafe_view_copy",
                         "diag_embed", "block_diag", "im2col", "col2im", "pixel_shuffle",
-                        "pixel_unshuffle", "channel_shuffle", "upsample_nearest1d",
-                        "upsample_nearest2d", "upsample_nearest3d", "_unsafe_split"},
+                        "pixel_unshuffle", "channel_shuffle", "_unsafe_split"},
           copy_like(false));
+    c.add("fft", {"_fft_r2c", "_fft_c2r", "_fft_c2c"}, fft_rule);
+    c.add("pooling", {"max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+                      "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d",
+                      "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+                      "adaptive_avg_pool3d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+                      "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"},
+          pool_rule);
+    c.add("pooling", {"max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
+                      "avg_pool2d_backward", "avg_pool3d_backward"},
+          pool_backward_rule);
+    c.add("resample", {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+                       "_upsample_nearest_exact1d", "_upsample_nearest_exact2d",
+                       "_upsample_nearest_exact3d", "upsample_nearest1d_backward",
+                       "upsample_nearest2d_backward", "upsample_nearest3d_backward"},
+          resample(0));
+    c.add("resample", {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
+                       "_upsample_bilinear2d_aa", "upsample_linear1d_backward",
+                       "upsample_bilinear2d_backward", "upsample_trilinear3d_backward"},
+          resample(3));
+    c.add("resample", {"upsample_bicubic2d", "_upsample_bicubic2d_aa", "upsample_bicubic2d_backward"},
+          resample(7));
     c.add("factory", {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros",
                       "new_ones", "new_full", "scalar_tensor", "fill", "fill_", "zero_", "tensor",
                       "rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
@@ -625,6 +797,48 @@ bool is_gather_source(const OpNode& n, const std::string& arg) {
                                             "_embedding_bag"};
   if (!ops.count(n.op)) return false;
   return arg == "self" || arg == "input" || arg == "weight";
+}
+
+// In-place operators ("add_", "_index_put_impl_"; not "__and__").
+bool is_in_place(const std::string& op) {
+  return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_';
+}
+
+// Bytes an in-place operator writes into its destination `self` when it only
+// writes (the old values are not read): the destination view for copies and
+// fills, the scattered values for index_put_/index_copy_/scatter_/put_. Returns
+// nullopt for read-modify-write operators (add_, index_add_, accumulating
+// index_put_, masked writes whose extent depends on values).
+std::optional<double> pure_write_bytes(const OpNode& n, const TensorRef& self) {
+  static const std::set<std::string> whole = {"copy_", "fill_", "zero_", "normal_", "uniform_",
+                                              "bernoulli_", "random_", "exponential_"};
+  if (whole.count(n.op)) return self.bytes();
+  if (n.op == "index_put_" || n.op == "_index_put_impl_") {
+    if (bool_arg(n, "accumulate")) return std::nullopt;
+    TensorRef v = n.tensor("values");
+    return v.id >= 0 || !v.shape.empty() ? std::optional<double>(v.numel() * dtype_bytes(self.dtype)) : std::nullopt;
+  }
+  if (n.op == "index_copy_" || n.op == "put_" || n.op == "scatter_") {
+    if (n.has("reduce") || bool_arg(n, "accumulate")) return std::nullopt;
+    TensorRef v = n.tensor(n.op == "scatter_" ? "src" : "source");
+    if (v.id < 0 && v.shape.empty() && n.op == "scatter_") v = n.tensor("index");  // scatter_(value)
+    if (v.id < 0 && v.shape.empty()) return std::nullopt;
+    return v.numel() * dtype_bytes(self.dtype);
+  }
+  return std::nullopt;
+}
+
+// Bytes a read-modify-write in-place operator reads from (and writes back to)
+// its destination: the scattered values for scatters (index_add_, scatter_add_,
+// accumulating index_put_), else the destination view.
+double rmw_bytes(const OpNode& n, const TensorRef& self) {
+  if (n.op.find("index") != std::string::npos || n.op.find("scatter") != std::string::npos || n.op == "put_") {
+    for (const char* k : {"source", "src", "values"}) {
+      TensorRef v = n.tensor(k);
+      if (v.id >= 0 || !v.shape.empty()) return v.numel() * dtype_bytes(self.dtype);
+    }
+  }
+  return self.bytes();
 }
 
 // Propagates value provenance (see Ctx::origin) through one operator.
@@ -718,6 +932,71 @@ std::unordered_map<size_t, double> masked_attention_density(const OpGraph& g) {
   return density;
 }
 
+// --- contractions written as broadcast products --------------------------------
+//
+// References write matrix products out by hand: (C[..., :, None, :] *
+// B[..., None, :, :]).sum(-1) is C @ B^T. Costed op by op that is P multiplies
+// and P adds on the CUDA cores (P = the broadcast product's elements), but a
+// kernel runs it as a GEMM: P multiply-accumulates on the tensor cores, without
+// materialising the product. This pass finds mul(a, b) -> sum(dims) where the
+// product is an outer product (a is broadcast along some dim that b is not,
+// and b along some dim that a is not), every summed dim is a contraction dim
+// (both operands full along it) and the sum is the product's only consumer.
+struct Contraction {
+  size_t mul = 0, sum = 0;
+  double macs = 0;  // per call
+};
+
+std::vector<Contraction> broadcast_contractions(const OpGraph& g) {
+  std::unordered_map<int64_t, std::vector<size_t>> consumers;
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    for (auto& t : g.ops[i].tensor_args()) consumers[t.id].push_back(i);
+  std::vector<Contraction> found;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpNode& m = g.ops[i];
+    if (m.op != "mul" || m.outputs.size() != 1) continue;
+    TensorRef a = m.tensor("self"), b = m.tensor("other"), p = m.outputs[0];
+    if (a.shape.empty() || b.shape.empty() || a.id < 0 || b.id < 0) continue;
+    auto c = consumers.find(p.id);
+    if (c == consumers.end() || c->second.size() != 1) continue;
+    const OpNode& s = g.ops[c->second[0]];
+    if ((s.op != "sum" && s.op != "mean") || s.tensor("self").id != p.id || s.count != m.count) continue;
+    const size_t r = p.shape.size();
+    if (a.shape.size() > r || b.shape.size() > r) continue;
+    auto dim_of = [&](const TensorRef& t, size_t d) {  // right-aligned broadcast
+      size_t off = r - t.shape.size();
+      return d < off ? int64_t(1) : t.shape[d - off];
+    };
+    std::vector<int64_t> dims;
+    if (s.has("dim") && s.args["dim"].is_array()) {
+      for (auto& d : s.args["dim"])
+        if (d.is_number_integer()) dims.push_back(d.get<int64_t>());
+    } else if (s.has("dim") && s.args["dim"].is_number_integer()) {
+      dims.push_back(s.args["dim"].get<int64_t>());
+    }
+    if (dims.empty()) continue;
+    bool ok = true, a_bcast = false, b_bcast = false;
+    std::set<size_t> summed;
+    for (int64_t d : dims) {
+      if (d < 0) d += int64_t(r);
+      if (d < 0 || d >= int64_t(r)) ok = false;
+      else summed.insert(size_t(d));
+    }
+    for (size_t d = 0; ok && d < r; ++d) {
+      int64_t sa = dim_of(a, d), sb = dim_of(b, d), so = p.shape[d];
+      if (summed.count(d)) {
+        ok = sa == so && sb == so;  // contracted: neither operand broadcast
+      } else if (so > 1) {
+        a_bcast |= sa == 1 && sb == so;
+        b_bcast |= sb == 1 && sa == so;
+      }
+    }
+    if (!ok || !a_bcast || !b_bcast) continue;
+    found.push_back({i, c->second[0], p.numel()});
+  }
+  return found;
+}
+
 }  // namespace
 
 std::map<std::string, std::vector<std::string>> rule_catalogue() { return catalogue().families; }
@@ -729,8 +1008,14 @@ GraphCost cost_graph(const OpGraph& g) {
   // Root storage id -> definition input name, for the touched-bytes analysis.
   std::unordered_map<int64_t, std::string> input_of;
   std::map<std::string, double> gathered;  // input -> bytes read through gathers
+  std::map<std::string, double> partial;   // input -> bytes read through views smaller than it
+  std::map<std::string, double> written;   // input -> bytes written into it in place
+  std::map<std::string, double> full_bytes;
   std::set<std::string> fully_read;
-  for (auto& t : g.inputs) input_of[t.id] = t.name;
+  for (auto& t : g.inputs) {
+    input_of[t.id] = t.name;
+    full_bytes[t.name] = t.bytes();
+  }
   auto root_input = [&](const TensorRef& t) -> const std::string* {
     auto it = input_of.find(t.base >= 0 ? t.base : t.id);
     if (it == input_of.end()) it = input_of.find(t.id);
@@ -738,6 +1023,12 @@ GraphCost cost_graph(const OpGraph& g) {
   };
 
   auto density = masked_attention_density(g);
+  std::unordered_map<size_t, const Contraction*> contraction_mul, contraction_sum;
+  std::vector<Contraction> contractions = broadcast_contractions(g);
+  for (auto& c : contractions) {
+    contraction_mul[c.mul] = &c;
+    contraction_sum[c.sum] = &c;
+  }
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const OpNode& n = g.ops[i];
     OpCost oc;
@@ -752,6 +1043,21 @@ GraphCost cost_graph(const OpGraph& g) {
       Work one;
       try {
         it->second.fn(n, ctx, one, oc.note);
+        if (auto c = contraction_mul.find(i); c != contraction_mul.end()) {
+          // The product and its sum run as one GEMM on the tensor cores; the
+          // traffic stays as traced (unfused diagnostic).
+          Work mm;
+          mm.bytes = one.bytes;
+          add_matmul(mm, ctx, n.tensor("self"), n.tensor("other"), c->second->macs, oc.note);
+          one = mm;
+          oc.note = "broadcast product + sum as a contraction: " + oc.note;
+        } else if (contraction_sum.count(i)) {
+          double bytes = one.bytes;
+          one = Work{};
+          one.bytes = bytes;
+          if (n.op == "mean") add_flops(one, out0(n).dtype, out0(n).numel());  // the scale
+          oc.note = "accumulation counted in the contraction (broadcast product + sum)";
+        }
         if (auto d = density.find(i); d != density.end()) {
           // Only the kept scores cost compute; the traffic stays as traced.
           double bytes = one.bytes;
@@ -760,7 +1066,7 @@ GraphCost cost_graph(const OpGraph& g) {
           oc.note += (oc.note.empty() ? "" : ", ") + std::string("causal-masked scores, kept ") +
                      std::to_string(d->second);
         }
-        oc.family = it->second.family;
+        oc.family = contraction_mul.count(i) ? "contraction" : it->second.family;
         oc.costed = true;
         oc.work = one.scaled(double(n.count));
         gc.total += oc.work;
@@ -769,22 +1075,32 @@ GraphCost cost_graph(const OpGraph& g) {
         gc.uncosted[n.op] += n.count;
       }
     }
-    // Which inputs are read in full, and which only through gathers.
+    // Which inputs are read in full, which only in part (through gathers or
+    // through views smaller than the input), and which are written in place.
     bool view = is_view_op(n.op);
+    const double count = double(n.count);
     for (auto& [k, v] : n.args.items()) {
       OpNode tmp;
       tmp.args = json::object({{k, v}});
       for (auto& t : tmp.tensor_args()) {
         const std::string* name = root_input(t);
         if (!name) continue;
+        const bool dest = k == "self" && is_in_place(n.op);
         if (view) {
           // A view of an input aliases it; record the alias so later uses count.
           for (auto& o : n.outputs) input_of.emplace(o.id, *name);
         } else if (is_gather_source(n, k)) {
           double elem = dtype_bytes(t.dtype);
-          for (auto& o : n.outputs) gathered[*name] += o.numel() * elem * double(n.count);
+          for (auto& o : n.outputs) gathered[*name] += o.numel() * elem * count;
+        } else if (auto wb = dest ? pure_write_bytes(n, t) : std::nullopt; wb) {
+          // Written without being read (a cache slot filled in place).
+          written[*name] += *wb * count;
         } else {
-          fully_read.insert(*name);
+          double b = dest ? rmw_bytes(n, t) : t.bytes();
+          // A slice of an input (b below its size) reads only the slice.
+          if (b < full_bytes[*name]) partial[*name] += b * count;
+          else fully_read.insert(*name);
+          if (dest) written[*name] += b * count;
         }
       }
     }
@@ -793,8 +1109,25 @@ GraphCost cost_graph(const OpGraph& g) {
   }
   for (auto& t : g.inputs) {
     double full = t.bytes();
-    double touched = fully_read.count(t.name) ? full : std::min(full, gathered[t.name]);
+    double touched = fully_read.count(t.name) ? full : std::min(full, gathered[t.name] + partial[t.name]);
     gc.input_touched_bytes[t.name] = touched;
+  }
+  // Outputs a kernel may write in part: a broadcast view (stride 0) holds only
+  // its distinct elements; an output that aliases an input updated in place
+  // (a cache returned after filling a few slots) needs only the written bytes.
+  for (auto& t : g.outputs) {
+    if (t.name.empty()) continue;
+    double declared = t.bytes(), least = declared;
+    bool refined = false;
+    if (t.distinct_numel >= 0) {
+      least = std::min(least, t.distinct_numel * dtype_bytes(t.dtype));
+      refined = true;
+    }
+    if (const std::string* in = root_input(t)) {
+      least = std::min(least, written[*in]);
+      refined = true;
+    }
+    if (refined) gc.output_written_bytes[t.name] = least;
   }
   return gc;
 }

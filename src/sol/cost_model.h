@@ -15,7 +15,7 @@
 namespace solbench::sol {
 
 // Bumped whenever a rule changes: part of every result cache key.
-inline constexpr const char* kCostModelVersion = "sol-cost-6";
+inline constexpr const char* kCostModelVersion = "sol-cost-7";
 
 constexpr size_t kClasses = size_t(MathClass::Count);
 
@@ -49,6 +49,11 @@ struct GraphCost {
   // Bytes each definition input must at least be read with (gathers read only
   // what they touch; unused inputs need not be read). Input name -> bytes.
   std::map<std::string, double> input_touched_bytes;
+  // Bytes a kernel must at least write for outputs it may write in part: a
+  // broadcast (stride-0) view counts its distinct elements; an output that
+  // aliases an input updated in place counts the bytes written into it.
+  // Output name -> bytes; outputs not listed are written in full.
+  std::map<std::string, double> output_written_bytes;
 };
 
 GraphCost cost_graph(const OpGraph& g);

@@ -8,6 +8,7 @@ double dtype_bytes(const std::string& d) {
   if (d == "float64" || d == "int64" || d == "complex64" || d == "uint64") return 8;
   if (d == "float32" || d == "int32" || d == "uint32") return 4;
   if (d == "float16" || d == "bfloat16" || d == "int16" || d == "uint16") return 2;
+  if (d == "complex32") return 4;
   if (d == "int8" || d == "uint8" || d == "bool" || d.rfind("float8", 0) == 0) return 1;
   if (d == "float4_e2m1fn_x2") return 1;  // two values per byte; the shape counts bytes
   if (d == "float4_e2m1") return 0.5;
@@ -38,6 +39,11 @@ TensorRef parse_ref(const json& j, const std::string& origin, const std::string&
   t.base = j.value("base", int64_t(-1));
   t.dtype = j["dtype"].get<std::string>();
   t.name = j.value("name", std::string());
+  if (j.contains("distinct_numel")) {
+    if (!j["distinct_numel"].is_number() || j["distinct_numel"].get<double>() < 0)
+      fail(origin, path + ".distinct_numel", "expected a non-negative number");
+    t.distinct_numel = j["distinct_numel"].get<double>();
+  }
   for (size_t i = 0; i < j["shape"].size(); ++i) {
     const json& d = j["shape"][i];
     if (!d.is_number_integer() || d.get<int64_t>() < 0)
@@ -63,6 +69,7 @@ json ref_json(const TensorRef& t) {
   json j = {{"id", t.id}, {"shape", t.shape}, {"dtype", t.dtype}};
   if (t.base >= 0) j["base"] = t.base;
   if (!t.name.empty()) j["name"] = t.name;
+  if (t.distinct_numel >= 0) j["distinct_numel"] = t.distinct_numel;
   return j;
 }
 

@@ -19,6 +19,9 @@ struct TensorRef {
   std::vector<int64_t> shape;
   std::string dtype;  // torch spelling without "torch.", e.g. "bfloat16"
   std::string name;   // definition input/output name (boundary tensors only)
+  // Distinct storage elements a view addresses when fewer than numel() (a
+  // broadcast view: stride 0 along some dims); -1 when every element is distinct.
+  double distinct_numel = -1;
 
   double numel() const;
   double bytes() const;  // numel * storage size of dtype (packed FP4x2: 1 B per element)

@@ -9,11 +9,11 @@ double ratio(double work, double rate) { return work > 0 && rate > 0 ? work / ra
 }  // namespace
 
 Bound roofline(const Work& total, double input_bytes, double min_input_bytes, double output_bytes,
-               const HardwareModel& hw) {
+               const HardwareModel& hw, double min_output_bytes) {
   Bound b;
   b.work = total;
   b.boundary_bytes = input_bytes + output_bytes;
-  b.min_bytes = min_input_bytes + output_bytes;
+  b.min_bytes = min_input_bytes + (min_output_bytes >= 0 ? std::min(min_output_bytes, output_bytes) : output_bytes);
   b.unfused_bytes = total.bytes;
   // Tensor cores: classes share the same units, so their times add.
   for (size_t c = 0; c < kClasses; ++c)

@@ -12,7 +12,7 @@ namespace solbench::sol {
 struct Bound {
   Work work;                 // totals over the graph
   double boundary_bytes = 0; // every input read once + every output written once
-  double min_bytes = 0;      // boundary, with gathered/unused inputs at the bytes they touch
+  double min_bytes = 0;      // boundary, inputs at the bytes they touch, outputs at the bytes written
   double unfused_bytes = 0;  // every operator's inputs and outputs through DRAM
   double t_tensor = 0, t_cuda = 0, t_sfu = 0, t_dram = 0;  // seconds
   double t_sol = 0;
@@ -22,8 +22,9 @@ struct Bound {
 };
 
 // `output_bytes` and `input_bytes` come from the resolved workload (boundary);
-// `min_input_bytes` from the graph's touched-bytes analysis.
+// `min_input_bytes` from the graph's touched-bytes analysis and
+// `min_output_bytes` from its written-bytes analysis (negative: `output_bytes`).
 Bound roofline(const Work& total, double input_bytes, double min_input_bytes, double output_bytes,
-               const HardwareModel& hw);
+               const HardwareModel& hw, double min_output_bytes = -1);
 
 }  // namespace solbench::sol

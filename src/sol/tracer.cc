@@ -51,6 +51,14 @@ OpGraph trace_reference(const json& request) {
   return parse_op_graph(json::parse(answer), "solbench_py.tracer answer");
 }
 
+void warm_up_tracer() {
+  if (!bridge::python_available()) return;
+  try {
+    bridge::call_json("tracer", "ready", "{}");
+  } catch (const std::exception&) {
+  }
+}
+
 std::string tracer_version() {
   static const std::string v = [] {
     std::ifstream in(bridge::python_package_dir() / "solbench_py" / "tracer.py");

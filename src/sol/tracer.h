@@ -21,6 +21,12 @@ json trace_request(const Definition& def, const Workload& w, const ResolvedWorkl
 // the reason; an exception in the reference gives status "error".
 OpGraph trace_reference(const json& request);
 
+// Starts the embedded Python and imports the tracer (and torch) without
+// tracing anything, so that a later trace_reference() pays for tracing only
+// (`solbench sol` tracer processes do this before their time limit starts).
+// Failures are left for trace_reference() to report.
+void warm_up_tracer();
+
 // Content hash of the tracer's Python source (part of the graph cache key).
 std::string tracer_version();
 

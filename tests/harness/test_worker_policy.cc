@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 
 #include "harness/worker/worker_policy.h"
@@ -35,6 +36,60 @@ TEST_F(WorkerPolicy, AWrapperScriptIsSeenThroughToTheProgramItRuns) {
   const fs::path inner = script("inner", "#!/bin/sh\necho hi\n");
   EXPECT_EQ(wrapper_target(script("outer", "#!/bin/sh\nexec " + inner.string() + "\n")), "");
   EXPECT_EQ(wrapper_target(inner), "");
+  // The fixed arguments come along; what only the shell could expand does not pass.
+  EXPECT_EQ(wrapper_command(script("g2", "#!/bin/sh\nexec " + elf + " -B/opt/x/ -isystem '/a b' \"$@\"\n")),
+            (std::vector<std::string>{elf, "-B/opt/x/", "-isystem", "/a b"}));
+  EXPECT_TRUE(wrapper_command(script("g3", "#!/bin/sh\nexec " + elf + " -B$HOME \"$@\"\n")).empty());
+}
+
+TEST_F(WorkerPolicy, ACcThatNamesAWrapperScriptIsReplacedByTheCompilerItRuns) {
+  // The GPU machine's shape: CC=/opt/gcc/bin/gcc, a `#!/bin/sh` wrapper. Triton runs
+  // $CC; the wrapper would need the shell, so workers get the real compiler instead.
+  // find_toolchains probes once per process: the check runs in a fresh one.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string real = fs::canonical("/usr/bin/gcc").string();
+  const fs::path wrap = script("gcc", "#!/bin/sh\nexec " + real + " \"$@\"\n");
+  EXPECT_EXIT(
+      {
+        ::setenv("CC", wrap.c_str(), 1);
+        WorkerPolicyRequest req;
+        req.jit_root = dir_ / "jit";
+        req.kind = EntryKind::Python;
+        const json plan = worker_sandbox_plan(req);
+        const auto exe = plan.at("executable").get<std::vector<std::string>>();
+        const bool listed = std::find(exe.begin(), exe.end(), real) != exe.end();
+        const bool wrapper_listed = std::find(exe.begin(), exe.end(), wrap.string()) != exe.end();
+        std::exit(plan.at("env").value("CC", "") == real && listed && !wrapper_listed ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // With fixed arguments (-B, -isystem: the GPU machine's wrapper), CC becomes a
+  // link to solbench-ccwrap, which runs the compiler with them: a C file compiles.
+  const fs::path wrap2 = script("gcc2", "#!/bin/sh\nexec " + real + " -DFROM_WRAPPER=1 \"$@\"\n");
+  const fs::path src = tmp_.write("t.c", "#ifndef FROM_WRAPPER\n#error no fixed argument\n#endif\nint f(void){return 1;}\n");
+  EXPECT_EXIT(
+      {
+        ::setenv("CC", wrap2.c_str(), 1);
+        ::setenv("SOLBENCH_CACHE_DIR", (dir_ / "cache").c_str(), 1);
+        ::setenv("SOLBENCH_CCWRAP", SOLBENCH_CCWRAP_PATH, 1);
+        const Toolchains tc = find_toolchains();
+        std::string cc;
+        for (const auto& [k, v] : tc.env)
+          if (k == "CC") cc = v;
+        if (cc.empty() || fs::canonical(cc) != fs::canonical(SOLBENCH_CCWRAP_PATH)) std::exit(2);
+        const std::string cmd = cc + " -c " + src.string() + " -o " + (dir_ / "t.o").string();
+        std::exit(std::system(cmd.c_str()) == 0 && fs::exists(dir_ / "t.o") ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // A CC that is a program stays as it is.
+  EXPECT_EXIT(
+      {
+        ::setenv("CC", real.c_str(), 1);
+        const Toolchains tc = find_toolchains();
+        const bool cc_set = std::any_of(tc.env.begin(), tc.env.end(),
+                                        [](const auto& kv) { return kv.first == "CC"; });
+        std::exit(cc_set ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(WorkerPolicy, PythonWorkersMayRunTheCompilerChainButNoShell) {

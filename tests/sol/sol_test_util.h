@@ -41,13 +41,17 @@ inline OpGraph graph(std::vector<json> inputs, std::vector<json> outputs, std::v
 
 // Roofline with boundary bytes taken from the graph's named inputs/outputs.
 inline Bound bound(const OpGraph& g, const GraphCost& gc, const HardwareModel& hw) {
-  double in = 0, touched = 0, out = 0;
+  double in = 0, touched = 0, out = 0, written = 0;
   for (auto& t : g.inputs) {
     in += t.bytes();
     touched += gc.input_touched_bytes.at(t.name);
   }
-  for (auto& t : g.outputs) out += t.bytes();
-  return roofline(gc.total, in, touched, out, hw);
+  for (auto& t : g.outputs) {
+    out += t.bytes();
+    auto it = gc.output_written_bytes.find(t.name);
+    written += it == gc.output_written_bytes.end() ? t.bytes() : it->second;
+  }
+  return roofline(gc.total, in, touched, out, hw, written);
 }
 
 inline double cls(const Work& w, MathClass c) { return w.tensor_flops[size_t(c)]; }

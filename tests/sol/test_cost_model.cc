@@ -311,5 +311,254 @@ TEST(CostModel, MalformedGraphNamesThePath) {
   }
 }
 
+// --- FFTs, pooling, resampling ---------------------------------------------------
+
+TEST(CostModel, FftRealToComplexAndBack) {
+  // rfft of x[8,1024] fp32 over dim 1: 8 transforms of N = 1024 with real input,
+  // 2.5 * 1024 * log2(1024) = 25,600 FLOP each -> 204,800 FP32 FLOP.
+  // Bytes: in 8*1024*4 = 32,768 + out complex64 [8,513] 8*513*8 = 32,832 = 65,600.
+  json x = T(0, {8, 1024}, "float32"), X = T(1, {8, 513}, "complex64");
+  OpGraph g = graph({x}, {X},
+                    {op("_fft_r2c", {{"self", x}, {"dim", {1}}, {"normalization", 0}, {"onesided", true}}, {X})});
+  GraphCost gc = cost_graph(g);
+  ASSERT_TRUE(gc.uncosted.empty());
+  EXPECT_EQ(gc.ops[0].family, "fft");
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::FP32), 204800.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 65600.0);
+  EXPECT_DOUBLE_EQ(gc.total.int_ops, 0.0);
+  // irfft back to [8,1024] with normalization 2 (1/n): the same 204,800 FLOP
+  // (the transform length is the real output's, last_dim_size 1024, not the
+  // 513 one-sided input points) + one multiply per output value, 8,192 -> 212,992.
+  json y = T(2, {8, 1024}, "float32");
+  OpGraph g2 = graph({X}, {y},
+                     {op("_fft_c2r", {{"self", X}, {"dim", {1}}, {"normalization", 2}, {"last_dim_size", 1024}}, {y})});
+  GraphCost gc2 = cost_graph(g2);
+  EXPECT_DOUBLE_EQ(cuda(gc2.total, MathClass::FP32), 212992.0);
+  EXPECT_DOUBLE_EQ(gc2.total.bytes, 65600.0);
+}
+
+TEST(CostModel, FftComplexOverTwoDims) {
+  HardwareModel h = model("h100_sxm");
+  // fft2 of z[4,64,32] complex64 over dims (1,2): 4 transforms of N = 2048 points,
+  // 5 * 2048 * log2(2048) = 5 * 2048 * 11 = 112,640 FLOP each -> 450,560 FP32 FLOP
+  // (= per transform 32 length-64 FFTs, 32*5*64*6 = 61,440, plus 64 length-32
+  // FFTs, 64*5*32*5 = 51,200). Bytes 2 * 4*2048*8 = 131,072.
+  // Time: 450,560 / 66.9e12 = 6.7348 ns; DRAM 131,072 / 3.35e12 = 39.126 ns -> dram.
+  json z = T(0, {4, 64, 32}, "complex64"), Z = T(1, {4, 64, 32}, "complex64");
+  OpGraph g = graph({z}, {Z},
+                    {op("_fft_c2c", {{"self", z}, {"dim", {1, -1}}, {"normalization", 0}, {"forward", true}}, {Z})});
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::FP32), 450560.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 131072.0);
+  Bound b = bound(g, gc, h);
+  EXPECT_NEAR(b.t_cuda * 1e9, 6.7348, 1e-3);
+  EXPECT_DOUBLE_EQ(b.min_bytes, 131072.0);
+  EXPECT_EQ(b.bottleneck, "dram");
+}
+
+TEST(CostModel, ComplexElementwiseCountsRealFlops) {
+  // X[8,513] complex64 * K[513] complex64: 4,104 complex products counted as two
+  // real FLOPs each = 8,208 FP32 FLOP (a lower bound: a complex multiply is 6),
+  // never as integer work. Bytes (4,104 + 513 + 4,104) * 8 = 69,768.
+  json X = T(0, {8, 513}, "complex64"), K = T(1, {513}, "complex64"), o = T(2, {8, 513}, "complex64");
+  OpGraph g = graph({X, K}, {o}, {op("mul", {{"self", X}, {"other", K}}, {o})});
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::FP32), 8208.0);
+  EXPECT_DOUBLE_EQ(gc.total.int_ops, 0.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 69768.0);
+}
+
+TEST(CostModel, MaxPoolWithIndices) {
+  // max_pool2d(x[2,16,32,32] bf16, kernel 2x2, stride 2) -> out [2,16,16,16] =
+  // 8,192 values (+ int64 indices): 4 compares per output = 32,768 BF16 FLOP.
+  // Bytes: in 65,536 + out 16,384 + indices 65,536 = 147,456.
+  json x = T(0, {2, 16, 32, 32}, "bfloat16"), o = T(1, {2, 16, 16, 16}, "bfloat16"),
+       idx = T(2, {2, 16, 16, 16}, "int64");
+  OpGraph g = graph({x}, {o},
+                    {op("max_pool2d_with_indices",
+                        {{"self", x}, {"kernel_size", {2, 2}}, {"stride", {2, 2}}, {"padding", {0, 0}},
+                         {"dilation", {1, 1}}, {"ceil_mode", false}},
+                        {o, idx})});
+  GraphCost gc = cost_graph(g);
+  ASSERT_TRUE(gc.uncosted.empty());
+  EXPECT_EQ(gc.ops[0].family, "pooling");
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::BF16), 32768.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 147456.0);
+}
+
+TEST(CostModel, AvgAndAdaptivePools) {
+  // avg_pool1d(x[4,8,100] fp32, kernel 5, stride 1) -> [4,8,96] = 3,072 outputs
+  // * 5 = 15,360 FLOP; bytes (3,200 + 3,072) * 4 = 25,088.
+  json x = T(0, {4, 8, 100}, "float32"), o = T(1, {4, 8, 96}, "float32");
+  OpGraph g = graph({x}, {o},
+                    {op("avg_pool1d", {{"self", x}, {"kernel_size", {5}}, {"stride", {1}}, {"padding", {0}}}, {o})});
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::FP32), 15360.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 25088.0);
+  // avg_pool2d with a one-element kernel_size [3] means 3x3 = 9 per output:
+  // y[1,1,10,10] -> [1,1,8,8] = 64 outputs * 9 = 576 FLOP.
+  json y = T(0, {1, 1, 10, 10}, "float32"), yo = T(1, {1, 1, 8, 8}, "float32");
+  OpGraph g2 = graph({y}, {yo},
+                     {op("avg_pool2d", {{"self", y}, {"kernel_size", {3}}, {"stride", {1}}}, {yo})});
+  EXPECT_DOUBLE_EQ(cuda(cost_graph(g2).total, MathClass::FP32), 576.0);
+  // Adaptive average to 1x1: z[2,64,14,14] = 25,088 inputs, one add each.
+  json z = T(0, {2, 64, 14, 14}, "float32"), zo = T(1, {2, 64, 1, 1}, "float32");
+  OpGraph g3 = graph({z}, {zo}, {op("_adaptive_avg_pool2d", {{"self", z}, {"output_size", {1, 1}}}, {zo})});
+  EXPECT_DOUBLE_EQ(cuda(cost_graph(g3).total, MathClass::FP32), 25088.0);
+}
+
+TEST(CostModel, Upsampling) {
+  // upsample_bilinear2d(x[1,3,64,64] fp32 -> [1,3,128,128]): 49,152 outputs, one
+  // final-pass lerp (3 FLOP) each = 147,456 FLOP, one address op each = 49,152;
+  // bytes (12,288 + 49,152) * 4 = 245,760.
+  json x = T(0, {1, 3, 64, 64}, "float32"), o = T(1, {1, 3, 128, 128}, "float32");
+  OpGraph g = graph({x}, {o},
+                    {op("upsample_bilinear2d", {{"input", x}, {"output_size", {128, 128}},
+                                                {"align_corners", false}, {"scale_factors", nullptr}},
+                        {o})});
+  GraphCost gc = cost_graph(g);
+  ASSERT_TRUE(gc.uncosted.empty());
+  EXPECT_EQ(gc.ops[0].family, "resample");
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::FP32), 147456.0);
+  EXPECT_DOUBLE_EQ(gc.total.int_ops, 49152.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 245760.0);
+  // upsample_linear1d(y[2,4,100] -> [2,4,50]) downsamples: 400 outputs * 3 = 1,200.
+  json y = T(0, {2, 4, 100}, "float32"), yo = T(1, {2, 4, 50}, "float32");
+  OpGraph g2 = graph({y}, {yo},
+                     {op("upsample_linear1d", {{"self", y}, {"output_size", {50}}, {"align_corners", true}}, {yo})});
+  EXPECT_DOUBLE_EQ(cuda(cost_graph(g2).total, MathClass::FP32), 1200.0);
+  // bicubic [1,1,8,8] -> [1,1,16,16]: 256 outputs * 7 = 1,792; nearest: 0 FLOP,
+  // 256 address ops, bytes (64 + 256) * 4 = 1,280.
+  json c = T(0, {1, 1, 8, 8}, "float32"), co = T(1, {1, 1, 16, 16}, "float32");
+  OpGraph g3 = graph({c}, {co},
+                     {op("upsample_bicubic2d", {{"self", c}, {"output_size", {16, 16}}, {"align_corners", false}}, {co})});
+  EXPECT_DOUBLE_EQ(cuda(cost_graph(g3).total, MathClass::FP32), 1792.0);
+  OpGraph g4 = graph({c}, {co}, {op("upsample_nearest2d", {{"self", c}, {"output_size", {16, 16}}}, {co})});
+  GraphCost gc4 = cost_graph(g4);
+  EXPECT_DOUBLE_EQ(gc4.total.cuda_total(), 0.0);
+  EXPECT_DOUBLE_EQ(gc4.total.int_ops, 256.0);
+  EXPECT_DOUBLE_EQ(gc4.total.bytes, 1280.0);
+}
+
+// --- lower-bound fixes: in-place cache updates, slices, broadcast outputs ------
+
+TEST(CostModel, CacheUpdatedInPlaceCountsOnlyTheWrittenSlot) {
+  HardwareModel h = model("b200");
+  // cache[1,8,4096,128] bf16 (8,388,608 B) gets one new position: slice(dim 2,
+  // 100:101) -> copy_(k[1,8,1,128], 2,048 B), and the cache is returned. A kernel
+  // reads k and writes the slot: 2,048 + 2,048 = 4,096 B -> 0.512 ns at 8 TB/s.
+  // Counting the cache read and written in full gave 8,388,608 * 2 + 2,048 =
+  // 16,779,264 B (2.097 us), above what an in-place kernel needs.
+  json cache = T(0, {1, 8, 4096, 128}, "bfloat16"), k = T(1, {1, 8, 1, 128}, "bfloat16");
+  json slot = T(2, {1, 8, 1, 128}, "bfloat16");
+  slot["base"] = 0;
+  OpGraph g = graph({cache, k}, {cache},
+                    {op("slice", {{"self", cache}, {"dim", 2}, {"start", 100}, {"end", 101}}, {slot}),
+                     op("copy_", {{"self", slot}, {"src", k}}, {slot})});
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(gc.input_touched_bytes.at("in0"), 0.0);
+  EXPECT_DOUBLE_EQ(gc.input_touched_bytes.at("in1"), 2048.0);
+  EXPECT_DOUBLE_EQ(gc.output_written_bytes.at("out0"), 2048.0);
+  Bound b = bound(g, gc, h);
+  EXPECT_DOUBLE_EQ(b.boundary_bytes, 16779264.0);
+  EXPECT_DOUBLE_EQ(b.min_bytes, 4096.0);
+  EXPECT_NEAR(b.t_sol * 1e9, 0.512, 1e-9);
+  // index_put_ form: cache.index_put_([pos], v) with v[16,128] fp32 into a
+  // cache[4096,128] fp32 writes 16 rows = 8,192 B; an accumulating index_put_
+  // reads them too (8,192 read + 8,192 written).
+  json c2 = T(0, {4096, 128}, "float32"), pos = T(1, {16}, "int64"), v = T(2, {16, 128}, "float32");
+  json args = {{"self", c2}, {"indices", {pos}}, {"values", v}, {"accumulate", false}};
+  OpGraph g2 = graph({c2, pos, v}, {c2}, {op("index_put_", args, {c2})});
+  GraphCost gc2 = cost_graph(g2);
+  EXPECT_DOUBLE_EQ(gc2.input_touched_bytes.at("in0"), 0.0);
+  EXPECT_DOUBLE_EQ(gc2.output_written_bytes.at("out0"), 8192.0);
+  args["accumulate"] = true;
+  OpGraph g3 = graph({c2, pos, v}, {c2}, {op("index_put_", args, {c2})});
+  GraphCost gc3 = cost_graph(g3);
+  EXPECT_DOUBLE_EQ(gc3.input_touched_bytes.at("in0"), 8192.0);
+  EXPECT_DOUBLE_EQ(gc3.output_written_bytes.at("out0"), 8192.0);
+}
+
+TEST(CostModel, InputReadThroughASliceCountsTheSlice) {
+  // sum(x[0:16]) over x[1024,1024] fp32: the slice holds 16 * 1024 * 4 = 65,536 B
+  // of the input's 4,194,304; the full input is counted once something reads all
+  // of it (here a second op on x itself).
+  json x = T(0, {1024, 1024}, "float32"), rows = T(1, {16, 1024}, "float32"), o = T(2, {1024}, "float32");
+  rows["base"] = 0;
+  std::vector<json> ops = {op("slice", {{"self", x}, {"dim", 0}, {"start", 0}, {"end", 16}}, {rows}),
+                           op("sum", {{"self", rows}, {"dim", {0}}}, {o})};
+  GraphCost gc = cost_graph(graph({x}, {o}, ops));
+  EXPECT_DOUBLE_EQ(gc.input_touched_bytes.at("in0"), 65536.0);
+  ops.push_back(op("neg", {{"self", x}}, {T(3, {1024, 1024}, "float32")}));
+  GraphCost full = cost_graph(graph({x}, {o}, ops));
+  EXPECT_DOUBLE_EQ(full.input_touched_bytes.at("in0"), 4194304.0);
+}
+
+TEST(CostModel, BroadcastViewOutputCountsDistinctElements) {
+  HardwareModel h = model("b200");
+  // out[1024,4096] fp32 = (b[4096] * 2).expand(1024, -1): stride 0 along dim 0,
+  // 4,096 distinct values = 16,384 B written, not 16,777,216. Minimum bytes
+  // 16,384 (b) + 16,384 = 32,768 -> 4.096 ns at 8 TB/s (was 16,793,600 B, 2.099 us).
+  json b = T(0, {4096}, "float32"), b2 = T(1, {4096}, "float32"), out = T(2, {1024, 4096}, "float32");
+  out["base"] = 1;
+  out["distinct_numel"] = 4096;
+  OpGraph g = graph({b}, {out},
+                    {op("mul", {{"self", b}, {"other", 2}}, {b2}),
+                     op("expand", {{"self", b2}, {"size", {1024, -1}}}, {out})});
+  EXPECT_DOUBLE_EQ(g.outputs[0].distinct_numel, 4096.0);
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(gc.output_written_bytes.at("out0"), 16384.0);
+  Bound bd = bound(g, gc, h);
+  EXPECT_DOUBLE_EQ(bd.boundary_bytes, 16793600.0);
+  EXPECT_DOUBLE_EQ(bd.min_bytes, 32768.0);
+  EXPECT_NEAR(bd.t_sol * 1e9, 4.096, 1e-9);
+  // The field survives the JSON round trip (graph cache).
+  EXPECT_DOUBLE_EQ(parse_op_graph(to_json(g), "round trip").outputs[0].distinct_numel, 4096.0);
+}
+
+TEST(CostModel, ScatterOfAScalarValue) {
+  // one_hot on the CPU: zeros(out[4096,8] int64) then scatter_(1, idx[4096,1], value 1):
+  // 4,096 elements written, one address op each; bytes: the index 4,096 * 8 =
+  // 32,768 + the written elements 4,096 * 8 = 32,768 -> 65,536.
+  json out = T(0, {4096, 8}, "int64"), idx = T(1, {4096, 1}, "int64");
+  OpGraph g = graph({idx}, {out},
+                    {op("scatter_", {{"self", out}, {"dim", 1}, {"index", idx}, {"value", 1}}, {out})});
+  GraphCost gc = cost_graph(g);
+  ASSERT_TRUE(gc.uncosted.empty()) << gc.ops[0].note;
+  EXPECT_DOUBLE_EQ(gc.total.int_ops, 4096.0);
+  EXPECT_DOUBLE_EQ(gc.total.bytes, 65536.0);
+}
+
+TEST(CostModel, BroadcastProductThenSumIsAContraction) {
+  HardwareModel h = model("b200");
+  // G = (C[2,64,1,16] * B[2,1,32,16]).sum(-1): the product P[2,64,32,16] has
+  // 65,536 elements, each one multiply-accumulate of a batched C @ B^T
+  // (M 64, N 32, K 16, batch 2). Tensor cores: 2 * 65,536 = 131,072 FLOP at the
+  // 16-bit rate (fp32 operands), no CUDA-core FLOPs. Op by op it was 65,536
+  // multiplies + 65,536 adds + 4,096 per-output FLOPs on the CUDA cores.
+  // B200: 131,072 / 2.25e15 = 0.0583 ns.
+  json c = T(0, {2, 64, 1, 16}, "float32"), b = T(1, {2, 1, 32, 16}, "float32");
+  json prod = T(2, {2, 64, 32, 16}, "float32"), gmat = T(3, {2, 64, 32}, "float32");
+  std::vector<json> ops = {op("mul", {{"self", c}, {"other", b}}, {prod}),
+                           op("sum", {{"self", prod}, {"dim", {-1}}, {"keepdim", false}}, {gmat})};
+  OpGraph g = graph({c, b}, {gmat}, ops);
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cls(gc.total, MathClass::FP16), 131072.0);
+  EXPECT_DOUBLE_EQ(gc.total.cuda_total(), 0.0);
+  EXPECT_EQ(gc.ops[0].family, "contraction");
+  EXPECT_NEAR(bound(g, gc, h).t_tensor * 1e9, 0.058254, 1e-5);
+  // Summing over a dim where C is broadcast (dim 2) is no contraction: it stays
+  // 65,536 multiplies + 65,536 adds + 1 per output (2,048) on the CUDA cores.
+  json gcol = T(3, {2, 64, 16}, "float32");
+  OpGraph g2 = graph({c, b}, {gcol},
+                     {ops[0], op("sum", {{"self", prod}, {"dim", {2}}, {"keepdim", false}}, {gcol})});
+  GraphCost gc2 = cost_graph(g2);
+  EXPECT_DOUBLE_EQ(gc2.total.tensor_total(), 0.0);
+  EXPECT_DOUBLE_EQ(cuda(gc2.total, MathClass::FP32), 65536.0 + 65536.0 + 2048.0);
+  // A product that is also used elsewhere stays elementwise too.
+  ops.push_back(op("neg", {{"self", prod}}, {T(4, {2, 64, 32, 16}, "float32")}));
+  EXPECT_DOUBLE_EQ(cost_graph(graph({c, b}, {gmat}, ops)).total.tensor_total(), 0.0);
+}
+
 }  // namespace
 }  // namespace solbench::sol

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <set>
 
+#include <unistd.h>
+
 #include "harness/build/build_cache.h"
 #include "harness/process.h"
 #include "harness/sha256.h"
@@ -71,22 +73,93 @@ std::vector<std::string> runtime_program_dirs(const std::string& python) {
 
 }  // namespace
 
-std::string wrapper_target(const fs::path& path) {
+std::vector<std::string> wrapper_command(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text(4096, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (text.rfind("#!", 0) != 0) return "";
+  if (text.rfind("#!", 0) != 0) return {};
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
-    std::istringstream words(line);
-    std::string first, target;
-    if (!(words >> first) || first != "exec" || !(words >> target)) continue;
-    if (target.size() > 1 && (target.front() == '"' || target.front() == '\'')) target = target.substr(1, target.size() - 2);
-    if (!target.empty() && target.front() == '/' && is_elf(target)) return target;
+    // Shell words of `exec PROGRAM ARG... "$@"`: plain, '...' or "..." (no escapes).
+    // Anything the shell would expand ($VAR, `...`) cannot be known here: not a
+    // wrapper this reading can see through.
+    std::vector<std::string> words;
+    bool ok = true, rest = false;
+    size_t i = 0;
+    while (ok && i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      if (i >= line.size() || line[i] == '#') break;
+      std::string w;
+      bool quoted_all = false;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') {
+        const char c = line[i];
+        if (c == '\'' || c == '"') {
+          const size_t close = line.find(c, i + 1);
+          if (close == std::string::npos) { ok = false; break; }
+          w += line.substr(i + 1, close - i - 1);
+          quoted_all = quoted_all || c == '"';
+          i = close + 1;
+        } else {
+          w += c;
+          ++i;
+        }
+      }
+      if (w == "$@" || w == "$*") { rest = true; break; }
+      if (w.find('$') != std::string::npos || w.find('`') != std::string::npos) ok = false;
+      words.push_back(w);
+    }
+    (void)rest;
+    if (!ok || words.size() < 2 || words[0] != "exec") continue;
+    words.erase(words.begin());
+    if (words[0].front() == '/' && is_elf(words[0])) return words;
   }
-  return "";
+  return {};
 }
+
+std::string wrapper_target(const fs::path& path) {
+  const auto cmd = wrapper_command(path);
+  return cmd.empty() ? "" : cmd.front();
+}
+
+namespace {
+
+// solbench-ccwrap (ccwrap_main.cc): $SOLBENCH_CCWRAP, else beside this executable.
+fs::path ccwrap_program() {
+  if (const char* v = std::getenv("SOLBENCH_CCWRAP"); v && *v) return v;
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path() / "solbench-ccwrap";
+  return !ec && fs::exists(p, ec) ? p : fs::path();
+}
+
+// A program that runs `cmd` (a wrapper's program and fixed arguments) with the
+// arguments it is given: the program itself when there are no fixed arguments,
+// else a link to solbench-ccwrap with its `.args` beside it, under
+// <cache>/wrappers/<content key>/ (written here, read-only to workers). Empty when
+// solbench-ccwrap is missing.
+fs::path program_for(const std::string& name, const std::vector<std::string>& cmd) {
+  if (cmd.size() == 1) return cmd.front();
+  const fs::path shim = ccwrap_program();
+  if (shim.empty()) return {};
+  std::string text;
+  for (const auto& w : cmd) text += w + "\n";
+  const fs::path dir = default_build_cache_dir().parent_path() / "wrappers" / sha256_hex(text).substr(0, 16);
+  const fs::path link = dir / fs::path(name).filename();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path args = fs::path(link.string() + ".args");
+  const fs::path tmp = fs::path(args.string() + ".tmp" + std::to_string(::getpid()));
+  { std::ofstream(tmp) << text; }
+  fs::rename(tmp, args, ec);
+  if (ec) return {};
+  if (fs::read_symlink(link, ec) != fs::canonical(shim, ec)) {
+    fs::remove(link, ec);
+    fs::create_symlink(fs::canonical(shim, ec), link, ec);
+  }
+  return fs::exists(link, ec) && fs::exists(args, ec) ? link : fs::path();
+}
+
+}  // namespace
 
 Toolchains find_toolchains(const std::string& python) {
   static std::mutex mu;
@@ -104,28 +177,44 @@ Toolchains find_toolchains(const std::string& python) {
   };
   // The C compiler chain: the drivers, their internal programs, the assembler and
   // the linker (Triton builds its launcher with cc; Inductor's C++ with g++).
-  std::vector<std::string> names = {"cc", "gcc", "c++", "g++", "as", "ld", "ld.bfd", "ld.gold"};
+  // CC and CXX from the environment come first: when one names a wrapper script,
+  // the runtimes must be pointed at what it runs (the script itself needs a shell,
+  // which the sandbox refuses); when it names a program, it is left alone.
+  std::vector<std::string> names;
+  std::set<std::string> fixed;  // CC/CXX already decided
   for (const char* var : {"CC", "CXX"})
-    if (const char* v = std::getenv(var); v && *v) names.emplace_back(v);
-  std::set<std::string> drivers;
+    if (const char* v = std::getenv(var); v && *v) {
+      names.emplace_back(v);
+      if (auto p = find_program(v); p && wrapper_target(*p).empty()) fixed.insert(var);
+    }
+  for (const char* n : {"cc", "gcc", "c++", "g++", "as", "ld", "ld.bfd", "ld.gold"}) names.emplace_back(n);
+  const std::string env_cc = std::getenv("CC") ? std::getenv("CC") : "";
+  const std::string env_cxx = std::getenv("CXX") ? std::getenv("CXX") : "";
+  // Each driver as the command that runs it (a wrapper's fixed arguments included).
+  std::set<std::vector<std::string>> drivers;
   for (const auto& n : names)
     if (auto p = find_program(n)) {
       const bool driver = n != "as" && n.rfind("ld", 0) != 0;
-      const std::string real = wrapper_target(*p);
-      if (real.empty()) {
+      const std::vector<std::string> cmd = wrapper_command(*p);
+      if (cmd.empty()) {
         add_existing(out, *p);
-        if (driver) drivers.insert(fs::weakly_canonical(*p).string());
+        if (driver) drivers.insert({fs::weakly_canonical(*p).string()});
         continue;
       }
-      // A wrapper script: list what it runs, and point the runtimes there.
-      add_existing(out, real);
+      // A wrapper script: list what it runs, and point the runtimes at a program
+      // that runs it with the script's fixed arguments (program_for).
+      add_existing(out, cmd.front());
       if (!driver) continue;
-      drivers.insert(real);
-      const bool cxx = n == "c++" || n == "g++" || n == "CXX";
+      drivers.insert(cmd);
+      const bool cxx = n == "c++" || n == "g++" || (!env_cxx.empty() && n == env_cxx && n != env_cc);
       const char* var = cxx ? "CXX" : "CC";
-      if (std::none_of(result.env.begin(), result.env.end(),
-                       [&](const auto& kv) { return kv.first == var; }))
-        result.env.emplace_back(var, real);
+      if (fixed.count(var) || std::any_of(result.env.begin(), result.env.end(),
+                                          [&](const auto& kv) { return kv.first == var; }))
+        continue;
+      const fs::path prog = program_for(cxx ? "c++" : "cc", cmd);
+      if (prog.empty()) continue;
+      add_existing(out, prog);  // the link resolves to solbench-ccwrap
+      result.env.emplace_back(var, prog.string());
     }
   for (const char* d : {"/usr/lib/gcc", "/usr/libexec/gcc"}) add_existing(out, d);
   // A compiler installed elsewhere (e.g. /opt/gcc) keeps its internal programs
@@ -134,7 +223,9 @@ Toolchains find_toolchains(const std::string& python) {
     for (const char* prog : {"cc1", "as", "ld"}) {
       RunOptions ro;
       ro.timeout = std::chrono::seconds(10);
-      CommandResult r = run_command({drv, std::string("-print-prog-name=") + prog}, ro);
+      std::vector<std::string> probe = drv;
+      probe.push_back(std::string("-print-prog-name=") + prog);
+      CommandResult r = run_command(probe, ro);
       std::string path = r.ok() ? r.output.substr(0, r.output.find('\n')) : "";
       if (path.find('/') == std::string::npos) {
         if (auto p = find_program(prog)) add_program(*p);
@@ -209,8 +300,9 @@ json worker_sandbox_plan(const WorkerPolicyRequest& req) {
     Toolchains tc = find_toolchains(req.python);
     plan["deny_process_creation"] = false;
     plan["executable"] = tc.executables;
-    for (const auto& [k, v] : tc.env)
-      if (!std::getenv(k.c_str())) plan["env"][k] = v;
+    // tc.env names a wrapper's real compiler only where CC/CXX is unset or itself
+    // a wrapper (find_toolchains), so it replaces what the parent has.
+    for (const auto& [k, v] : tc.env) plan["env"][k] = v;
   } else {
     // Native code has no use for processes: refused outright (seccomp), and no
     // program may be executed even if one were started.

@@ -1,0 +1,62 @@
+// solbench-ccwrap: stands in for a compiler wrapper script inside the worker sandbox.
+//
+// Some machines put a shell script in front of their compiler (`#!/bin/sh` +
+// `exec /opt/gcc/bin/gcc-real -B/opt/gcc/bin/ ... "$@"`). Triton and Inductor run
+// $CC, but a Python worker may not execute a shell, and the real compiler alone
+// lacks the script's fixed arguments. The parent (worker_policy.cc) writes those
+// into `<link>.args` (the program on the first line, one argument per line after
+// it) beside a symbolic link `<link>` to this program, and points CC/CXX at the
+// link. This program execs the program with the fixed arguments, then its own.
+// It can run nothing the sandbox would not: the kernel still checks the exec.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// argv[0] as a path: a bare name is looked up on PATH, as the shell would.
+std::string invoked_path(const char* argv0) {
+  std::string name = argv0;
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = dirs.find(':', start);
+    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    if (::access((candidate + ".args").c_str(), R_OK) == 0) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return name;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 1) return 127;
+  const std::string config = invoked_path(argv[0]) + ".args";
+  std::ifstream in(config);
+  std::vector<std::string> words;
+  for (std::string line; std::getline(in, line);) words.push_back(line);
+  if (words.empty() || words[0].empty() || words[0][0] != '/') {
+    std::fprintf(stderr, "solbench-ccwrap: no program in %s (this program stands in for a "
+                         "compiler wrapper inside solbench's worker sandbox)\n", config.c_str());
+    return 127;
+  }
+  std::vector<char*> args;
+  for (auto& w : words) args.push_back(w.data());
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  ::execv(words[0].c_str(), args.data());
+  std::fprintf(stderr, "solbench-ccwrap: cannot run %s: %s\n", words[0].c_str(), std::strerror(errno));
+  return 127;
+}

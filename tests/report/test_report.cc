@@ -1,0 +1,292 @@
+// The page built from a hand-made store and the bundled RMSNorm problem on the
+// H100 SXM model: what collect() places, the HTML structure, escaping, that
+// nothing is fetched from elsewhere, that every link has its target, filters,
+// categories, and `solbench report` through the binary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+#include <set>
+
+#include "report/html.h"
+#include "report_fixture.h"
+#include "test_support.h"
+
+namespace solbench::report::testing {
+namespace {
+
+using solbench::testing::read;
+
+#define REQUIRE_ANALYSIS() \
+  if (!analysis_available()) GTEST_SKIP() << "embedded Python with torch is not available"
+
+const ProblemReport* find_problem(const Report& r, const std::string& definition) {
+  for (const auto& p : r.problems)
+    if (p.definition == definition) return &p;
+  return nullptr;
+}
+
+TEST_F(ReportTest, PlacesEveryTimeItCanAndSaysWhyForTheRest) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  const Report r = collect_sample(options());
+  ASSERT_EQ(r.problems.size(), 2u);
+  const ProblemReport* p = find_problem(r, kRmsnorm);
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(p->roofs);
+  EXPECT_EQ(p->roofs->hardware, "h100_sxm");
+  EXPECT_EQ(p->category, "all");
+  ASSERT_EQ(p->workloads.size(), kWorkloads.size());
+  for (size_t i = 0; i < uuids_.size(); ++i) EXPECT_EQ(p->workloads[i].uuid, uuids_[i]);  // folder order
+  ASSERT_EQ(p->solutions.size(), 3u);
+  EXPECT_EQ(p->solutions[0].name, "cuda_rmsnorm");  // rank 1: the highest mean score
+  EXPECT_EQ(p->solutions[0].rank, 1);
+  // T_SOL, T_b, two solutions on each workload, the failing one once.
+  EXPECT_EQ(p->points.size(), 4 * kWorkloads.size() + 1);
+  ASSERT_EQ(p->not_placed.size(), kWorkloads.size() - 1);
+  for (const auto& n : p->not_placed) {
+    EXPECT_EQ(n.what, "solution " + kXss);
+    EXPECT_EQ(n.reason, "status RUNTIME_ERROR: no latency");
+  }
+  // RMSNorm's work is CUDA-core fp32/bf16: those roofs are the used ones.
+  int used = 0;
+  for (const auto& roof : p->roofs->compute) used += roof.used;
+  EXPECT_GE(used, 1);
+  for (const auto& roof : p->roofs->compute) {
+    if (roof.name.rfind("tensor bf16", 0) == 0) {
+      EXPECT_FALSE(roof.used);
+    }
+  }
+
+  // Each point is work / time at the workload's intensity; none is above a roof.
+  for (const auto& w : p->workloads) {
+    ASSERT_TRUE(w.work) << w.work_reason;
+    EXPECT_GT(w.work->flop, 0);
+    for (const auto& pt : p->points) {
+      if (pt.target.rfind(w.anchor, 0) != 0) continue;
+      EXPECT_DOUBLE_EQ(pt.intensity, w.work->flop / w.work->bytes);
+      const double roof =
+          std::min(p->roofs->bandwidth * pt.intensity, p->roofs->compute.front().flops);
+      EXPECT_LE(pt.flops_per_s, roof * (1 + 1e-9)) << pt.label;
+      if (pt.kind == PointKind::Sol) {
+        EXPECT_NEAR(pt.flops_per_s, w.work->flop / (w.work->t_sol_ms * 1e-3), 1e-6 * pt.flops_per_s);
+      }
+    }
+  }
+  // The problem's score is its best solution's mean (as the leaderboard has it).
+  ASSERT_TRUE(p->score.mean);
+  EXPECT_NEAR(*p->score.mean, *p->solutions[0].mean_score, 1e-12);
+  EXPECT_EQ(p->histogram.total(), int(kWorkloads.size()));
+
+  const ProblemReport* orphan = find_problem(r, kOrphan);
+  ASSERT_TRUE(orphan);
+  EXPECT_TRUE(orphan->points.empty());
+  ASSERT_EQ(orphan->not_placed.size(), 2u);
+  EXPECT_EQ(orphan->not_placed[0].what, "every point");
+  EXPECT_HAS(orphan->not_placed[0].reason, "no problem folder under --problems has the definition");
+  ASSERT_EQ(r.categories.size(), 1u);
+  EXPECT_EQ(r.categories[0].name, "all");
+  EXPECT_EQ(r.categories[0].problems.size(), 2u);
+}
+
+TEST_F(ReportTest, PageHasTitleOneChartPerProblemRoofsPointsAndRows) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  const std::string page = render_html(collect_sample(options()));
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_HAS(page, "<title>solbench report</title>");
+  EXPECT_EQ(count(page, "<svg class=\"roofline\""), 2u);  // one per problem
+  EXPECT_EQ(count(page, "<svg class=\"histogram\""), 1u);  // one per category
+  EXPECT_EQ(count(page, "<svg"), count(page, "</svg>"));
+  EXPECT_EQ(count(page, "class=\"roof memory\""), 2u);
+  EXPECT_GE(count(page, "class=\"roof compute used\""), 1u);
+  EXPECT_GE(count(page, "class=\"roof compute\""), 4u);  // the unused ones, dashed
+  EXPECT_HAS(page, "tensor bf16/fp16 989.4");
+  EXPECT_EQ(count(page, "class=\"point sol\""), kWorkloads.size());
+  EXPECT_EQ(count(page, "class=\"point baseline\""), kWorkloads.size());
+  EXPECT_EQ(count(page, "class=\"point solution\""), 2 * kWorkloads.size() + 1);
+  // One table row per stored trace, each with its anchor.
+  EXPECT_EQ(count(page, "<tr id=\""), 3 * kWorkloads.size() + 2);
+  EXPECT_HAS(page, "<th>T_k (ms)</th><th>T_b (ms)</th><th>T_SOL (ms)</th><th>S</th>");
+  EXPECT_HAS(page, "RUNTIME_ERROR");
+  EXPECT_HAS(page, "Not on the chart (5)");
+  EXPECT_HAS(page, "status RUNTIME_ERROR: no latency");
+  EXPECT_HAS(page, "no problem folder under --problems has the definition");
+  EXPECT_HAS(page, "id=\"overview\"");
+  EXPECT_HAS(page, "Category all");
+  EXPECT_HAS(page, "problem folder <code>");
+}
+
+TEST_F(ReportTest, StringsFromTheStoreAreText) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  ReportOptions o = options();
+  o.title = "<b>nightly</b>";
+  const std::string page = render_html(collect_sample(o));
+  EXPECT_EQ(page.find(kXss), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<b>nightly"), std::string::npos);
+  EXPECT_HAS(page, "&lt;script&gt;alert(1)&lt;/script&gt;");  // the name, in tables and legend
+  EXPECT_HAS(page, "&lt;img src=x onerror=alert(2)&gt;");     // the failing trace's log
+  EXPECT_HAS(page, "<title>&lt;b&gt;nightly&lt;/b&gt;</title>");
+}
+
+TEST_F(ReportTest, PageFetchesNothing) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  const std::string page = render_html(collect_sample(options()));
+  EXPECT_EQ(page.find("http://"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  EXPECT_EQ(page.find("@font-face"), std::string::npos);
+  EXPECT_EQ(page.find(" src=\""), std::string::npos);
+  // url() only for the charts' own clip paths.
+  const std::regex url(R"(url\((?!#))");
+  EXPECT_FALSE(std::regex_search(page, url));
+}
+
+TEST_F(ReportTest, EveryLinkHasItsTargetAndIdsAreUnique) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  const std::string page = render_html(collect_sample(options()));
+  std::set<std::string> ids;
+  const std::regex id_re(R"re( id="([^"]+)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), id_re); it != std::sregex_iterator(); ++it)
+    EXPECT_TRUE(ids.insert((*it)[1]).second) << "duplicate id " << (*it)[1];
+  size_t links = 0;
+  const std::regex href_re(R"re(href="#([^"]*)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), href_re); it != std::sregex_iterator();
+       ++it, ++links)
+    EXPECT_TRUE(ids.count((*it)[1])) << "link to a missing anchor #" << (*it)[1];
+  // Overview -> problems -> charts -> rows, and back.
+  EXPECT_GT(links, 3 * kWorkloads.size() * 2);
+  EXPECT_HAS(page, "href=\"#p-" + kRmsnorm + "\"");
+  EXPECT_HAS(page, "href=\"#p-" + kRmsnorm + "-chart\"");
+  EXPECT_HAS(page, "href=\"#overview\"");
+  EXPECT_HAS(page, "<a href=\"#p-" + kRmsnorm + "-w-" + anchor_id(uuids_[0]) + "-s0\"><title>");
+}
+
+TEST_F(ReportTest, GlobAndDefinitionSelectProblems) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  ReportOptions o = options();
+  o.problem_globs = {"001_*"};
+  Report r = collect_sample(o);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].definition, kRmsnorm);
+  EXPECT_HAS(render_html(r), "selection: problem 001_*");
+  o = options();
+  o.filter.definition = kOrphan;
+  r = collect_sample(o);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].definition, kOrphan);
+  o.problem_globs = {"nothing*"};
+  r = collect_sample(o);
+  EXPECT_TRUE(r.problems.empty());
+  EXPECT_HAS(render_html(r), "No traces match");
+}
+
+TEST_F(ReportTest, CategoryComesFromTheDataSetLayout) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  // ROOT/CATEGORY/PROBLEM, as the public data set is laid out.
+  const fs::path set = dir_.path() / "set";
+  const fs::path dst = set / "norms" / kRmsnorm;
+  fs::create_directories(dst);
+  for (const char* f : {"definition.json", "workload.jsonl", "reference.py"})
+    fs::copy_file(problems_dir() / kRmsnorm / f, dst / f);
+  ReportOptions o = options();
+  o.problem_dirs = {set};
+  const Report r = collect_sample(o);
+  ASSERT_EQ(r.categories.size(), 2u);  // "all" for the problem without a folder
+  const ProblemReport* p = find_problem(r, kRmsnorm);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->category, "norms");
+  EXPECT_EQ(p->points.size(), 4 * kWorkloads.size() + 1);
+  EXPECT_HAS(render_html(r), "Category norms");
+}
+
+TEST_F(ReportTest, AFailedAnalysisIsSaidWherePointsAreMissing) {
+  record_sample();
+  ReportOptions o = options();
+  o.analyse = [](const Problem&, size_t, const sol::HardwareModel&) {
+    return json{{"status", "error"}, {"reason", "tracer crashed <oops>"}};
+  };
+  const Report r = collect_sample(o);
+  const ProblemReport* p = find_problem(r, kRmsnorm);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->points.empty());
+  ASSERT_EQ(p->not_placed.size(), kWorkloads.size());
+  EXPECT_HAS(p->not_placed[0].reason, "status error: tracer crashed <oops>");
+  const std::string page = render_html(r);
+  EXPECT_HAS(page, "tracer crashed &lt;oops&gt;");
+  EXPECT_EQ(count(page, "<svg class=\"roofline\""), 2u);  // the roofs are still drawn
+}
+
+TEST_F(ReportTest, WithoutProblemFoldersThePageSaysWhyNothingIsPlaced) {
+  record_sample();
+  ReportOptions o = options();
+  o.problem_dirs.clear();
+  const Report r = collect_sample(o);
+  EXPECT_EQ(r.placed(), 0u);
+  EXPECT_EQ(r.not_placed(), kWorkloads.size() + 2);
+  const std::string page = render_html(r);
+  EXPECT_HAS(page, "No problem folders were given (--problems DIR)");
+  EXPECT_HAS(page, "pass --problems DIR");
+}
+
+TEST_F(ReportTest, ArchDefaultsToTheModelTheTracesWereScoredOn) {
+  record_sample();
+  ReportOptions o = options();
+  o.arch.clear();
+  o.analyse = [](const Problem&, size_t, const sol::HardwareModel& hw) {
+    return json{{"status", "error"}, {"reason", "model " + hw.name}};
+  };
+  const Report r = collect_sample(o);
+  const ProblemReport* p = find_problem(r, kRmsnorm);
+  ASSERT_TRUE(p && p->roofs);
+  EXPECT_EQ(p->roofs->hardware, "h100_sxm");
+  // The traces say "NVIDIA H100 80GB HBM3", an alias of the same model: no mismatch note.
+  for (const auto& n : p->notes) EXPECT_EQ(n.find("another chip"), std::string::npos) << n;
+  o.arch = "b200";
+  const Report other = collect_sample(o);
+  const ProblemReport* q = find_problem(other, kRmsnorm);
+  ASSERT_TRUE(q && q->roofs);
+  EXPECT_EQ(q->roofs->hardware, "b200");
+  bool noted = false;
+  for (const auto& n : q->notes) noted = noted || n.find("another chip") != std::string::npos;
+  EXPECT_TRUE(noted);
+  o.arch = "no_such_gpu";
+  EXPECT_THROW(collect_sample(o), InputError);
+}
+
+// `solbench report` through the binary.
+int run(const std::string& args) {
+  const int rc = std::system(("'" SOLBENCH_BINARY "' report " + args + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST_F(ReportTest, CommandWritesThePage) {
+  REQUIRE_ANALYSIS();
+  record_sample();
+  const fs::path out = dir_.path() / "out" / "report.html";
+  fs::create_directories(out.parent_path());
+  ASSERT_EQ(run("--db '" + db_.string() + "' --problems '" + problems_dir().string() +
+                "' --arch h100_sxm --problem '001_*' -o '" + out.string() + "'"),
+            0);
+  const std::string page = read(out);
+  EXPECT_HAS(page, "<title>solbench report</title>");
+  EXPECT_EQ(count(page, "<svg class=\"roofline\""), 1u);
+  EXPECT_EQ(count(page, "class=\"point sol\""), kWorkloads.size());
+  EXPECT_FALSE(fs::exists(out.string() + ".tmp"));
+  EXPECT_EQ(run("--db '" + db_.string() + "' --arch no_such_gpu -o '" + out.string() + "'"), 2);
+  EXPECT_EQ(run("--db '" + (dir_.path() / "missing.db").string() + "' -o '" + out.string() + "'"), 1);
+  EXPECT_FALSE(fs::exists(dir_.path() / "missing.db"));  // a report never creates a store
+  EXPECT_EQ(run("--db '" + db_.string() + "'"), 2);       // -o is required
+}
+
+}  // namespace
+}  // namespace solbench::report::testing
