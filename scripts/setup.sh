@@ -8,10 +8,11 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-dev pybind11-dev python3-numpy python3-torch
+  python3 python3-dev pybind11-dev python3-numpy python3-torch python3-pytest
   libtorch-dev  # torch/extension.h: torch-binding solutions build on CPU too
   libseccomp-dev libssl-dev libsqlite3-dev zlib1g-dev
   chromium  # headless: the report test renders the page (tests/report)
+  slurm-wlm munge  # tests/slurm: a one-node Slurm cluster (docs/cluster.md)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 // `solbench db leaderboard|best|history|export`: queries over the results store
 // (src/store/store.h, docs/store.md). Every query prints a table, or one JSON
-// document with --json; export writes public-format JSONL.
+// document with --json; export writes public-format JSONL. `db merge` gathers
+// stores (the shards of a cluster run, docs/cluster.md) into one.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -186,6 +187,57 @@ int run_export(const DbOptions& o) {
   return 0;
 }
 
+struct MergeOptions {
+  std::string output;               // the target store (created when missing)
+  std::vector<std::string> inputs;  // the stores merged into it, in order
+  bool json_output = false;
+};
+
+// Exit 0: merged without conflict; 1: a store error, or conflicts (everything
+// else is merged all the same; shards of one run never conflict, so a conflict
+// means overlapping inputs worth a look).
+int run_merge(const MergeOptions& o) {
+  store::Store out = store::Store::open(o.output);  // Mode::Create: a new file is fine
+  json sources = json::array();
+  size_t conflicts = 0;
+  for (const std::string& in : o.inputs) {
+    // Each source is its own transaction: a bad input stops the merge with the
+    // sources before it merged, and a rerun adds only what is still missing.
+    const store::MergeResult r = out.merge_from(in);
+    conflicts += r.conflicts.size();
+    json cj = json::array();
+    for (const auto& c : r.conflicts)
+      cj.push_back({{"kind", c.kind}, {"key", c.key}, {"detail", c.detail}});
+    sources.push_back({{"source", in},
+                       {"traces", r.traces},
+                       {"traces_present", r.traces_present},
+                       {"environments", r.environments},
+                       {"solutions", r.solutions},
+                       {"runs", r.runs},
+                       {"baselines", r.baselines},
+                       {"conflicts", std::move(cj)}});
+    if (!o.json_output) {
+      fmt::print("{}: {} trace(s) added, {} already present; {} environment(s), {} solution(s), "
+                 "{} run(s), {} baseline(s) added\n",
+                 in, r.traces, r.traces_present, r.environments, r.solutions, r.runs,
+                 r.baselines);
+      for (const auto& c : r.conflicts)
+        fmt::print("  conflict ({}): {}: {}\n", c.kind, c.key, c.detail);
+    }
+  }
+  const size_t total = out.trace_count();
+  if (o.json_output) {
+    json doc = {{"db", out.file().string()},
+                {"sources", std::move(sources)},
+                {"traces", total},
+                {"conflicts", conflicts}};
+    fmt::print("{}\n", doc.dump(2));
+  } else {
+    fmt::print("{}: {} trace(s) in all, {} conflict(s)\n", out.file().string(), total, conflicts);
+  }
+  return conflicts > 0 ? 1 : 0;
+}
+
 // The options every `db` subcommand takes.
 void add_common(CLI::App* cmd, DbOptions& o) {
   cmd->add_option("--db", o.db,
@@ -200,7 +252,8 @@ void add_common(CLI::App* cmd, DbOptions& o) {
 }  // namespace
 
 void add_db_command(CLI::App& app) {
-  auto* db = app.add_subcommand("db", "Query the results store (leaderboard, best, history, export)");
+  auto* db = app.add_subcommand(
+      "db", "Query the results store (leaderboard, best, history, export) or merge stores");
   db->require_subcommand(1);
 
   auto lb = std::make_shared<DbOptions>();
@@ -230,6 +283,16 @@ void add_db_command(CLI::App& app) {
   c->add_flag("--jsonl", ex->jsonl, "JSON Lines, one public-format trace per line (the default)");
   c->add_option("-o,--output", ex->output, "write to FILE (default: standard output)");
   c->callback([ex] { exit_code() = run_export(*ex); });
+
+  auto mg = std::make_shared<MergeOptions>();
+  c = db->add_subcommand(
+      "merge",
+      "Merge stores into OUT (created when missing): rows OUT lacks are added, rows it holds "
+      "are not added again, conflicting results are reported (exit 1)");
+  c->add_option("out", mg->output, "the target store")->required();
+  c->add_option("inputs", mg->inputs, "stores to merge into it, in order")->required();
+  c->add_flag("--json", mg->json_output, "print one JSON document");
+  c->callback([mg] { exit_code() = run_merge(*mg); });
 }
 
 }  // namespace solbench::cli

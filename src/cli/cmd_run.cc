@@ -35,6 +35,8 @@ struct RunCliOptions {
   std::vector<std::string> categories;
   std::vector<std::string> problems;
   int max_workloads = 0;
+  std::string shard;  // "I/N"
+  bool plan = false;
   std::string device = "cpu";
   std::string gpus;
   int cpu_slots = 0;
@@ -88,6 +90,66 @@ std::string command_line() {
   return s;
 }
 
+// `--plan`: the shard assignment and its balance, nothing evaluated.
+int run_plan(const runset::RunOptions& o, bool json_output) {
+  const int count = o.shard ? o.shard->count : 1;
+  const runset::PlanReport p = runset::plan_run(o, count);
+  const runset::ShardPlan& plan = p.plan;
+  size_t published = 0;
+  for (const auto& pp : p.pairs) published += pp.cost.t_sol_published ? 1 : 0;
+  double total = 0;
+  for (double l : plan.load_s) total += l;
+  if (json_output) {
+    json shards = json::array();
+    for (size_t s = 0; s < plan.load_s.size(); ++s)
+      shards.push_back({{"index", s},
+                        {"pairs", plan.pairs[s]},
+                        {"setups", plan.setups[s]},
+                        {"predicted_seconds", plan.load_s[s]}});
+    json pairs = json::array();
+    for (const auto& pp : p.pairs)
+      pairs.push_back({{"problem", pp.problem},
+                       {"definition", pp.definition},
+                       {"uuid", pp.uuid},
+                       {"bytes", pp.cost.bytes},
+                       {"t_sol_ms", pp.cost.t_sol_ms},
+                       {"t_sol_published", pp.cost.t_sol_published},
+                       {"evaluations", pp.cost.evaluations},
+                       {"predicted_seconds", pp.cost.seconds},
+                       {"shard", pp.shard}});
+    json doc = {{"dataset", p.dataset},
+                {"count", p.count},
+                {"pairs_total", p.pairs.size()},
+                {"t_sol_published", published},
+                {"predicted_seconds", total},
+                {"max_over_mean", plan.max_over_mean()},
+                {"shards", std::move(shards)},
+                {"pairs", std::move(pairs)},
+                {"notes", p.notes},
+                {"errors", p.errors}};
+    fmt::print("{}\n", doc.dump(2));
+  } else {
+    fmt::print("{} (problem, workload) pair(s) in {} shard(s); T_SOL published for {}, bytes "
+               "bound for the rest; predicted {:.0f} s in all\n",
+               p.pairs.size(), p.count, published, total);
+    fmt::print("{:>5} {:>7} {:>8} {:>13} {:>7}\n", "shard", "pairs", "set-ups", "predicted s",
+               "share");
+    for (size_t s = 0; s < plan.load_s.size(); ++s)
+      fmt::print("{:>5} {:>7} {:>8} {:>13.1f} {:>6.1f}%\n", s, plan.pairs[s], plan.setups[s],
+                 plan.load_s[s], total > 0 ? 100 * plan.load_s[s] / total : 0.0);
+    fmt::print("balance (max/mean predicted cost): {:.4f}\n", plan.max_over_mean());
+    if (o.shard) {
+      fmt::print("\nshard {}/{}:\n", o.shard->index, o.shard->count);
+      for (const auto& pp : p.pairs)
+        if (pp.shard == o.shard->index)
+          fmt::print("  {} {} ({:.2f} s)\n", pp.problem, pp.uuid, pp.cost.seconds);
+    }
+  }
+  for (const auto& n : p.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  for (const auto& e : p.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
+  return p.errors.empty() ? 0 : 1;
+}
+
 int run_run(const RunCliOptions& c) {
   runset::RunOptions o;
   o.dataset = c.dataset;
@@ -96,6 +158,10 @@ int run_run(const RunCliOptions& c) {
   o.filter.categories = c.categories;
   o.filter.globs = c.problems;
   o.max_workloads = c.max_workloads;
+  if (!c.shard.empty()) o.shard = runset::parse_shard(c.shard);
+  if (c.plan) {
+    return run_plan(o, c.json_output);
+  }
   o.slots = runset::resolve_slots(c.device, c.gpus, c.cpu_slots);
   if (!c.timer.empty() && c.timer != "auto")
     for (const auto& s : o.slots)
@@ -131,6 +197,12 @@ int run_run(const RunCliOptions& c) {
   runset::Tally all;
   for (const auto& p : r.problems)
     for (const auto& e : p.evaluations) all.add(e);
+  if (r.shard)
+    std::fprintf(stderr,
+                 "run: shard %d/%d: %zu of %zu (problem, workload) pair(s), predicted %.0f s "
+                 "(balance max/mean %.3f)\n",
+                 r.shard->index, r.shard->count, r.shard->pairs, r.shard->total_pairs,
+                 r.shard->predicted_s, r.shard->max_over_mean);
   std::fprintf(stderr,
                "run: %zu evaluation(s) on %zu slot(s): %zu result(s) evaluated, %zu from the store "
                "%s (traces recorded by %s), %.1f s\n",
@@ -158,6 +230,23 @@ void add_run_command(CLI::App& app) {
   (void)ref;
   cmd->add_option("--category", c->categories, "only this category (repeatable)");
   cmd->add_option("--problem", c->problems, "only problems whose folder name matches this glob (repeatable)");
+  cmd->add_option("--shard", c->shard,
+                  "I/N: evaluate only slice I (0-based) of N of the (problem, workload) pairs, "
+                  "split by predicted cost; the same on every machine (docs/cluster.md)")
+      // Checked at parse time: a malformed I/N is a usage error (exit 2).
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              runset::parse_shard(v);
+              return "";
+            } catch (const InputError& e) {
+              return e.what();
+            }
+          },
+          "I/N", "shard"));
+  cmd->add_flag("--plan", c->plan,
+                "print how the pairs split into the --shard N shards and the balance; evaluate "
+                "nothing");
   cmd->add_option("--max-workloads", c->max_workloads,
                   "per problem, only the first N workloads (workload.jsonl order)")
       ->check(CLI::PositiveNumber);

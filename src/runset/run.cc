@@ -1,5 +1,6 @@
 #include "runset/run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "runset/progress.h"
 #include "runset/resume.h"
 #include "runset/scheduler.h"
+#include "runset/shard.h"
 #include "runset/solutions.h"
 #include "store/store.h"
 
@@ -69,6 +71,93 @@ std::string label(const ProblemDir& p) {
   return p.category.empty() ? p.name : p.category + "/" + p.name;
 }
 
+// What a run evaluates, before any store or child: the problems (loaded),
+// the solution files and the (problem, solution) tasks.
+struct Selection {
+  Layout layout = Layout::Problems;
+  std::vector<LoadedProblem> problems;
+  SolutionScan scan;
+  Matching matching;
+  size_t sharded_tasks = 0;  // tasks before apply_shard dropped those of other shards
+};
+
+Selection select_run(const RunOptions& o) {
+  Selection sel;
+  const DataSet ds = discover(o.dataset);
+  sel.layout = ds.layout;
+  std::vector<std::string> definitions;
+  for (const ProblemDir& p : select_problems(ds, o.filter)) {
+    sel.problems.push_back(load_for_run(p, o.max_workloads));
+    const LoadedProblem& lp = sel.problems.back();
+    definitions.push_back(lp.problem ? lp.problem->definition.name : "");
+  }
+  if (!o.solutions.empty()) sel.scan = scan_solutions(o.solutions);
+  sel.matching = match_solutions(definitions, sel.scan.solutions, o.reference);
+  return sel;
+}
+
+// Evaluations (tasks) per problem: the solutions each pair of it is evaluated with.
+std::vector<size_t> evaluations_per_problem(const Selection& sel) {
+  std::vector<size_t> n(sel.problems.size(), 0);
+  for (const Task& t : sel.matching.tasks) ++n[t.problem];
+  return n;
+}
+
+// Keeps this shard's (problem, workload) pairs. A problem with no pair to
+// share out (invalid, without a solution or a workload) stays in every shard's
+// report, so each shard reports what is wrong with the data set; a problem all
+// of whose pairs went to other shards leaves the report (and its tasks go).
+RunReport::ShardInfo apply_shard(Selection& sel, const ShardSpec& spec,
+                                 std::vector<std::string>& notes) {
+  const CostModel model;
+  const std::vector<size_t> evaluations = evaluations_per_problem(sel);
+  const std::vector<PairCost> pairs = predict_costs(sel.problems, evaluations, model, notes);
+  const ShardPlan plan = plan_shards(pairs, spec.count, model);
+  RunReport::ShardInfo info;
+  info.index = spec.index;
+  info.count = spec.count;
+  info.total_pairs = pairs.size();
+  info.pairs = plan.pairs[static_cast<size_t>(spec.index)];
+  info.predicted_s = plan.load_s[static_cast<size_t>(spec.index)];
+  info.max_over_mean = plan.max_over_mean();
+
+  std::vector<std::vector<size_t>> keep(sel.problems.size());  // workload positions kept
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (plan.shard_of[i] == spec.index) keep[pairs[i].problem].push_back(pairs[i].workload);
+  std::vector<bool> shared_out(sel.problems.size(), false);
+  for (const PairCost& p : pairs) shared_out[p.problem] = true;
+
+  std::vector<LoadedProblem> problems;
+  std::vector<std::optional<size_t>> new_index(sel.problems.size());
+  for (size_t i = 0; i < sel.problems.size(); ++i) {
+    LoadedProblem& lp = sel.problems[i];
+    if (shared_out[i]) {
+      if (keep[i].empty()) continue;
+      std::sort(keep[i].begin(), keep[i].end());  // workload.jsonl order, as without --shard
+      std::vector<size_t> selected;
+      std::vector<std::string> uuids;
+      for (size_t k : keep[i]) {
+        selected.push_back(lp.selected[k]);
+        uuids.push_back(lp.uuids[k]);
+      }
+      lp.selected = std::move(selected);
+      lp.uuids = std::move(uuids);
+    }
+    new_index[i] = problems.size();
+    problems.push_back(std::move(lp));
+  }
+  sel.sharded_tasks = sel.matching.tasks.size();
+  std::vector<Task> tasks;
+  for (Task t : sel.matching.tasks)
+    if (new_index[t.problem]) {
+      t.problem = *new_index[t.problem];
+      tasks.push_back(t);
+    }
+  sel.problems = std::move(problems);
+  sel.matching.tasks = std::move(tasks);
+  return info;
+}
+
 // One run's state, shared by the slot threads. Every member a slot writes is
 // either its own (reports of its task) or serialised (store, progress, envs).
 class Runner {
@@ -106,6 +195,8 @@ class Runner {
   DeviceEnvironments envs_;
   std::optional<Progress> progress_;
   harness::StagingDir scratch_;
+  bool empty_shard_ = false;
+  std::vector<std::string> progress_notes_;  // found while preparing, shown once progress starts
   std::mutex m_;                     // guards the members below
   std::set<size_t> solutions_put_;   // tasks whose solution is in the store
   bool run_env_set_ = false;
@@ -114,31 +205,27 @@ class Runner {
 void Runner::prepare() {
   program_ = o_.program.empty() ? harness::self_exe() : o_.program;
   db_path_ = o_.db.empty() ? store::default_db_path() : o_.db;
-  const DataSet ds = discover(o_.dataset);
-  const std::vector<ProblemDir> selected = select_problems(ds, o_.filter);
+  Selection sel = select_run(o_);
   report_.dataset = o_.dataset.string();
-  report_.layout = ds.layout;
+  report_.layout = sel.layout;
   report_.slots = o_.slots;
   report_.db = db_path_.string();
+  if (o_.shard) report_.shard = apply_shard(sel, *o_.shard, progress_notes_);
 
-  std::vector<std::string> definitions;
-  for (const ProblemDir& p : selected) {
-    problems_.push_back(load_for_run(p, o_.max_workloads));
-    const LoadedProblem& lp = problems_.back();
+  for (const LoadedProblem& lp : sel.problems) {
     ProblemReport pr;
-    pr.where = p;
+    pr.where = lp.where;
     pr.workloads = lp.selected.size();
     pr.error = lp.error;
     if (lp.problem) pr.definition = lp.problem->definition.name;
-    definitions.push_back(pr.definition);
     report_.problems.push_back(std::move(pr));
   }
-  if (!o_.solutions.empty()) scan_ = scan_solutions(o_.solutions);
+  problems_ = std::move(sel.problems);
+  scan_ = std::move(sel.scan);
   for (const auto& d : scan_.errors.items()) report_.errors.push_back(d.str());
-  const Matching m = match_solutions(definitions, scan_.solutions, o_.reference);
-  for (size_t s : m.unmatched_solutions)
+  for (size_t s : sel.matching.unmatched_solutions)
     report_.unmatched_solutions.push_back(scan_.solutions[s].file.string());
-  tasks_ = m.tasks;
+  tasks_ = sel.matching.tasks;
   for (const Task& t : tasks_) {
     const LoadedProblem& lp = problems_[t.problem];
     EvaluationReport e;
@@ -158,7 +245,10 @@ void Runner::prepare() {
     where_.push_back({t.problem, evs.size()});
     evs.push_back(std::move(e));
   }
-  if (tasks_.empty()) {
+  // A shard may get no pair at all (more shards than pairs): it still opens
+  // its store and records its run, so that every shard leaves a store to merge.
+  empty_shard_ = tasks_.empty() && o_.shard && sel.sharded_tasks > 0;
+  if (tasks_.empty() && !empty_shard_) {
     bool any_valid = false;
     for (const auto& lp : problems_) any_valid = any_valid || lp.problem.has_value();
     report_.errors.push_back(
@@ -366,13 +456,14 @@ RunReport Runner::run() {
   const auto t0 = std::chrono::steady_clock::now();
   prepare();
   progress_.emplace(o_.progress, o_.progress_tty, tasks_.size());
+  for (const auto& n : progress_notes_) progress_->note("note: " + n);
   for (const auto& err : report_.errors) progress_->note("error: " + err);
   for (const auto& p : report_.problems)
     if (!p.error.empty()) progress_->note("error: " + label(p.where) + ": " + p.error);
   if (o_.filter.empty())
     for (const auto& f : report_.unmatched_solutions)
       progress_->note("warning: " + f + ": its definition is not a problem of the data set");
-  if (tasks_.empty()) return report_;
+  if (tasks_.empty() && !empty_shard_) return report_;
 
   db_.emplace(store::Store::open(db_path_));
   recording_ = plan_recording(probe_eval_support(program_), db_path_);
@@ -393,5 +484,25 @@ RunReport Runner::run() {
 }  // namespace
 
 RunReport run_dataset(const RunOptions& o) { return Runner(o).run(); }
+
+PlanReport plan_run(const RunOptions& o, int count) {
+  Selection sel = select_run(o);
+  PlanReport r;
+  r.dataset = o.dataset.string();
+  r.count = std::max(1, count);
+  for (const auto& d : sel.scan.errors.items()) r.errors.push_back(d.str());
+  for (const auto& lp : sel.problems)
+    if (!lp.problem) r.errors.push_back(label(lp.where) + ": " + first_line(lp.error));
+  const CostModel model;
+  const std::vector<size_t> evaluations = evaluations_per_problem(sel);
+  const std::vector<PairCost> pairs = predict_costs(sel.problems, evaluations, model, r.notes);
+  r.plan = plan_shards(pairs, r.count, model);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const LoadedProblem& lp = sel.problems[pairs[i].problem];
+    r.pairs.push_back({label(lp.where), lp.problem->definition.name, lp.uuids[pairs[i].workload],
+                       pairs[i], r.plan.shard_of[i]});
+  }
+  return r;
+}
 
 }  // namespace solbench::runset

@@ -12,6 +12,7 @@
 
 #include "runset/child_eval.h"
 #include "runset/dataset.h"
+#include "runset/shard.h"
 #include "runset/summary.h"
 
 namespace solbench::runset {
@@ -43,6 +44,7 @@ struct RunOptions {
   bool reference = false;           // evaluate each problem's reference too
   ProblemFilter filter;
   int max_workloads = 0;            // per problem, the first N in workload.jsonl order; 0: all
+  std::optional<ShardSpec> shard;   // --shard I/N: only this slice of the (problem, workload) pairs
   std::vector<std::string> slots{"cpu"};
   std::filesystem::path db;         // empty: store::default_db_path()
   EvalFlags eval;
@@ -57,5 +59,24 @@ struct RunOptions {
 // StoreError for an unusable store; problems and solutions that do not load are
 // reported in the result (and make exit_code 1), the others still run.
 RunReport run_dataset(const RunOptions& o);
+
+// `run --plan`: how the run's (problem, workload) pairs split into `count`
+// shards (shard.h), without evaluating anything or opening a store.
+struct PlannedPair {
+  std::string problem;     // "CATEGORY/PROBLEM" or "PROBLEM"
+  std::string definition;
+  std::string uuid;
+  PairCost cost;
+  int shard = 0;
+};
+struct PlanReport {
+  std::string dataset;
+  int count = 1;
+  std::vector<PlannedPair> pairs;  // problem then workload order
+  ShardPlan plan;
+  std::vector<std::string> notes;   // metadata.json entries not used (file, field, why)
+  std::vector<std::string> errors;  // problems and solution files that do not load
+};
+PlanReport plan_run(const RunOptions& o, int count);
 
 }  // namespace solbench::runset

@@ -10,6 +10,8 @@
 //   devices.h     the slots: --device, --gpus all|0,1 (nvidia-smi -L or
 //                 CUDA_VISIBLE_DEVICES), --cpu-slots N (tests)
 //   scheduler.h   one task at a time per slot, tasks handed out as slots free up
+//   shard.h       --shard I/N: the (problem, workload) pairs split into N slices of
+//                 about equal predicted cost, the same on every machine
 //   resume.h      which (solution, workload) pairs the store already holds in the
 //                 environment this run records in (probed once per device)
 //   child_eval.h  one evaluation = one child `solbench eval ... --json`: a crash or
@@ -28,5 +30,6 @@
 #include "runset/resume.h"
 #include "runset/run.h"
 #include "runset/scheduler.h"
+#include "runset/shard.h"
 #include "runset/solutions.h"
 #include "runset/summary.h"

@@ -148,6 +148,13 @@ json summary_json(const RunReport& r) {
   j["interrupted"] = r.interrupted;
   j["seconds"] = r.seconds;
   j["environment_probes"] = r.environment_probes;
+  if (r.shard)
+    j["shard"] = {{"index", r.shard->index},
+                  {"count", r.shard->count},
+                  {"pairs", r.shard->pairs},
+                  {"total_pairs", r.shard->total_pairs},
+                  {"predicted_seconds", r.shard->predicted_s},
+                  {"max_over_mean", r.shard->max_over_mean}};
 
   json problems = json::array();
   std::map<std::string, std::pair<size_t, Tally>> cats;  // problems, tally

@@ -59,6 +59,16 @@ struct RunReport {
   std::vector<std::string> errors;               // invalid solution files
   std::vector<std::string> unmatched_solutions;  // files whose definition no selected problem has
   bool interrupted = false;
+  // --shard I/N: the slice of the (problem, workload) pairs this run evaluated.
+  struct ShardInfo {
+    int index = 0;
+    int count = 1;
+    size_t pairs = 0;        // this shard's
+    size_t total_pairs = 0;  // all shards'
+    double predicted_s = 0;  // this shard's predicted cost (shard.h)
+    double max_over_mean = 1;
+  };
+  std::optional<ShardInfo> shard;
   int environment_probes = 0;
   double seconds = 0;
 };

@@ -8,6 +8,7 @@
 //   2. Store: open (schema versioning), recording, resume look-ups, baselines
 //   3. Queries: leaderboard, best, history, export as public-format JSONL
 //   4. Where the store lives by default; content hashes
+//   5. Merging one store into another (shards of a cluster run, merge.cc)
 //
 // Durability: each record_trace is one transaction, committed before it
 // returns, so a process killed (even by SIGKILL) loses nothing it had recorded.
@@ -163,6 +164,28 @@ struct LeaderboardEntry {
   std::optional<double> mean_latency_ms;  // over timed PASSED workloads
 };
 
+// ------------------------------------------------------------- merging
+
+// Two stores disagree: a trace of the same (solution, workload, environment)
+// with another status, or a solution/environment hash with other contents.
+struct MergeConflict {
+  std::string kind;    // "result", "solution", "environment"
+  std::string key;     // what it is about, e.g. "rmsnorm_cpp / workload 3f2a... in environment 1b9c..."
+  std::string detail;  // e.g. "the target holds PASSED, the source RUNTIME_ERROR"
+};
+
+// What merging one source added. Rows are identified by content, not by id:
+// a trace by (solution, workload, environment, timestamp, public trace), a run
+// by (started, command line, data set), a baseline by all its columns. A row
+// already present is not added again, so merging the same source twice adds
+// nothing the second time.
+struct MergeResult {
+  std::filesystem::path source;
+  size_t environments = 0, solutions = 0, runs = 0, traces = 0, baselines = 0;  // added
+  size_t traces_present = 0;  // the source's traces the target already held
+  std::vector<MergeConflict> conflicts;
+};
+
 // ---------------------------------------------------------------- 2. Store
 
 class Store {
@@ -224,6 +247,11 @@ class Store {
   // which solbench::load_traces reads back; returns how many.
   size_t export_jsonl(const Filter& filter, std::ostream& out);
   size_t trace_count();
+
+  // ---------------------------------------------------------- 5. Merging
+  // Copies into this store what `source` (another store file) holds and this
+  // one lacks (MergeResult; docs/store.md), in one transaction.
+  MergeResult merge_from(const std::filesystem::path& source);
 
  private:
   struct Impl;

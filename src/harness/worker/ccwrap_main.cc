@@ -14,27 +14,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 // argv[0] as a path: a bare name is looked up on PATH, as the shell would.
-std::string invoked_path(const char* argv0) {
-  std::string name = argv0;
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t end = dirs.find(':', start);
-    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + name;
-    if (::access((candidate + ".args").c_str(), R_OK) == 0) return candidate;
-    if (end == std::string::npos) break;
-    start = end + 1;
+std::filesystem::path invoked_path(const char* argv0) {
+  const std::filesystem::path name = argv0;
+  if (name.has_parent_path()) return name;
+  std::istringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
+  std::error_code ec;
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    if (std::filesystem::exists(std::filesystem::path(candidate).concat(".args"), ec)) return candidate;
   }
   return name;
 }
@@ -43,7 +39,7 @@ std::string invoked_path(const char* argv0) {
 
 int main(int argc, char** argv) {
   if (argc < 1) return 127;
-  const std::string config = invoked_path(argv[0]) + ".args";
+  const std::string config = std::filesystem::path(invoked_path(argv[0])).concat(".args").string();
   std::ifstream in(config);
   std::vector<std::string> words;
   for (std::string line; std::getline(in, line);) words.push_back(line);

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""What one `solbench.eval` costs an agent: wall time from a warm Python process, and
+where it goes (docs/python.md, "Overhead").
+
+    # CPU (defaults: the bundled C++ RMSNorm solution, one workload)
+    PYTHONPATH=build/src/pyapi python3 bench/python_overhead.py
+    # GPU: a cached CUDA solution on the device
+    PYTHONPATH=build/src/pyapi python3 bench/python_overhead.py --device cuda:0 \\
+        --solution problems/001_rmsnorm_llama3_8b_h4096/solutions/cuda_rmsnorm.json
+
+The first call (not counted) compiles the solution, traces T_SOL and measures the baseline
+T_b; the counted calls then find all three cached, as an agent's repeated calls do.
+The breakdown reads the document's own timestamps (the runner's and the worker's, on
+CLOCK_MONOTONIC like time.monotonic_ns here) and phase timers; `--json` prints it all.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import solbench
+
+REPO = Path(__file__).resolve().parents[1]
+PROBLEM = REPO / "problems" / "001_rmsnorm_llama3_8b_h4096"
+
+
+def breakdown(doc: dict, t0: int, t1: int) -> dict:
+    """Milliseconds per stage of one eval call that started at t0 and returned at t1 (ns)."""
+    ms = lambda a, b: (b - a) / 1e6  # noqa: E731
+    w = doc["workers"][0]
+    phases = w.get("phases_ms", {})
+    [trace] = doc["results"]
+    ev = trace["evaluation"]
+    wl = w["workloads"][0]
+    p = ev.get("solbench_phases_ms", {})
+    timing = p.get("timing_setup_ms", 0) + p.get("timing_ms", 0) + p.get("verify_ms", 0)
+    stages = {
+        "total": ms(t0, t1),
+        # executable start, problem load, build cache lookup, T_SOL and T_b look-ups, store open
+        "before_worker": ms(t0, w["spawn_t_ns"]),
+        "build_cache_lookup": doc["build"]["seconds"] * 1e3,
+        "worker_start": ms(w["spawn_t_ns"], w["hello_t_ns"]),
+        "sandbox": ms(w["hello_t_ns"], w.get("sandboxed_t_ns", w["hello_t_ns"])),
+        "python_torch_init": phases.get("python_init_ms", 0),
+        "reference_load": phases.get("reference_load_ms", 0),
+        "solution_load": phases.get("solution_load_ms", 0),
+        "workload_total": ms(wl["begin_t_ns"], wl["result_t_ns"]),
+        "inputs": p.get("inputs_ms", 0),
+        "correctness": p.get("correctness_ms", 0),
+        "timing_solution": timing,
+        "timing_reference": p.get("reference_timing_ms", 0),
+        # worker exit, scoring, the store's transaction, the JSON document, process exit
+        "after_worker": ms(wl["result_t_ns"], t1),
+    }
+    # Phases this script does not name (e.g. a GPU worker's own), as reported.
+    known = {"python_init_ms", "reference_load_ms", "solution_load_ms", "inputs_ms",
+             "correctness_ms", "timing_setup_ms", "timing_ms", "verify_ms",
+             "reference_timing_ms", "total_ms"}
+    for source, table in (("worker", phases), ("workload", p)):
+        for k, v in table.items():
+            if k not in known and isinstance(v, (int, float)):
+                stages[f"{source}:{k.removesuffix('_ms')}"] = v
+    return stages
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problem", type=Path, default=PROBLEM)
+    ap.add_argument("--solution", type=Path,
+                    default=PROBLEM / "solutions" / "cpp_rowwise" / "solution.json")
+    ap.add_argument("--workload", default="71630508", help="uuid or prefix (default: batch 1)")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--arch", default=None, help="T_SOL model (default: h100_sxm on the CPU, "
+                    "the device's own on a GPU)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--time-budget-ms", type=float, default=None,
+                    help="the eval's timing budget (default: the CLI's, 500 ms per candidate)")
+    ap.add_argument("--db", type=Path, default=None, help="store (default: a temporary one)")
+    ap.add_argument("--json", action="store_true", help="print every call's breakdown as JSON")
+    args = ap.parse_args()
+    arch = args.arch or ("h100_sxm" if args.device == "cpu" else None)
+    db = args.db or Path(tempfile.mkdtemp(prefix="solbench-overhead-")) / "overhead.db"
+    kw = dict(workloads=[args.workload], device=args.device, arch=arch, db=db,
+              time_budget_ms=args.time_budget_ms)
+
+    def call():
+        t0 = time.monotonic_ns()
+        doc = solbench.eval(args.problem, args.solution, **kw)
+        t1 = time.monotonic_ns()
+        return doc, t0, t1
+
+    exe_ms = []
+    for _ in range(5):  # the executable alone: exec, dynamic linking, CLI setup, exit
+        t0 = time.monotonic_ns()
+        solbench.command(["hw", "list", "--json"])
+        exe_ms.append((time.monotonic_ns() - t0) / 1e6)
+
+    doc, t0, t1 = call()
+    status = doc["results"][0]["evaluation"]["status"]
+    print(f"warm-up: {(t1 - t0) / 1e9:.2f} s, {status}, build "
+          f"{'cache hit' if doc['build']['cache_hit'] else 'compiled'}, "
+          f"T_b {'cached' if doc['score']['baselines']['cached'] else 'measured'}")
+    runs = []
+    for _ in range(args.repeat):
+        doc, t0, t1 = call()
+        assert doc["build"]["cache_hit"], "the build should be cached after the warm-up"
+        runs.append(breakdown(doc, t0, t1))
+    if args.json:
+        print(json.dumps({"executable_alone_ms": exe_ms, "calls": runs}, indent=2))
+    env = doc.get("environment") or {}
+    print(f"{args.repeat} calls of solbench.eval({args.problem.name}, {args.solution.name}, "
+          f"workload {args.workload}, device {args.device}) on {env.get('hardware', '?')}")
+    print(f"{'stage':<22} {'median_ms':>10} {'min_ms':>10} {'max_ms':>10}")
+    for key in runs[0]:
+        vals = [r.get(key, 0) for r in runs]
+        print(f"{key:<22} {statistics.median(vals):>10.1f} {min(vals):>10.1f} {max(vals):>10.1f}")
+    print(f"{'executable_alone':<22} {statistics.median(exe_ms):>10.1f} {min(exe_ms):>10.1f} "
+          f"{max(exe_ms):>10.1f}   (solbench hw list --json)")
+
+
+if __name__ == "__main__":
+    main()
