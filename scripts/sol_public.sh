@@ -19,7 +19,10 @@ one_problem() {
   local bin="$1" dir="$2" out="$3"
   local name rc=0 res
   name="$(echo "${dir#"$PUBLIC/"}" | tr '/' '_')"
+  local t0; t0=$(date +%s.%N)
   res="$(timeout "${SOL_TIMEOUT:-600}" "$bin" sol "$dir" --arch B200 --json 2>"$out/problems/$name.err")" || rc=$?
+  # Wall seconds per problem (the speed target: none over 30 s).
+  echo "$name $(echo "$(date +%s.%N) - $t0" | bc -l) $rc" > "$out/problems/$name.wall"
   # rc 1 = some workloads failed to trace: the JSON still holds them.
   if [ -z "$res" ]; then
     res="$(python3 -c 'import json,sys; print(json.dumps({"hardware":"b200","problems":[{"name":sys.argv[1],"dir":sys.argv[2],"workloads":[],"failure":sys.argv[3]}]}))' \
