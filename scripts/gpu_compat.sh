@@ -13,7 +13,8 @@
 # (a copy of ../shared/peer) and .peer/whl (its wheels: ../shared/peer/fetch-wheels.sh,
 # plus the nvidia-cutlass wheel, whose CUTLASS headers the cutlass example includes).
 # --quick: two workloads per example, no side-by-side (a smoke test); EXAMPLES=GLOB
-# limits item x to some examples (space-separated globs, default */*).
+# limits item x to some examples (space-separated globs, default */*); P_EXAMPLES the
+# examples of item p (default: triton/rmsnorm pytorch/gemma3_swiglu cuda_cpp/rmsnorm).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/solbench-compat}"
@@ -178,7 +179,7 @@ def peer_eval(d, sol, cache):
 
 if "p" in ITEMS and not QUICK:
     rows = []
-    for ex in ("triton/rmsnorm", "pytorch/gemma3_swiglu", "cuda_cpp/rmsnorm"):
+    for ex in os.environ.get("P_EXAMPLES", "triton/rmsnorm pytorch/gemma3_swiglu cuda_cpp/rmsnorm").split():
         d = EX / ex
         sol = solution_of(d)
         pc, sc = OUT / f"peer-{ex.replace('/', '_')}", OUT / f"sb-{ex.replace('/', '_')}"

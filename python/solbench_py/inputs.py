@@ -329,7 +329,7 @@ def load_safetensors_tensor(path: str, key: str) -> torch.Tensor:
 # ---------------------------------------------------------------- workload inputs
 
 def generate_inputs(spec: dict, seed: int, round_index: int, device,
-                    custom_fn=None) -> list:
+                    custom_fn=None, origins: Optional[list] = None) -> list:
     """All input values of one workload, in definition order.
 
     `spec` (built by the C++ worker from the plan):
@@ -339,7 +339,8 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
             input's value (core's axes_and_scalars, what the custom entry point gets)
       op_type, dataset_root
     Precedence per input: safetensors, scalar, a value returned by the custom
-    entry point, random (as in SOL-ExecBench).
+    entry point, random (as in SOL-ExecBench). `origins`, when given, receives
+    one of "safetensors", "scalar", "custom", "random" per input.
     """
     device = torch.device(device)
     custom = None
@@ -370,8 +371,12 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
                 raise ValueError(f"input {name}: safetensors dtype {t.dtype}, "
                                  f"expected {inp['dtype']}")
             values.append(t.to(device))
+            if origins is not None:
+                origins.append("safetensors")
         elif kind == "scalar":
             values.append(src["value"])
+            if origins is not None:
+                origins.append("scalar")
         elif custom is not None and name in custom:
             v = custom[name]
             if isinstance(v, torch.Tensor):
@@ -380,6 +385,8 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
                                      f"expected {list(shape)}")
                 v = v.to(device)
             values.append(v)
+            if origins is not None:
+                origins.append("custom")
         elif kind == "custom":
             raise ValueError(f"custom_inputs_entrypoint did not return input {name!r}")
         else:
@@ -391,7 +398,94 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
             else:
                 values.append(random_tensor(name, shape, inp["dtype"], device, g,
                                             inp.get("description", ""), spec.get("op_type", "")))
+            if origins is not None:
+                origins.append("random")
     return values
+
+
+# ---------------------------------------------------------------- fresh timing values
+
+# Heuristic kinds whose values do not depend on the generator: nothing to refresh.
+_CONSTANT_KINDS = ("ones", "zeros", "causal_mask")
+
+# Round indices of timed calls start here, far from the correctness rounds and
+# the timing input sets (round indices rounds + k), so no timed call repeats them.
+TIMED_ROUND_BASE = 1 << 40
+
+
+def refreshable(inp: dict, origin: str) -> bool:
+    """Whether an input gets fresh values in every timed call: tensors drawn from
+    the random rule whose distribution depends on the generator. Safetensors,
+    custom-entry-point and scalar inputs, and the constant heuristics (norm
+    weights of ones, zero biases, causal masks), keep their generated values."""
+    if origin != "random" or inp.get("shape") is None:
+        return False
+    return heuristic_kind(inp["name"], list(inp["shape"]), inp["dtype"],
+                          inp.get("description", "")) not in _CONSTANT_KINDS
+
+
+def _fast_kind(inp: dict, op_type: str) -> Optional[str]:
+    """The in-place fill that draws an input's plain random rule (_random_plain)
+    cheaply, or None when only random_tensor can (heuristics, FP8/FP4, probs)."""
+    if heuristic_kind(inp["name"], list(inp["shape"]), inp["dtype"],
+                      inp.get("description", "")) is not None:
+        return None
+    if op_type == "sampling" and inp["name"] == "probs":
+        return None
+    dt = inp["dtype"]
+    if dt in ("float64", "float32", "float16", "bfloat16"):
+        return "normal"
+    if dt in ("bool", "int8", "int16", "int32", "int64", "uint8"):
+        return "integer"
+    return None
+
+
+class FreshValues:
+    """Generates input `index` of timed call `call` into a destination tensor:
+    the same rule (dtype, range, heuristics) as generate_inputs, from a generator
+    seeded from (seed, call, index), so a call's values can be generated again
+    (bit-identical) to check it. Plain floats are drawn in float32 into a scratch
+    buffer and cast (5x faster than drawing bfloat16 on a CPU); integers and
+    booleans are drawn in place; everything else goes through random_tensor."""
+
+    def __init__(self, spec: dict, seed: int, device):
+        self.spec = spec
+        self.seed = int(seed)
+        self.device = torch.device(device)
+        self.g = torch.Generator(device=self.device)
+        self.scratch: dict = {}
+        self.kinds: dict = {}
+
+    def fill_(self, dest: torch.Tensor, index: int, call: int) -> torch.Tensor:
+        inp = self.spec["inputs"][index]
+        self.g.manual_seed(derive_seed(self.seed, TIMED_ROUND_BASE + call, index))
+        if index not in self.kinds:
+            self.kinds[index] = _fast_kind(inp, self.spec.get("op_type", ""))
+        kind = self.kinds[index]
+        if kind is None:
+            dest.copy_(random_tensor(inp["name"], inp["shape"], inp["dtype"], self.device, self.g,
+                                     inp.get("description", ""), self.spec.get("op_type", "")))
+            return dest
+        buf = self.scratch.get(index)
+        if buf is None:
+            n = 1
+            for d in inp["shape"]:
+                n *= int(d)
+            dt = torch.float32 if kind == "normal" and dest.dtype != torch.float64 else dest.dtype
+            buf = self.scratch[index] = torch.empty(n, dtype=dt, device=self.device)
+        if kind == "normal":
+            buf.normal_(generator=self.g)
+        else:
+            lo, hi = {"int8": (-128, 128), "uint8": (0, 256), "bool": (0, 2)}.get(
+                inp["dtype"], (-1024, 1024))
+            buf.random_(lo, hi, generator=self.g)
+        dest.copy_(buf.view(dest.shape))
+        return dest
+
+    def value(self, index: int, call: int) -> torch.Tensor:
+        inp = self.spec["inputs"][index]
+        t = torch.empty(list(inp["shape"]), dtype=torch_dtype(inp["dtype"]), device=self.device)
+        return self.fill_(t, index, call)
 
 
 # ---------------------------------------------------------------- outputs

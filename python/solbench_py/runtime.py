@@ -79,6 +79,9 @@ def install_exec_guard(allowed: list[str]) -> None:
         elif event == "os.system":
             refuse(f"a shell command ({args[0]!r})")
             return
+        elif event == "ctypes.dlopen":
+            _note_library(args[0])
+            return
         else:
             return
         ok, real = permitted(program, env)
@@ -88,12 +91,112 @@ def install_exec_guard(allowed: list[str]) -> None:
     sys.addaudithook(hook)
 
 
+# Libraries a kernel never needs, whose functions can tamper with what the harness
+# measures (CUPTI's activity records are the GPU timer's source; NVML, the
+# profilers' perf counters). Loading one through ctypes from the solution's code is
+# recorded, not refused, and the worker ends the workload as REWARD_HACK after the
+# call (worker_session.cc check_torch): whatever the library did is never reported.
+_PROFILER_LIBRARIES = ("libcupti", "libnvidia-ml", "libnvperf", "libnvToolsExt")
+_VIOLATIONS: list = []
+
+
+def _note_library(name) -> None:
+    if name is None:
+        return
+    base = os.path.basename(os.fsdecode(name) if isinstance(name, (bytes, bytearray)) else str(name))
+    if not base.startswith(_PROFILER_LIBRARIES):
+        return
+    origin = _frame_origin(sys._getframe(2))
+    if origin.startswith("runtime: "):
+        return
+    _VIOLATIONS.append(f"loaded {base} through ctypes ({origin}); a solution has no use for "
+                       "profiler or GPU-management libraries")
+
+
+def violations() -> str:
+    """What the solution's code did that the audit hook recorded ('' when nothing)."""
+    return "; ".join(dict.fromkeys(_VIOLATIONS))
+
+
+# ---------------------------------------------------------------- thread origins
+#
+# The worker counts its threads before the solution is loaded (worker_session.cc);
+# a thread that appears later is the solution's unless it is shown to come from a
+# runtime (torch's Inductor, Triton). Python threads are attributed when they start:
+# every Python thread is created through _thread.start_new_thread, which is wrapped
+# here (before any solution code runs) to record, under the new thread's native id,
+# the innermost creating frame that is not thread machinery. A thread created
+# around the wrapper has no record and counts as the solution's.
+
+_THREAD_ORIGINS: dict = {}
+_SOLUTION_ROOTS: list = []
+_RUNTIME_PACKAGES = ("torch", "triton")
+
+
+def _frame_origin(frame) -> str:
+    """Who created a thread: the nearest frame, walking out from the creation, that
+    is the solution's code or a runtime's (torch, Triton). Frames of the standard
+    library and of other libraries (tqdm's monitor thread, started by Inductor's
+    progress bars) do not decide: whoever called them does."""
+    stdlib = os.path.dirname(os.__file__) + os.sep
+    here = os.path.abspath(__file__)
+    innermost = None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        f = os.path.abspath(name)
+        in_stdlib = f.startswith(stdlib) and "site-packages" not in f and "dist-packages" not in f
+        if name.startswith("<frozen") or f == here or in_stdlib:
+            frame = frame.f_back
+            continue
+        where = f"{f}:{frame.f_lineno}"
+        innermost = innermost or where
+        for r in _SOLUTION_ROOTS:
+            if f.startswith(r):
+                return f"solution: {f[len(r):]}:{frame.f_lineno}"
+        parts = f.split(os.sep)
+        for i, part in enumerate(parts[:-1]):
+            if part in ("site-packages", "dist-packages") and parts[i + 1] in _RUNTIME_PACKAGES:
+                return "runtime: " + where
+        frame = frame.f_back
+    if innermost is None:
+        return "unknown: created from the standard library only"
+    return "unknown: " + innermost
+
+
+def install_thread_registry() -> None:
+    import _thread
+    import threading
+
+    original = _thread.start_new_thread
+    if getattr(original, "_solbench", False):
+        return
+
+    def start_new_thread(function, args, kwargs=None):
+        origin = _frame_origin(sys._getframe(1))
+
+        def bootstrap(*a, **k):
+            _THREAD_ORIGINS[threading.get_native_id()] = origin
+            return function(*a, **k)
+
+        return original(bootstrap, args, kwargs or {})
+
+    start_new_thread._solbench = True
+    _thread.start_new_thread = start_new_thread
+    threading._start_new_thread = start_new_thread  # threading keeps its own reference
+
+
+def thread_origins() -> dict:
+    """{native thread id: "runtime: file:line" | "solution: ..." | "unknown: ..."}."""
+    return dict(_THREAD_ORIGINS)
+
+
 def init(device: str) -> dict:
     """Imports torch, warms its thread pools (so threads torch starts lazily are
     not blamed on the solution), and describes the environment."""
     allowed = os.environ.get("SOLBENCH_EXEC_ALLOW")
     if allowed is not None:
         install_exec_guard([p for p in allowed.split(os.pathsep) if p])
+    install_thread_registry()
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
@@ -107,6 +210,26 @@ def init(device: str) -> dict:
         "hardware": hardware_name(dev),
         "num_threads": torch.get_num_threads(),
     }
+
+
+def json_text(obj) -> str:
+    """JSON for the C++ side (worker_session.cc from_py). Python's json writes
+    Infinity/NaN, which are not JSON: a huge but finite output can make an error
+    ratio overflow to inf. Infinities become the largest finite double (the value
+    still says "enormous"), NaN becomes null."""
+    import json
+    import math
+
+    def finite(o):
+        if isinstance(o, float) and not math.isfinite(o):
+            return None if math.isnan(o) else math.copysign(sys.float_info.max, o)
+        if isinstance(o, dict):
+            return {k: finite(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [finite(v) for v in o]
+        return o
+
+    return json.dumps(finite(obj), allow_nan=False)
 
 
 def current_stream(device: str) -> int:
@@ -137,6 +260,99 @@ def hardware_name(dev: torch.device) -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+# ---------------------------------------------------------------- torch's identity
+
+def _torch_namespaces() -> list:
+    import torch.nn.functional as F
+    spaces = [("torch", torch), ("torch.nn.functional", F)]
+    for name in ("linalg", "special", "fft"):
+        mod = torch.__dict__.get(name)
+        if isinstance(mod, types.ModuleType):
+            spaces.append((f"torch.{name}", mod))
+    return spaces
+
+
+def _resolve_class(cls) -> dict:
+    """name -> object as attribute lookup on `cls` finds it (first class of the MRO)."""
+    out: dict = {}
+    for klass in reversed(cls.__mro__):
+        if klass is object:
+            continue
+        out.update(vars(klass))
+    return out
+
+
+def torch_fingerprint() -> dict:
+    """Identities of torch's public functions and Tensor methods, taken before the
+    solution is loaded. The reference runs in the same worker: a solution that
+    replaces one (under any name: setattr on a built string) changes or slows it."""
+    fp = {}
+    for prefix, mod in _torch_namespaces():
+        for k, v in vars(mod).items():
+            if not k.startswith("__") and callable(v) and not isinstance(v, type):
+                fp[f"{prefix}.{k}"] = id(v)
+    for k, v in _resolve_class(torch.Tensor).items():
+        if not (k.startswith("__") and k not in _TENSOR_DUNDERS):
+            fp[f"torch.Tensor.{k}"] = id(v)
+    return fp
+
+
+# Operators the reference uses through syntax (x * y, x @ w, x ** 2, x[i]).
+_TENSOR_DUNDERS = {f"__{n}__" for n in (
+    "add", "radd", "iadd", "sub", "rsub", "isub", "mul", "rmul", "imul", "truediv",
+    "rtruediv", "itruediv", "floordiv", "matmul", "rmatmul", "pow", "rpow", "ipow", "neg",
+    "abs", "getitem", "setitem", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "xor",
+    "invert", "mod", "torch_function", "torch_dispatch")}
+
+
+def _runtime_object(v) -> bool:
+    """Whether a replacement comes from torch or Triton themselves (Dynamo wraps some
+    torch functions when it is imported): a function defined in their files, or a
+    builtin of their modules."""
+    seen = 0
+    while v is not None and seen < 8:
+        seen += 1
+        code = getattr(v, "__code__", None)
+        if code is not None:
+            f = os.path.abspath(code.co_filename)
+            return any(os.sep + p + os.sep in f for p in _RUNTIME_PACKAGES) and \
+                not any(f.startswith(r) for r in _SOLUTION_ROOTS)
+        nxt = getattr(v, "__wrapped__", None) or getattr(v, "__func__", None)
+        if nxt is None:
+            mod = getattr(v, "__module__", None) or ""
+            return isinstance(v, (types.BuiltinFunctionType, types.MethodDescriptorType,
+                                  types.WrapperDescriptorType, types.GetSetDescriptorType,
+                                  types.MemberDescriptorType, types.ClassMethodDescriptorType)) \
+                and (mod.split(".")[0] in _RUNTIME_PACKAGES or mod == "")
+        v = nxt
+    return False
+
+
+def torch_changes(before: dict) -> str:
+    """Names (comma-separated, at most 5) of what torch_fingerprint finds replaced
+    since `before`, by objects that are not torch's or Triton's own; "" if none."""
+    now = {}
+    for prefix, mod in _torch_namespaces():
+        d = vars(mod)
+        for k in d:
+            now[f"{prefix}.{k}"] = d[k]
+    for k, v in _resolve_class(torch.Tensor).items():
+        now[f"torch.Tensor.{k}"] = v
+    changed = []
+    for name, ident in before.items():
+        v = now.get(name, _MISSING)
+        if v is _MISSING:
+            changed.append(name + " (removed)")
+        elif id(v) != ident and not _runtime_object(v):
+            changed.append(name)
+    # A Tensor method added under a new name in torch.Tensor itself shadows nothing
+    # the reference uses; only replacements and removals count.
+    return ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+
+
+_MISSING = object()
 
 
 # ---------------------------------------------------------------- loading code
@@ -277,6 +493,7 @@ def load_solution(root: str, sources: list, entry_file: str, entry_function: str
         with open(dest, "w") as f:
             f.write(s["content"])
     _block_extension_loading()
+    _SOLUTION_ROOTS.append(os.path.abspath(root) + os.sep)
     if root not in sys.path:
         sys.path.insert(0, root)
     if not entry_file.endswith(".py"):
@@ -365,8 +582,21 @@ class Workload:
         self.tolerance = {**correctness.default_tolerance(), **(spec.get("tolerance") or {})}
 
     def make_inputs(self, round_index: int) -> list:
-        return inputs_mod.generate_inputs(self.spec, self.seed, round_index, self.device,
-                                          self.custom_fn)
+        origins: list = []
+        values = inputs_mod.generate_inputs(self.spec, self.seed, round_index, self.device,
+                                            self.custom_fn, origins)
+        self.input_origins = origins
+        return values
+
+    def fresh_slots(self) -> list:
+        """Indices of the inputs that get fresh values in every timed call
+        (inputs.refreshable); known once make_inputs has run."""
+        origins = getattr(self, "input_origins", None) or []
+        return [j for j, (inp, o) in enumerate(zip(self.spec["inputs"], origins))
+                if inputs_mod.refreshable(inp, o)]
+
+    def input_names(self, slots: list) -> list:
+        return [self.spec["inputs"][j]["name"] for j in slots]
 
     def run_reference(self, args: list) -> list:
         # On copies: a reference that writes into its inputs must not change what
@@ -412,31 +642,48 @@ class Workload:
     def check(self, outs: list, refs: list, check_meta: bool = True) -> dict:
         return correctness.check_outputs(outs, refs, self.out_names, self.tolerance, check_meta)
 
-    def arg_pool(self, input_sets: list, reference_sets: list, capacity: int, dps: bool):
+    def arg_pool(self, input_sets: list, reference_sets: list, capacity: int, dps: bool,
+                 fresh_seed=None):
+        """Timed-call arguments. With `fresh_seed` (an int), the refreshable inputs
+        (fresh_slots) get values of their own in every call, drawn from
+        (fresh_seed, call, input); the others rotate through `input_sets`."""
+        fresh = None
+        if fresh_seed is not None:
+            fresh = (self.spec, int(fresh_seed), self.fresh_slots())
         return ArgPool(input_sets, reference_sets, self.spec["outputs"], capacity, dps,
-                       self.device)
+                       self.device, fresh)
 
 
 # ---------------------------------------------------------------- timing arguments
 
 class ArgPool:
     """Arguments for timed calls: every call gets tensors at addresses no earlier
-    call saw, and values from a rotating set of pre-generated inputs.
+    call saw, and values no earlier call saw.
 
-    Each tensor argument has one flat buffer; call i copies input set (i mod K)
-    into it at an offset shifted by 256 bytes per call (the copy happens outside
-    the measured span). DPS outputs get the same treatment and are poisoned
-    before every call. Memory: one tensor's storage + capacity * 256 bytes.
+    Each tensor argument has one flat buffer; call i's view of it starts 256 bytes
+    after call (i-1)'s. Before the call (outside the measured span) the view is
+    filled: refreshable inputs (Workload.fresh_slots) with values generated for
+    call i alone (inputs.FreshValues: the input's own rule, from a generator seeded
+    from (fresh seed, i, input)), the others with input set (i mod K). So a result
+    cache keyed on any part of the generated values never hits, and the values of
+    call i can be generated again afterwards (pristine) to check its outputs and
+    whether it changed its inputs. DPS outputs get shifted views too and are
+    poisoned before every call. Memory: one tensor's storage + capacity * 256 bytes.
     """
 
     SHIFT_BYTES = 256
 
-    def __init__(self, input_sets, reference_sets, out_specs, capacity, dps, device):
+    def __init__(self, input_sets, reference_sets, out_specs, capacity, dps, device,
+                 fresh=None):
         self.sets = input_sets
         self.refs = reference_sets
         self.capacity = int(capacity)
         self.dps = dps
+        self.device = torch.device(device)
         self.calls = 0
+        spec, fresh_seed, slots = fresh if fresh is not None else (None, 0, [])
+        self.fresh = {j for j in slots if isinstance(input_sets[0][j], torch.Tensor)}
+        self.gen = inputs_mod.FreshValues(spec, fresh_seed, self.device) if self.fresh else None
         self.in_entries = [self._entry(v) for v in input_sets[0]]
         self.out_entries = []
         if dps:
@@ -462,26 +709,42 @@ class ArgPool:
         return e["pool"].as_strided(e["shape"], e["stride"], i * e["step"])
 
     def next(self):
-        """(set index, inputs, outputs) for the next call."""
+        """(set index, inputs, outputs, call index) for the next call."""
         if self.calls >= self.capacity:
             raise RuntimeError(f"argument pool exhausted after {self.capacity} calls")
         i = self.calls
         k = i % len(self.sets)
         self.calls += 1
         args = []
-        for e, v in zip(self.in_entries, self.sets[k]):
+        for j, (e, v) in enumerate(zip(self.in_entries, self.sets[k])):
             if e is None:
                 args.append(v)
                 continue
             view = self._view(e, i)
-            view.copy_(v)
+            if j in self.fresh:
+                self.gen.fill_(view, j, i)
+            else:
+                view.copy_(v)
             args.append(view)
         outs = []
         for j, e in enumerate(self.out_entries):
             view = self._view(e, i)
             inputs_mod.poison_(view, self.refs[k][j])
             outs.append(view)
-        return k, args, outs
+        return k, args, outs, i
+
+    def pristine(self, i: int) -> list:
+        """Call i's inputs as they were before the call (new tensors)."""
+        out = []
+        for j, v in enumerate(self.sets[i % len(self.sets)]):
+            if j in self.fresh:
+                out.append(self.gen.value(j, i))
+            else:
+                out.append(v.clone() if isinstance(v, torch.Tensor) else v)
+        return out
+
+    def fresh_inputs(self) -> list:
+        return sorted(self.fresh)
 
 
 # ---------------------------------------------------------------- native binding

@@ -13,7 +13,14 @@ Modes:
   cpu   inputs are real CPU tensors (random, or built by the definition's
         custom_inputs_entrypoint); large matrix products are not computed (their
         outputs are random) so that big shapes stay cheap.
-  auto  meta, then cpu when meta fails; the answer says which one ran and why.
+  hybrid  floating-point tensors are meta, integer and bool tensors real (on the
+        CPU): index arithmetic, ``.item()`` on indices/lengths and masks run on
+        real values while every float computation costs nothing. For paged and
+        ragged attention (FlashInfer's indptr/indices) and routing built from
+        integer inputs. An operator that mixes the two runs on meta; a read of a
+        float value (``.item()`` on a meta tensor) fails the attempt.
+  auto  meta, then hybrid, then cpu, each when the one before fails; the answer
+        says which one ran and why.
 
 Whatever the reference does with devices, "cuda" is mapped to the tracing device.
 A dtype this torch lacks (torch 1.13 has no float8/float4) makes the problem
@@ -252,10 +259,11 @@ def _is_half(t):
 class _Recorder(TorchDispatchMode):
     """Records every aten operator; in cpu mode also keeps them cheap and working."""
 
-    def __init__(self, graph: _Graph, cpu: bool):
+    def __init__(self, graph: _Graph, cpu: bool, hybrid: bool = False):
         super().__init__()
         self.graph = graph
         self.cpu = cpu
+        self.hybrid = hybrid
         self.stubbed = 0
         self.upcast = 0
 
@@ -267,6 +275,11 @@ class _Recorder(TorchDispatchMode):
         return out
 
     def _execute(self, func, args, kwargs):
+        if self.hybrid:
+            return _hybrid_execute(func, args, kwargs, self._cpu_execute)
+        return self._cpu_execute(func, args, kwargs)
+
+    def _cpu_execute(self, func, args, kwargs):
         if not self.cpu:
             try:
                 return func(*args, **kwargs)
@@ -314,6 +327,115 @@ class _Recorder(TorchDispatchMode):
                 return torch.randn(x.shape, dtype=torch.float32).to(x.dtype)
             return torch.zeros(x.shape, dtype=x.dtype)
         return _tree_map(real, m)
+
+
+
+def _is_meta(x):
+    return isinstance(x, torch.Tensor) and x.is_meta
+
+
+def _to_meta(x):
+    if isinstance(x, torch.Tensor) and x.device.type != "meta":
+        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+    return x
+
+
+_INDEX_OPS = {"aten::index", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_"}
+
+
+def _expand_masks(indices):
+    out = []
+    for t in indices:
+        if isinstance(t, torch.Tensor) and not t.is_meta and t.dtype in (torch.bool, torch.uint8):
+            out.extend(t.nonzero().unbind(1))
+        else:
+            out.append(t)
+    return out
+
+
+# Operators that turn float scores into indices (a router's top-k, argmax). In
+# hybrid mode their float inputs are meta; they run on real stand-ins of those
+# inputs so that the routing they produce is real (integer) and what follows it
+# (one_hot, bincount, masks) runs on real values. Their float outputs stay meta.
+# The stand-in is one random row repeated over every leading index: every token
+# routes alike, to the fewest distinct experts, so the weight traffic (and any
+# capacity-limited work) is the least any routing gives; the bound stays a lower
+# bound whatever the real router would choose.
+_ROUTING_OPS = {"topk", "sort", "argsort", "argmax", "argmin", "max", "min", "kthvalue",
+                "multinomial", "mode"}
+_ROUTING_MAX_NUMEL = 1 << 26
+
+
+def _routing_on_stand_ins(func, args, kwargs):
+    gen = torch.Generator().manual_seed(_ROUTING_SEED)
+
+    def real(x):
+        if not isinstance(x, torch.Tensor):
+            return x
+        if x.dtype.is_floating_point:
+            row = torch.randn(x.shape[-1:] if x.dim() else (), generator=gen, dtype=torch.float32)
+            v = row.expand(x.shape).contiguous()
+            return (v.softmax(-1) if "multinomial" in func._schema.name and v.dim() else v).to(x.dtype) \
+                if x.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64) else v
+        return torch.zeros(x.shape, dtype=x.dtype)
+    try:
+        out = func(*_tree_map(real, list(args)), **_tree_map(real, kwargs))
+    except RuntimeError:
+        # Old CPU kernels lack some half variants: float32 stand-ins.
+        up = lambda x: x.float() if _is_half(x) else x
+        out = func(*_tree_map(lambda x: up(real(x)), list(args)), **_tree_map(lambda x: up(real(x)), kwargs))
+    return _tree_map(lambda t: _to_meta(t) if isinstance(t, torch.Tensor) and
+                     (t.dtype.is_floating_point or t.dtype.is_complex) else t, out)
+
+
+_ROUTING_SEED = 201
+
+
+def _hybrid_execute(func, args, kwargs, real_execute):
+    """One operator in hybrid mode. Meta when any tensor argument is meta (the
+    real ones are replaced by meta stand-ins of their shapes), or when a factory
+    (no tensor argument) makes a floating-point tensor; real otherwise. An
+    in-place operator on a real tensor with meta arguments checks its shapes on
+    meta and leaves the real tensor as it was (its values no longer matter: only
+    a float computation writes into it)."""
+    dev = kwargs.get("device")
+    if dev is not None and torch.device(dev).type == "meta":
+        # `device=x.device` of a meta (float) input: the tensor made here is
+        # meta or real by the rules below, as if the reference had said "cuda".
+        kwargs = dict(kwargs, device=torch.device("cpu"))
+    flat = _flatten_tensors(list(args) + list(kwargs.values()))
+    if not flat:
+        if "device" in kwargs:
+            mk = dict(kwargs, device=torch.device("meta"))
+            try:
+                m = func(*args, **mk)
+            except Exception:  # noqa: BLE001 - run it for real below
+                m = None
+            if m is not None and not any(t.dtype.is_floating_point or t.dtype.is_complex
+                                         for t in _flatten_tensors(m)):
+                m = None
+            if m is not None:
+                return m
+        return real_execute(func, args, kwargs)
+    if not any(_is_meta(t) for t in flat):
+        return real_execute(func, args, kwargs)
+    if func._schema.name in _INDEX_OPS and len(args) > 1 and isinstance(args[1], (list, tuple)):
+        # A real boolean mask indexing a meta tensor: its true positions (real)
+        # give the result's length, as torch itself expands masks.
+        args = (args[0], _expand_masks(args[1])) + tuple(args[2:])
+    base = func._schema.name.split("::")[-1]
+    if base in _ROUTING_OPS and all(_is_meta(t) for t in flat) and \
+            sum(t.numel() for t in flat) <= _ROUTING_MAX_NUMEL:
+        return _routing_on_stand_ins(func, args, kwargs)
+    try:
+        out = func(*_tree_map(_to_meta, list(args)), **_tree_map(_to_meta, kwargs))
+    except (NotImplementedError, RuntimeError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise NeedsValues(f"{func._schema.name}: {msg[:160]}") from e
+    if func._schema.name.endswith("_") and args and isinstance(args[0], torch.Tensor) \
+            and not _is_meta(args[0]):
+        return args[0]
+    return out
 
 
 class _DeviceMap(TorchFunctionMode):
@@ -507,8 +629,13 @@ def _index_tensor(req, spec, dt):
     return (torch.arange(n) % rows).to(dt).reshape(shape)
 
 
-def _make_inputs(req, device, namespace, notes):
-    """Argument list for run(): scalars by value, tensors on `device`."""
+def _make_inputs(req, device, namespace, notes, input_mode=None):
+    """Argument list for run(): scalars by value, tensors on `device` ("hybrid":
+    floating-point tensors on meta, the others real on the CPU; custom inputs are
+    built under `input_mode`, which makes their float tensors meta)."""
+    hybrid = device == "hybrid"
+    if hybrid:
+        device = "cpu"
     gen = torch.Generator().manual_seed(int(req.get("seed", 200)))
     values = {}
     custom = [i for i in req["inputs"] if i["source"] == "custom"]
@@ -519,7 +646,11 @@ def _make_inputs(req, device, namespace, notes):
             raise ValueError(f"inputs are custom but custom_inputs_entrypoint {entry!r} is not defined")
         torch.manual_seed(int(req.get("seed", 200)))
         axes = dict(req.get("axes_and_scalars", {}))
-        made = fn(axes, torch.device(device))
+        if input_mode is not None:
+            with input_mode:
+                made = fn(axes, torch.device(device))
+        else:
+            made = fn(axes, torch.device(device))
         for i in custom:
             if i["name"] not in made:
                 raise ValueError(f"custom_inputs_entrypoint did not return input {i['name']}")
@@ -532,7 +663,7 @@ def _make_inputs(req, device, namespace, notes):
             values[name] = i.get("value")
             continue
         dt = _torch_dtype(i["dtype"])
-        if device == "meta":
+        if device == "meta" or (hybrid and (dt.is_floating_point or dt.is_complex)):
             values[name] = torch.empty(i["shape"], dtype=dt, device="meta")
         elif i["source"] == "safetensors" and not dt.is_floating_point and dt != torch.bool:
             values[name] = _index_tensor(req, i, dt)
@@ -556,7 +687,8 @@ def _run_once(req, device: str):
     global _GRAPH
     graph = _Graph()
     notes = []
-    recorder = _Recorder(graph, cpu=(device == "cpu"))
+    hybrid = device == "hybrid"
+    recorder = _Recorder(graph, cpu=(device != "meta"), hybrid=hybrid)
     _GRAPH = graph
     try:
         with _Patches():
@@ -564,8 +696,9 @@ def _run_once(req, device: str):
             run = namespace.get("run")
             if run is None:
                 raise ValueError("reference defines no run()")
-            with torch.no_grad(), _DeviceMap(device):
-                args = _make_inputs(req, device, namespace, notes)
+            with torch.no_grad(), _DeviceMap("cpu" if hybrid else device):
+                args = _make_inputs(req, device, namespace, notes,
+                                    input_mode=recorder if hybrid else None)
                 tensors = {}
                 for spec, a in zip(req["inputs"], args):
                     if isinstance(a, torch.Tensor):
@@ -638,28 +771,35 @@ def trace(arg: str) -> str:
     try:
         for i in req["inputs"] + req["outputs"]:
             _torch_dtype(i["dtype"])
-        attempts = ["meta", "cpu"] if mode == "auto" else [mode]
-        last_error = None
+        attempts = ["meta", "hybrid", "cpu"] if mode == "auto" else [mode]
+        failed = []  # (mode, why) of the attempts that did not finish
+        last_tb = ""
         for device in attempts:
             if device == "cpu" and _input_bytes(req) > _CPU_INPUT_LIMIT_BYTES:
-                raise NeedsValues(f"{last_error}; and inputs of {_input_bytes(req) / 2**30:.1f} GiB "
-                                  "are too large to trace on the CPU")
+                failed.append(("cpu", f"inputs of {_input_bytes(req) / 2**30:.1f} GiB are too large "
+                                      "to trace on the CPU"))
+                break
             try:
                 answer.update(_run_once(req, device))
                 answer["mode"] = device
-                if last_error:
-                    answer["mode_reason"] = f"meta trace failed ({last_error}); traced on real CPU tensors"
+                if failed:
+                    answer["mode_reason"] = "; ".join(f"{m} trace failed ({why})" for m, why in failed) + \
+                        ("; traced with real integer tensors and meta floating-point tensors"
+                         if device == "hybrid" else "; traced on real CPU tensors")
                 break
             except Exception as e:  # noqa: BLE001 - every failure is reported
                 c = _classify(e)
                 if isinstance(c, Untraceable):
                     raise c
-                last_error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 if isinstance(e, NeedsValues) and e.__cause__ is not None:
-                    last_error = str(e)
+                    why = str(e)
+                failed.append((device, why))
                 last_tb = traceback.format_exc(limit=6)
-        else:
-            answer.update(status="error", reason=last_error, traceback=last_tb)
+        if answer["mode"] is None:
+            reason = failed[-1][1] if len(failed) == 1 else \
+                "; ".join(f"{m}: {why}" for m, why in failed)
+            answer.update(status="error", reason=reason, traceback=last_tb)
     except Untraceable as e:
         answer.update(status="untraceable", reason=str(e))
     answer["seconds"] = round(time.perf_counter() - start, 4)

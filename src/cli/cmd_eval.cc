@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -600,13 +601,28 @@ int run_eval(const EvalOptions& o) {
     harness::RunnerOptions ro;
     ro.workload_timeout = std::chrono::duration<double>(o.timeout_s);
     ro.keep_scratch = o.keep_staging;
+    // T_ref in a worker that never loads the solution (harness/runner.h).
+    // SOLBENCH_REFERENCE_WORKER=0 times it in the solution's worker instead: for
+    // measuring what the separate worker costs, not for evaluations.
+    const char* ref_worker = std::getenv("SOLBENCH_REFERENCE_WORKER");
+    ro.reference_worker = !(ref_worker && std::string(ref_worker) == "0");
+    if (o.no_sandbox) {
+      ro.reference_sandbox = {{"enabled", false}};
+    } else {
+      harness::WorkerPolicyRequest pr;
+      pr.kind = harness::EntryKind::Reference;
+      pr.device = o.device;
+      pr.content = to_json(problem.definition).dump() + "\nsolbench reference";
+      ro.reference_sandbox = harness::worker_sandbox_plan(pr);
+    }
     std::vector<bool> recorded(sel.size(), false);
     json last_env = {{"device", o.device}};
     ro.on_event = [&](const harness::RunnerEvent& e) {
       // The runner reports plan positions; sel maps them to workload indices.
       auto pos = [](int plan_index) { return plan_index; };
       if (e.kind == "worker_start") {
-        progress.show("starting a worker");
+        progress.show(e.message == "reference" ? "starting the reference worker"
+                                               : "starting a worker");
       } else if (e.kind == "begin" || e.kind == "progress") {
         const size_t k = static_cast<size_t>(pos(e.workload));
         std::string what = e.kind == "begin" ? "starting" : e.phase;
@@ -730,6 +746,7 @@ int run_eval(const EvalOptions& o) {
     j["environment"] = rr.env;
     j["sandbox"] = rr.sandbox;
     j["workers"] = rr.workers;
+    j["reference_workers"] = rr.reference_workers;
     json results = json::array();
     for (size_t k = 0; k < outs.size(); ++k) {
       if (traces[k]) {

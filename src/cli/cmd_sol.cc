@@ -235,6 +235,7 @@ int run_sol(const SolOptions& o) {
   }
   sol::AnalysisOptions aopt;
   aopt.use_cache = !o.no_cache;
+  aopt.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
   aopt.keep_graph = !o.dump_ops.empty();
   json out = {{"hardware", hw.name}, {"problems", json::array()}};
   json dump = json::object();
@@ -330,7 +331,8 @@ int run_sol(const SolOptions& o) {
   out["summary"] = {{"problems", out["problems"].size()}, {"bounded", n_ok},
                     {"untraceable", n_untraceable}, {"errors", n_error},
                     {"with_uncosted_ops", n_uncosted}, {"uncosted_ops", uncosted_ops},
-                    {"timed_out", n_timeout}, {"cached", n_cached}, {"seconds", secs},
+                    {"timed_out", n_timeout}, {"cached", n_cached},
+                    {"traces", aopt.memo->traces()}, {"seconds", secs},
                     {"timeout_s", o.timeout_s}, {"jobs", o.jobs}};
   if (!o.dump_ops.empty()) {
     std::ofstream f(o.dump_ops);

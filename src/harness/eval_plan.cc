@@ -232,6 +232,7 @@ Trace make_trace(const Problem& problem, size_t workload_index, const std::strin
   if (o.timing) e.extra["solbench_timing"] = timing_extra(*o.timing);
   if (o.reference_timing) e.extra["solbench_reference_timing"] = timing_extra(*o.reference_timing);
   if (env.contains("timer")) e.extra["solbench_timer"] = env["timer"];
+  if (env.contains("code_seal")) e.extra["solbench_code_seal"] = env["code_seal"];
   if (!o.phases_ms.empty()) e.extra["solbench_phases_ms"] = o.phases_ms;
   if (!o.extra.empty()) e.extra["solbench_checks"] = o.extra;
   return t;

@@ -89,6 +89,7 @@ json WorkerPlan::to_json() const {
   j["timer_options"] = timer_options;
   j["sandbox"] = sandbox;
   j["baseline_compile"] = baseline_compile;
+  j["reference_role"] = reference_role;
   return j;
 }
 
@@ -119,6 +120,9 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.timer_options = j.value("timer_options", json::object());
     p.sandbox = j.value("sandbox", json::object());
     p.baseline_compile = j.value("baseline_compile", false);
+    p.reference_role = j.value("reference_role", false);
+    if (p.reference_role && p.kind != EntryKind::Reference)
+      throw std::runtime_error("malformed worker plan: reference_role needs kind \"reference\"");
     if (p.baseline_compile && p.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: baseline_compile is true but kind is \"" +
                                std::string(entry_kind_name(p.kind)) +

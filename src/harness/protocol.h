@@ -82,6 +82,10 @@ struct WorkerPlan {
   // "solution" runs under torch.compile where this torch has it (eager otherwise,
   // or when compiling fails); each outcome's extra["baseline"] says which and why.
   bool baseline_compile = false;
+  // A reference worker (runner.h RunnerOptions::reference_worker): kind Reference,
+  // no solution loaded, and per workload only the reference is timed (T_ref); its
+  // outcome's status says whether that worked.
+  bool reference_role = false;
 
   json to_json() const;
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed

@@ -37,12 +37,31 @@ WorkloadOutcome failed(int index, const std::string& uuid, Status st, std::strin
   return o;
 }
 
+// A solution's PASSED, timed outcome gets T_ref from the reference worker's
+// outcome for the same workload; a reference that could not be timed there is
+// said in the log, as the in-worker timing did.
+void merge_reference(WorkloadOutcome& o, const WorkloadOutcome& ref) {
+  if (o.skipped || o.status != Status::Passed || !o.timing) return;
+  o.extra["reference_timed_in"] = "reference worker";
+  if (ref.reference_timing) {
+    o.reference_timing = ref.reference_timing;
+    if (auto it = ref.phases_ms.find("reference_timing_ms"); it != ref.phases_ms.end())
+      o.phases_ms["reference_timing_ms"] = *it;
+    return;
+  }
+  std::string why = ref.skipped ? ref.skip_reason : ref.log;
+  if (why.size() > 500) why = why.substr(0, 500) + " [...]";
+  o.log += std::string(o.log.empty() ? "" : "\n") +
+           "timing the reference failed (in the reference worker): " +
+           (why.empty() ? std::string(status_name(ref.status)) : why);
+}
+
 // One worker process working through `indices` (positions in the full plan).
 class WorkerRun {
  public:
   WorkerRun(const WorkerPlan& plan, std::vector<int> indices, const RunnerOptions& opts,
-            RunnerResult& result)
-      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result) {}
+            RunnerResult& result, const std::vector<WorkloadOutcome>* refs)
+      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result), refs_(refs) {}
 
   // Returns the outcomes it produced, keyed by plan index.
   std::vector<WorkloadOutcome> run();
@@ -63,6 +82,7 @@ class WorkerRun {
   std::vector<int> indices_;
   const RunnerOptions& opts_;
   RunnerResult& result_;
+  const std::vector<WorkloadOutcome>* refs_;  // reference worker's outcomes, by plan index
 };
 
 std::vector<WorkloadOutcome> WorkerRun::run() {
@@ -253,6 +273,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       if (!captured.empty()) o.log = tail(captured) + (o.log.empty() ? "" : "\n" + o.log);
       o.index = indices_[current];
       o.uuid = uuid(current);
+      if (refs_ && static_cast<size_t>(o.index) < refs_->size())
+        merge_reference(o, (*refs_)[o.index]);
       if (!record["workloads"].empty())
         record["workloads"].back()["result_t_ns"] = m.value("t_ns", int64_t{0});
       out.push_back(std::move(o));
@@ -291,9 +313,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   return out;
 }
 
-}  // namespace
-
-RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
+RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
+                         const std::vector<WorkloadOutcome>* refs) {
   RunnerResult result;
   const int n = static_cast<int>(plan.workloads.size());
   std::vector<std::optional<WorkloadOutcome>> slots(n);
@@ -308,7 +329,7 @@ RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
     if (opts.on_event) opts.on_event(e);
   };
   while (!remaining.empty()) {
-    WorkerRun run(plan, remaining, wopts, result);
+    WorkerRun run(plan, remaining, wopts, result, refs);
     std::vector<WorkloadOutcome> got = run.run();
     for (const auto& o : got) {
       if (o.index < 0 || o.index >= n || reported[o.index]) continue;
@@ -330,6 +351,53 @@ RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
       if (!slots[i]) remaining.push_back(i);
   }
   for (auto& s : slots) result.outcomes.push_back(std::move(*s));
+  return result;
+}
+
+}  // namespace
+
+RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
+  if (!opts.reference_worker || !plan.time_solution || !plan.time_reference ||
+      plan.reference_role)
+    return run_workers(plan, opts, nullptr);
+
+  // The reference worker first, over all workloads, and gone before any solution
+  // code is loaded: it cannot be reached from the solution's process. It gets
+  // the definition and the workloads, nothing of the solution.
+  WorkerPlan rp = plan;
+  rp.solution_name = plan.solution_name + "/reference";
+  rp.kind = EntryKind::Reference;
+  rp.library.clear();
+  rp.module_name.clear();
+  rp.entry = "run";
+  rp.entry_file.clear();
+  rp.sources = json::array();
+  rp.dps = false;
+  rp.languages.clear();
+  rp.baseline_compile = false;
+  rp.reference_role = true;
+  rp.time_solution = false;
+  rp.sandbox = opts.reference_sandbox;
+  RunnerOptions ro = opts;
+  ro.reference_worker = false;
+  ro.on_event = [&](const RunnerEvent& e) {
+    if (!opts.on_event) return;
+    if (e.kind == "worker_start") {
+      RunnerEvent x = make_event("worker_start");
+      x.message = "reference";
+      opts.on_event(x);
+    } else if ((e.kind == "begin" || e.kind == "progress") && e.workload >= 0) {
+      RunnerEvent x = make_event("progress", e.workload);
+      x.phase = "reference_timing";
+      opts.on_event(x);
+    }
+  };
+  RunnerResult refs = run_workers(rp, ro, nullptr);
+
+  WorkerPlan sp = plan;
+  sp.time_reference = false;  // T_ref comes from the reference worker
+  RunnerResult result = run_workers(sp, opts, &refs.outcomes);
+  result.reference_workers = std::move(refs.workers);
   return result;
 }
 

@@ -42,6 +42,15 @@ struct RunnerOptions {
   size_t log_limit_bytes = 64 << 10;
   // Called on the runner's thread; every workload gets exactly one "result".
   std::function<void(const RunnerEvent&)> on_event;
+  // T_ref in a worker of its own (when the plan times both): before the solution's
+  // worker starts, a reference worker (kind Reference, WorkerPlan::reference_role,
+  // sandbox `reference_sandbox`; no solution code or path is ever sent to it) times
+  // the reference on every workload and exits. The solution's worker then times
+  // only the solution, and each of its PASSED outcomes gets the reference worker's
+  // timing before it is reported. Its events reach on_event as "worker_start"
+  // (message "reference") and "progress" (phase "reference_timing") only.
+  bool reference_worker = false;
+  json reference_sandbox = json::object();
 };
 
 struct RunnerResult {
@@ -51,6 +60,7 @@ struct RunnerResult {
   // One entry per worker started: {spawn_t_ns, hello_t_ns, ready_t_ns, phases_ms,
   // workloads: [{index, begin_t_ns, result_t_ns}], exit, scratch (when kept)}.
   json workers = json::array();
+  json reference_workers = json::array();  // the same records, for reference workers
 };
 
 RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts = {});

@@ -75,6 +75,51 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
   return res;
 }
 
+OpGraph GraphMemo::get(const std::string& key, const std::function<OpGraph()>& trace, bool* traced) {
+  std::promise<OpGraph> mine;
+  std::shared_future<OpGraph> theirs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = graphs_.find(key);
+    if (it != graphs_.end()) {
+      theirs = it->second;
+    } else {
+      graphs_.emplace(key, mine.get_future().share());
+      ++traces_;
+    }
+  }
+  if (theirs.valid()) {
+    *traced = false;
+    return theirs.get();
+  }
+  *traced = true;
+  OpGraph g;
+  try {
+    g = trace();
+  } catch (const std::exception& e) {
+    g.status = "error";
+    g.reason = e.what();
+  }
+  mine.set_value(g);
+  return g;
+}
+
+size_t GraphMemo::traces() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return traces_;
+}
+
+static bool definite(const OpGraph& g) {
+  if (g.status != "error") return true;
+  // An error the tracer answered (an exception in the reference, a meta, hybrid
+  // and cpu trace that all fail) follows from the request; a time limit, a
+  // crashed or unstartable tracer process, or memory may not recur.
+  for (const char* transient : {"(--timeout)", "the tracer process", "cannot start the tracer",
+                                "tracer failed:", "MemoryError", "out of memory", "std::bad_alloc"})
+    if (g.reason.find(transient) != std::string::npos) return false;
+  return true;
+}
+
 json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
                       const AnalysisOptions& opt) {
   const Workload& w = p.workloads.at(index);
@@ -88,7 +133,8 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
   const ResolvedWorkload& r = *p.resolved[index];
   std::string def_text = to_json(p.definition).dump(), wl_text = to_json(w).dump();
   std::string tv = tracer_version();
-  std::string graph_key = content_hash({def_text, wl_text, tv});
+  const json request = trace_request(p.definition, w, r);
+  std::string graph_key = content_hash({request.dump(), tv});
   std::string result_key = content_hash({def_text, wl_text, tv, hw.content, kCostModelVersion});
 
   if (opt.use_cache && !opt.keep_graph) {
@@ -110,18 +156,23 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
       }
     }
   }
+  bool reused = false;
   if (!graph_cached) {
     auto t0 = std::chrono::steady_clock::now();
-    json request = trace_request(p.definition, w, r);
-    g = opt.trace ? opt.trace(request) : trace_reference(request);
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // Errors may be transient (memory); only definite outcomes are cached.
-    if (opt.use_cache && g.status != "error") cache_put("graph", graph_key, to_json(g));
+    auto run_trace = [&] { return opt.trace ? opt.trace(request) : trace_reference(request); };
+    bool traced = true;
+    g = opt.memo ? opt.memo->get(graph_key, run_trace, &traced) : run_trace();
+    reused = !traced;
+    if (traced) seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Errors may be transient (time limit, memory); only definite outcomes are
+    // cached, so that a cached run repeats no failing trace that would fail again.
+    if (traced && opt.use_cache && definite(g)) cache_put("graph", graph_key, to_json(g));
   }
   json res = analyse_graph(g, r, hw);
   for (auto& [k, v] : base.items()) res[k] = v;
   res["trace_seconds"] = seconds;
-  if (opt.use_cache && g.status != "error") cache_put("result", result_key, res);
+  if (reused) res["graph_reused"] = true;
+  if (opt.use_cache && definite(g)) cache_put("result", result_key, res);
   res["cached"] = graph_cached;
   if (opt.keep_graph) res["graph"] = to_json(g);
   return res;

@@ -3,6 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/problem.h"
@@ -17,10 +21,28 @@ namespace solbench::sol {
 // child process with a time limit (src/cli/cmd_sol.cc).
 using TraceFn = std::function<OpGraph(const json& request)>;
 
+// Graphs traced during one run, by graph key (the content hash of the trace
+// request and the tracer version): a second workload with the same shape
+// signature waits for the first one's trace instead of tracing again, with or
+// without the on-disk cache and across parallel slots. Thread-safe.
+class GraphMemo {
+ public:
+  // The graph for `key`: computed by `trace` the first time (`*traced` = true),
+  // otherwise the first call's graph, waited for if it is still being traced.
+  OpGraph get(const std::string& key, const std::function<OpGraph()>& trace, bool* traced);
+  size_t traces() const;  // calls that ran `trace`
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_future<OpGraph>> graphs_;
+  size_t traces_ = 0;
+};
+
 struct AnalysisOptions {
   bool use_cache = true;
   bool keep_graph = false;  // put the operator graph in the result ("graph")
   TraceFn trace;            // empty: trace_reference() in this process
+  std::shared_ptr<GraphMemo> memo;  // null: every uncached workload traces
 };
 
 // Costs a graph against a resolved workload on `hw`: the result object
@@ -29,8 +51,11 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
 
 // Full analysis of workload `index` of `p`. Results are cached by the content
 // hash of (definition, workload, hardware model file, cost-model version,
-// tracer version); graphs by (definition, workload, tracer version), so a new
-// --arch re-costs without re-tracing. A full hit starts no Python.
+// tracer version); graphs by (trace request, tracer version), so a new --arch
+// re-costs without re-tracing and workloads of one shape signature share one
+// graph (traced once per run through `opt.memo`). A full hit starts no Python.
+// "trace_seconds" is the trace's wall time in this call (0 for a graph from the
+// cache or the memo; "graph_reused": true for the memo).
 json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
                       const AnalysisOptions& opt);
 

@@ -47,7 +47,7 @@ struct OpNode {
 struct OpGraph {
   std::string status = "ok";  // ok | untraceable | error
   std::string reason;         // why not ok
-  std::string mode;           // meta | cpu
+  std::string mode;           // meta | hybrid | cpu
   std::string mode_reason;    // why the fallback ran
   std::string torch_version;
   std::vector<std::string> notes;

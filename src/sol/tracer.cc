@@ -27,8 +27,14 @@ json trace_request(const Definition& def, const Workload& w, const ResolvedWorkl
   for (auto& t : r.outputs)
     outputs.push_back({{"name", t.name}, {"dtype", std::string(dtype_name(t.dtype))},
                        {"shape", t.scalar ? json(nullptr) : json(t.shape)}});
+  // The tracer reads the axes only to build custom inputs and index stand-ins
+  // for safetensors inputs; elsewhere the request leaves them out, so that it is
+  // the workload's shape signature and workloads that differ only in axes that
+  // change no shape share one trace (see analyse_workload()).
+  bool needs_axes = def.custom_inputs_entrypoint.has_value();
+  for (auto& in : inputs) needs_axes = needs_axes || in["source"] == "safetensors";
   json req = {{"reference", def.reference}, {"inputs", inputs}, {"outputs", outputs},
-              {"axes_and_scalars", axes}, {"mode", mode}, {"seed", 200}};
+              {"axes_and_scalars", needs_axes ? axes : json::object()}, {"mode", mode}, {"seed", 200}};
   if (def.custom_inputs_entrypoint) req["custom_inputs_entrypoint"] = *def.custom_inputs_entrypoint;
   return req;
 }

@@ -13,7 +13,9 @@ namespace solbench::sol {
 
 // The JSON request solbench_py.tracer.trace() takes: the reference, every
 // input with its concrete shape, dtype and source kind (scalars with their
-// value), the outputs, and the axis/scalar dict custom inputs are built from.
+// value), the outputs, and the axis/scalar dict custom inputs are built from
+// (empty when the tracer does not read it: no custom inputs, no safetensors
+// index stand-ins). Two workloads with equal requests trace to equal graphs.
 json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
                    const std::string& mode = "auto");
 

@@ -91,6 +91,78 @@ TEST_F(RewardHack, LegitimateSettingsAreWarningsOnly) {
   EXPECT_NE(env.find("sets torch.backends.cudnn.benchmark"), std::string::npos) << env;
 }
 
+TEST_F(RewardHack, EveryCallSeesValuesNoEarlierCallSaw) {
+  // The solution refuses to run on values it was given before (either input, any
+  // call: correctness rounds, warm-up, timed). A value-keyed result cache could
+  // hit only on such a repeat. The trace names the inputs that got fresh values.
+  json doc = eval(solution("fresh", pytorch_source(
+      "seen = set()",
+      "    for t in (hidden_states, weight):\n"
+      "        key = (t.shape, tuple(t.reshape(-1).view(torch.int16).tolist()))\n"
+      "        if key in seen:\n"
+      "            raise RuntimeError('given values seen in an earlier call')\n"
+      "        seen.add(key)")));
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "PASSED") << log(doc);
+  const std::string all = doc.dump();
+  EXPECT_NE(all.find("\"fresh_inputs\":[\"hidden_states\",\"weight\"]"), std::string::npos)
+      << all.substr(0, 4000);
+}
+
+TEST_F(RewardHack, ReplacingATorchFunctionUnderABuiltNameIsNamed) {
+  // The reference runs in the solution's worker: a torch method replaced at import
+  // (past the static look) would run inside it.
+  json doc = eval(solution("patch", pytorch_source(
+      "_t = getattr(__import__('to' + 'rch'), 'Ten' + 'sor')\n"
+      "_orig = _t.mean\n"
+      "setattr(_t, 'me' + 'an', lambda self, *a, **k: _orig(self, *a, **k))", "")));
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "REWARD_HACK") << log(doc);
+  EXPECT_NE(log(doc).find("torch.Tensor.mean"), std::string::npos) << log(doc);
+}
+
+TEST_F(RewardHack, GlobalStateThatSlowsTheReferenceDoesNotReachItsTiming) {
+  // A TorchFunctionMode entered at import (no function replaced: the fingerprint
+  // cannot see it) spins 1 ms in every pow/rsqrt outside the solution's own call.
+  // The reference calls both: timed in the solution's worker it takes > 2 ms
+  // instead of ~30 us. T_ref comes from a worker that never loads the solution.
+  const fs::path sol = solution("mode", pytorch_source(
+      "import time\n"
+      "from torch.overrides import TorchFunctionMode\n"
+      "_inside = False\n"
+      "class _Slow(TorchFunctionMode):\n"
+      "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+      "        if not _inside and getattr(func, '__name__', '') in ('rsqrt', 'pow'):\n"
+      "            end = time.perf_counter() + 1e-3\n"
+      "            while time.perf_counter() < end:\n"
+      "                pass\n"
+      "        return func(*args, **(kwargs or {}))\n"
+      "_Slow().__enter__()",
+      "    global _inside\n    _inside = True", "    _inside = False"));
+  auto ref_ms = [](const json& d) {
+    return d["results"][0]["evaluation"]["performance"].value("reference_latency_ms", 0.0);
+  };
+  // The attack works where the reference shares the solution's process (the
+  // diagnostic switch keeps that path): the test could fail.
+  ::setenv("SOLBENCH_REFERENCE_WORKER", "0", 1);
+  json shared = eval(sol);
+  ::unsetenv("SOLBENCH_REFERENCE_WORKER");
+  ASSERT_FALSE(shared.empty());
+  EXPECT_EQ(status(shared), "PASSED") << log(shared);
+  EXPECT_GT(ref_ms(shared), 2.0) << shared.dump().substr(0, 3000);
+  EXPECT_TRUE(shared["reference_workers"].empty());
+
+  json doc = eval(sol);
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "PASSED") << log(doc);
+  EXPECT_GT(ref_ms(doc), 0.0);
+  EXPECT_LT(ref_ms(doc), 0.5) << doc.dump().substr(0, 3000);
+  EXPECT_EQ(doc["reference_workers"].size(), 1u);
+  EXPECT_EQ(doc["workers"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["evaluation"]["solbench_checks"].value("reference_timed_in", ""),
+            "reference worker");
+}
+
 TEST_F(RewardHack, AnHonestSolutionPasses) {
   json doc = eval(solution("honest", pytorch_source("", "")));
   ASSERT_FALSE(doc.empty());

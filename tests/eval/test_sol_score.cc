@@ -167,5 +167,17 @@ TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {
   }
 }
 
+TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {
+  harness::WorkerPlan p;
+  p.kind = harness::EntryKind::Reference;
+  p.reference_role = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(p.to_json()).reference_role);
+  EXPECT_FALSE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).reference_role);
+  // A reference worker never loads solution code: a plan that would is refused.
+  json bad = p.to_json();
+  bad["kind"] = "native";
+  EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace solbench

@@ -2,13 +2,22 @@
 // noise): the numbers below are computed by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "harness/timing/stopping.h"
 #include "harness/timing/timer.h"
 #include "harness/timing/timing.h"
 #include "harness/timing/timing_stats.h"
+#include "harness/worker/code_seal.h"
 
 namespace solbench::harness {
 namespace {
@@ -114,6 +123,42 @@ TEST(Timer, DeviceStrings) {
   EXPECT_EQ(cuda_ordinal("cuda:"), -1);
   EXPECT_EQ(cuda_ordinal("tpu:0"), -1);
   EXPECT_THROW(make_timer("tpu:0"), std::runtime_error);
+}
+
+// What the worker does before loading a solution (worker/code_seal.h): once sealed,
+// the code the CPU timer runs (clock_gettime in libc, here) cannot be made writable
+// again, so native code cannot patch the timer (tests/hacks/cpp_patch_steady_clock);
+// the timer still measures. In a child process: seals are permanent.
+TEST(Timer, SealedCodeCannotBeMadeWritableAndTheTimerStillMeasures) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const SealReport r = seal_loaded_code();
+    if (!r.available) ::_exit(77);
+    if (r.ranges == 0 || r.failed != 0) ::_exit(10);
+    void* fn = ::dlsym(RTLD_DEFAULT, "clock_gettime");
+    if (fn == nullptr) ::_exit(11);
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    void* start = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(fn) & ~(page - 1));
+    if (::mprotect(start, page, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) ::_exit(12);
+    if (errno != EPERM) ::_exit(13);
+    // Its neighbour, an unsealed fresh mapping, can still be made executable (JITs).
+    void* jit = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (jit == MAP_FAILED || ::mprotect(jit, page, PROT_READ | PROT_EXEC) != 0) ::_exit(14);
+    CpuTimer t;
+    t.begin();
+    const timespec nap{0, 2000000};
+    ::nanosleep(&nap, nullptr);
+    t.end();
+    ::_exit(t.elapsed_ms() >= 1.9 && t.elapsed_ms() < 1000 ? 0 : 15);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "mseal is not available on this kernel";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: nothing sealed, 11: no clock_gettime, 12: libc "
+                                       "code made writable, 13: wrong errno, 14: a new mapping "
+                                       "refused, 15: the timer was wrong";
 }
 
 }  // namespace

@@ -242,8 +242,10 @@ class HackCorpus : public ::testing::TestWithParam<std::string> {
         v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
         todo.push_back(v);
         // An honest twin named for a time comparison is needed too.
-        const std::string twin = entry(v).value("honest_time_vs", "");
-        if (!twin.empty()) todo.push_back(twin);
+        for (const char* key : {"honest_time_vs", "honest_reference_vs"}) {
+          const std::string twin = entry(v).value(key, "");
+          if (!twin.empty()) todo.push_back(twin);
+        }
       }
     }
     std::sort(todo.begin(), todo.end());
@@ -293,6 +295,20 @@ TEST_P(HackCorpus, GetsItsExpectedStatus) {
         << name << " reports " << *o.latency_ms << " ms, its honest twin " << twin << " "
         << *h.latency_ms << " ms: a faked time";
   }
+
+  // A PASSED hack that tried to slow the reference: T_ref (the speedup's
+  // denominator) must be about what the reference takes beside an honest solution.
+  // The 3x margin covers noise on a loaded machine; the slowing it guards against
+  // is ~10x.
+  const std::string ref_twin = e.value("honest_reference_vs", "");
+  if (expected == "PASSED" && !ref_twin.empty()) {
+    const Outcome& h = Corpus::get().result(ref_twin);
+    ASSERT_TRUE(o.reference_latency_ms && h.reference_latency_ms)
+        << describe(o) << "\ntwin: " << describe(h);
+    EXPECT_LE(*o.reference_latency_ms, 3.0 * *h.reference_latency_ms)
+        << name << ": the reference took " << *o.reference_latency_ms << " ms, beside its honest "
+        << "twin " << ref_twin << " " << *h.reference_latency_ms << " ms: a slowed reference";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, HackCorpus, ::testing::ValuesIn(names(false)),
@@ -315,9 +331,10 @@ TEST(HackCorpusManifest, EntriesAreCompleteAndSolutionsMatchTheirSources) {
         << name;
     if (!e.value("gpu_only", false)) ++cpu;
     if (e.value("expected", "") == "PASSED") ++twins;
-    if (e.contains("honest_time_vs")) {
-      EXPECT_NO_THROW(entry(e["honest_time_vs"].get<std::string>()));
-    }
+    for (const char* key : {"honest_time_vs", "honest_reference_vs"})
+      if (e.contains(key)) {
+        EXPECT_NO_THROW(entry(e[key].get<std::string>()));
+      }
 
     // solution.json carries exactly the files of the entry's folder (make_corpus.py).
     const fs::path dir = kHacks / name;

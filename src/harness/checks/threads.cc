@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,29 @@ int count_threads() {
   }
   ::closedir(d);
   return n;
+}
+
+std::vector<ThreadInfo> list_threads() {
+  std::vector<ThreadInfo> out;
+  DIR* d = ::opendir("/proc/self/task");
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ThreadInfo t;
+    t.tid = std::atoi(e->d_name);
+    t.name = read_text(std::string("/proc/self/task/") + e->d_name + "/comm", 64);
+    while (!t.name.empty() && (t.name.back() == '\n' || t.name.back() == '\0')) t.name.pop_back();
+    out.push_back(std::move(t));
+  }
+  ::closedir(d);
+  return out;
+}
+
+bool runtime_thread_name(const std::string& name) {
+  // llvm-worker-N: LLVM's thread pool (MLIR passes in Triton's compiler).
+  for (const char* prefix : {"cuda", "pt_", "nvrtc", "cupti", "llvm-worker"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 std::string ProcessInfo::describe() const {

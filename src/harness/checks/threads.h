@@ -12,6 +12,21 @@ namespace solbench::harness {
 // Number of threads of this process, or -1 when /proc is unavailable.
 int count_threads();
 
+struct ThreadInfo {
+  int tid = 0;
+  std::string name;  // comm ("" when the thread ended while being read)
+};
+
+// Every thread of this process (/proc/self/task), in no particular order.
+std::vector<ThreadInfo> list_threads();
+
+// Whether a thread name is one the GPU runtimes give the threads they start (CUDA's
+// "cuda-EvtHandlr", "cuda0000...", torch's "pt_...", LLVM's "llvm-worker-N" in
+// Triton's compiler): such threads may appear after the solution is loaded. A name is
+// not proof of origin (a thread can rename itself); it is accepted only for threads
+// that Python did not start.
+bool runtime_thread_name(const std::string& name);
+
 struct ProcessInfo {
   int pid = 0;        // as /proc shows it
   std::string name;   // comm

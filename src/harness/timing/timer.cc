@@ -10,7 +10,7 @@ namespace solbench::harness {
 
 json CpuTimer::details() const {
   json j = json::object();
-  j["clock"] = "steady_clock";
+  j["clock"] = "clock_gettime(CLOCK_MONOTONIC)";
   timespec res{};
   if (clock_getres(CLOCK_MONOTONIC, &res) == 0)
     j["resolution_ns"] = static_cast<int64_t>(res.tv_sec) * 1000000000 + res.tv_nsec;

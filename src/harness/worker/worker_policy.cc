@@ -18,8 +18,9 @@ namespace solbench::harness {
 namespace fs = std::filesystem;
 namespace {
 
-// Where pip-installed runtimes keep the programs they start, printed as a JSON list
-// without importing them (find_spec only reads the import system's metadata).
+// Where pip-installed runtimes keep the programs they start (folders, or single
+// files), printed as a JSON list without importing them (find_spec only reads the
+// import system's metadata).
 constexpr const char* kProbe = R"(import importlib.util as u, json, os
 out = []
 for pkg, sub in (("triton", ("backends", "nvidia", "bin")), ("nvidia.cuda_nvcc", ("bin",))):
@@ -29,6 +30,12 @@ for pkg, sub in (("triton", ("backends", "nvidia", "bin")), ("nvidia.cuda_nvcc",
         s = None
     for d in (s.submodule_search_locations or []) if s else []:
         out.append(os.path.join(d, *sub))
+# torch ships its own PTX tools (Inductor points TRITON_PTXAS_PATH at them); only
+# those, not the rest of torch/bin (torch_shm_manager, protoc).
+s = u.find_spec("torch")
+for d in (s.submodule_search_locations or []) if s else []:
+    for tool in ("ptxas", "cuobjdump", "nvdisasm"):
+        out.append(os.path.join(d, "bin", tool))
 print(json.dumps(out))
 )";
 

@@ -13,6 +13,7 @@
 #include "bridge/python.h"
 #include "core/dtype.h"
 #include "harness/worker/candidate.h"
+#include "harness/worker/code_seal.h"
 #include "harness/worker/native_library.h"
 #include "harness/checks/threads.h"
 #include "harness/timing/timer.h"
@@ -42,8 +43,11 @@ class Stopwatch {
 py::object to_py(const json& j) {
   return py::module_::import("json").attr("loads")(j.dump());
 }
+// runtime.json_text: non-finite floats (an error ratio that overflowed) become
+// finite or null, since Python's "Infinity" is not JSON.
 json from_py(const py::handle& o) {
-  return json::parse(py::module_::import("json").attr("dumps")(o).cast<std::string>());
+  return json::parse(
+      py::module_::import("solbench_py.runtime").attr("json_text")(o).cast<std::string>());
 }
 
 bool mentions_gpu(const std::string& text) {
@@ -85,30 +89,38 @@ struct Finish {
 };
 
 // Times a Candidate with arguments from an ArgPool, keeping a uniform random sample
-// of the timed calls' outputs (reservoir sampling) for verification afterwards.
+// of the timed calls (reservoir sampling) for verification afterwards: their outputs
+// and their inputs as the call left them (copied outside the timed span). The
+// pool can generate any call's inputs again (ArgPool.pristine), so a sampled call
+// is checked against the reference computed on exactly the values it saw.
 class PooledRun final : public Measurable {
  public:
   PooledRun(Candidate& c, py::object pool, py::module_& runtime, int sample_size,
-            uint64_t secret)
-      : c_(c), pool_(std::move(pool)), runtime_(runtime), size_(sample_size), rng_(secret) {}
+            uint64_t secret, bool check_lazy)
+      : c_(c),
+        pool_(std::move(pool)),
+        runtime_(runtime),
+        size_(sample_size),
+        rng_(secret),
+        check_lazy_(check_lazy) {}
 
-  // Sampled calls also have their inputs compared with the set they were copied
-  // from: `changed(inputs, originals)` (Workload.changed_inputs) names what changed.
-  void check_inputs_with(py::object changed, py::list input_sets) {
-    changed_ = std::move(changed);
-    input_sets_ = std::move(input_sets);
-  }
-  // "timed call N: 'x'" for the first sampled call that changed an input; empty if none.
-  const std::string& input_change() const { return input_change_; }
+  // "call N: main._Lazy" for the first call whose outputs were not plain tensors.
+  const std::string& lazy() const { return lazy_; }
 
   void prepare(int) override {
     py::tuple t = pool_.attr("next")().cast<py::tuple>();
-    set_ = t[0].cast<int>();
     inputs_ = t[1].cast<py::list>();
+    call_ = t[3].cast<int>();
     c_.bind(inputs_, t[2].cast<py::list>());
   }
   void run() override { c_.invoke(); }
   void finish(int, bool timed) override {
+    // Every call, warm-up included: a tensor subclass returned from any call could
+    // do its work when the harness first touches it, after the span.
+    if (check_lazy_ && lazy_.empty()) {
+      const std::string bad = runtime_.attr("lazy_outputs")(c_.outputs()).cast<std::string>();
+      if (!bad.empty()) lazy_ = fmt::format("call {}: {}", call_ + 1, bad);
+    }
     if (!timed || size_ <= 0) return;
     const int n = seen_++;
     int slot = -1;
@@ -121,18 +133,15 @@ class PooledRun final : public Measurable {
       if (j < size_) slot = j;
     }
     if (slot < 0) return;
-    saved_[slot] = {n, set_, runtime_.attr("clone_all")(c_.outputs())};
-    if (!changed_.is_none() && input_change_.empty()) {
-      const auto names =
-          changed_(inputs_, input_sets_[static_cast<size_t>(set_)]).cast<std::vector<std::string>>();
-      if (!names.empty()) input_change_ = fmt::format("timed call {}: '{}'", n + 1, names.front());
-    }
+    saved_[slot] = {n, call_, runtime_.attr("clone_all")(c_.outputs()),
+                    runtime_.attr("clone_all")(inputs_)};
   }
 
   struct Saved {
-    int call = -1;
-    int set = -1;
+    int call = -1;       // index among the timed calls
+    int pool_call = -1;  // index among the pool's calls (warm-up included)
     py::object outputs;
+    py::object inputs_after;  // the inputs as the call left them
   };
   const std::vector<Saved>& saved() const { return saved_; }
 
@@ -142,13 +151,12 @@ class PooledRun final : public Measurable {
   py::module_& runtime_;
   int size_;
   std::mt19937_64 rng_;
-  int set_ = 0;
+  bool check_lazy_;
+  int call_ = 0;
   int seen_ = 0;
   std::vector<Saved> saved_;
   py::list inputs_;
-  py::object changed_ = py::none();
-  py::list input_sets_;
-  std::string input_change_;
+  std::string lazy_;
 };
 
 }  // namespace
@@ -167,7 +175,12 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   NativeLibrary native;
   std::unique_ptr<Timer> timer;
   void* stream = nullptr;  // cudaStream_t on "cuda:N", nullptr on the CPU
-  int thread_baseline = -1;
+  // Threads before the solution was loaded (ids); later ones must be explained.
+  std::vector<int> thread_baseline;
+  bool thread_baseline_taken = false;
+  // Identities of torch's functions before the solution was loaded
+  // (runtime.torch_fingerprint); a replacement slows or changes the reference.
+  py::object torch_fingerprint = py::none();
   std::mt19937_64 secret{std::random_device{}()};
   std::vector<std::string> input_dtypes;
   json static_findings = json::array();  // static_check.py, reported in env
@@ -199,14 +212,56 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
     return std::nullopt;
   }
 
+  // Threads that appeared since the solution was loaded are the solution's unless
+  // shown to be a runtime's: a Python thread whose creator (recorded when it
+  // started, runtime.thread_origins) is torch's or Triton's code, or a thread Python
+  // did not start that carries a GPU runtime's name (threads.h runtime_thread_name).
   void check_threads(const char* when) {
-    if (thread_baseline < 0) return;
-    const int now = count_threads();
-    if (now > thread_baseline)
+    if (!thread_baseline_taken) return;
+    const std::vector<ThreadInfo> now = list_threads();
+    std::vector<std::string> unexplained;
+    py::dict origins;
+    bool have_origins = false;
+    for (const ThreadInfo& t : now) {
+      if (std::find(thread_baseline.begin(), thread_baseline.end(), t.tid) !=
+          thread_baseline.end())
+        continue;
+      if (!have_origins) {
+        origins = runtime.attr("thread_origins")().cast<py::dict>();
+        have_origins = true;
+      }
+      const py::int_ key(t.tid);
+      std::string origin;
+      if (origins.contains(key)) origin = origins[key].cast<std::string>();
+      if (origin.rfind("runtime:", 0) == 0) continue;
+      if (origin.empty() && runtime_thread_name(t.name)) continue;
+      unexplained.push_back(fmt::format("{} '{}'{}", t.tid, t.name,
+                                        origin.empty() ? "" : " started by " + origin));
+    }
+    if (unexplained.empty()) return;
+    throw Finish{Status::RewardHack,
+                 fmt::format("the solution left {} thread(s) running {} ({} threads before it "
+                             "was loaded, {} after; first: {})",
+                             unexplained.size(), when, thread_baseline.size(), now.size(),
+                             unexplained.front())};
+  }
+
+  // A torch function replaced since the solution was loaded: the reference, which
+  // runs in this worker, would run the replacement.
+  void check_torch(const char* when) {
+    // Profiler and management libraries the solution's own code loaded through
+    // ctypes (runtime.py records them; a kernel never needs CUPTI or NVML).
+    const std::string loaded = runtime.attr("violations")().cast<std::string>();
+    if (!loaded.empty())
+      throw Finish{Status::RewardHack, fmt::format("the solution {} ({})", loaded, when)};
+    if (torch_fingerprint.is_none()) return;
+    const std::string changed =
+        runtime.attr("torch_changes")(torch_fingerprint).cast<std::string>();
+    if (!changed.empty())
       throw Finish{Status::RewardHack,
-                   fmt::format("the solution left {} thread(s) running {} ({} threads before, "
-                               "{} after)",
-                               now - thread_baseline, when, thread_baseline, now)};
+                   fmt::format("the solution replaced torch functions {} (the reference runs "
+                               "them): {}",
+                               when, changed)};
   }
 
   // Processes the solution started must be gone when its call returns (toolchains
@@ -246,6 +301,10 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void correctness(size_t index, const json& spec, py::object& w, Candidate& c,
                    WorkloadOutcome& o);
   void timing(size_t index, const json& spec, py::object& w, Candidate& c, WorkloadOutcome& o);
+  int timing_sets(const json& spec, py::object& w, py::list& input_sets, py::list& ref_sets);
+  void time_reference(size_t index, py::object& w, const py::list& input_sets,
+                      const py::list& ref_sets, WorkloadOutcome& o);
+  void reference_only(size_t index, const json& spec, py::object& w, WorkloadOutcome& o);
 };
 
 std::optional<std::string> reference_unavailable_here(const std::string& error_text,
@@ -301,6 +360,35 @@ json WorkerSession::start() {
     s.reference_error = "the reference could not be loaded: " + detail::python_error_text(e);
   }
   phases["reference_load_ms"] = ref_sw.ms();
+
+  // Before any solution code: the timer (the GPU timer loads CUPTI), then the
+  // seal over all code loaded so far, then the baselines the solution is judged
+  // against (threads, torch's functions).
+  // On a GPU the native entry launches on torch's current stream, and the timer
+  // measures that stream's work (the GPU timer also sees other streams).
+  s.stream = reinterpret_cast<void*>(
+      s.runtime.attr("current_stream")(s.plan.device).cast<uintptr_t>());
+  s.timer = make_timer(s.plan.device, s.stream, s.plan.timer_options);
+  const SealReport seal = seal_loaded_code();
+  env["code_seal"] = {{"available", seal.available}, {"objects", seal.objects},
+                      {"ranges", seal.ranges}, {"failed", seal.failed}};
+  if (!seal.error.empty()) env["code_seal"]["error"] = seal.error;
+  // The baseline's worker (EntryKind::Reference) runs no solution code: torch.compile
+  // may start what it likes there.
+  if (s.plan.kind != EntryKind::Reference) {
+    for (const ThreadInfo& t : list_threads()) s.thread_baseline.push_back(t.tid);
+    s.thread_baseline_taken = true;
+    s.torch_fingerprint = s.runtime.attr("torch_fingerprint")();
+  }
+
+  if (s.plan.reference_role) {
+    // A reference worker loads no solution code at all: T_ref is measured where
+    // nothing the solution did at import or in its calls can reach it.
+    env["timer"] = s.timer->name();
+    env["timer_details"] = s.timer->details();
+    env["role"] = "reference";
+    return json{{"env", env}, {"phases_ms", phases}};
+  }
 
   Stopwatch sol_sw;
   try {
@@ -364,11 +452,14 @@ json WorkerSession::start() {
     throw LoadError(e.what());
   }
   phases["solution_load_ms"] = sol_sw.ms();
-  // On a GPU the native entry launches on torch's current stream, and the timer
-  // measures that stream's work (the GPU timer also sees other streams).
-  s.stream = reinterpret_cast<void*>(
-      s.runtime.attr("current_stream")(s.plan.device).cast<uintptr_t>());
-  s.timer = make_timer(s.plan.device, s.stream, s.plan.timer_options);
+  if (!s.torch_fingerprint.is_none()) {
+    const std::string changed =
+        s.runtime.attr("torch_changes")(s.torch_fingerprint).cast<std::string>();
+    if (!changed.empty())
+      throw LoadError("the solution replaced torch functions when it was loaded (the "
+                      "reference runs them): " + changed,
+                      /*skip=*/false, /*reward_hack=*/true);
+  }
   env["timer"] = s.timer->name();
   if (!s.static_findings.empty()) env["static_findings"] = s.static_findings;
   env["timer_details"] = s.timer->details();
@@ -390,9 +481,13 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     if (!reference_error.empty()) throw Finish{Status::InvalidReference, reference_error};
     py::object w = runtime.attr("Workload")(to_py(spec), plan.device, plan.seed, ref_run,
                                             custom_fn);
-    auto cand = solution_candidate(w);
-    correctness(index, spec, w, *cand, o);
-    if (plan.time_solution) timing(index, spec, w, *cand, o);
+    if (plan.reference_role) {
+      reference_only(index, spec, w, o);
+    } else {
+      auto cand = solution_candidate(w);
+      correctness(index, spec, w, *cand, o);
+      if (plan.time_solution) timing(index, spec, w, *cand, o);
+    }
   } catch (const Finish& f) {
     o.skipped = f.skip;
     if (f.skip) {
@@ -447,7 +542,6 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
   double inputs_ms = 0, reference_ms = 0, solution_ms = 0, check_ms = 0;
   Stopwatch phase;
   Correctness acc;
-  const bool python_family = plan.kind != EntryKind::Native;
   for (int round = 0; round < plan.rounds; ++round) {
     progress(index, "correctness", round);
     py::list inputs;
@@ -481,7 +575,6 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
       if (auto why = skip_reason(e, false)) throw Finish{Status::RuntimeError, *why, true};
       throw;
     }
-    if (!python_family && thread_baseline < 0) thread_baseline = count_threads();
     py::object before = w.attr("snapshot")(inputs);
     Stopwatch sw;
     py::list got;
@@ -494,16 +587,17 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
                    fmt::format("round {}: the solution failed: {}", round, e.what())};
     }
     solution_ms += sw.ms();
-    if (python_family && thread_baseline < 0) thread_baseline = count_threads();
     check_threads("after a call");
     check_processes("after a call");
     check_inputs(w, inputs, before, fmt::format("in correctness round {}", round + 1));
-    if (round == 0) {
+    check_torch("during a call");
+    {
       const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
       if (!lazy.empty())
         throw Finish{Status::RewardHack,
-                     "the outputs are not plain tensors (" + lazy + "); tensor subclasses can "
-                     "defer or fake work"};
+                     fmt::format("the outputs are not plain tensors (correctness round {}: {}); "
+                                 "tensor subclasses can defer or fake work",
+                                 round + 1, lazy)};
     }
     Stopwatch csw;
     json summary = from_py(w.attr("check")(got, refs, true));
@@ -534,33 +628,22 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                                  WorkloadOutcome& o) {
   progress(index, "timing");
   Stopwatch setup;
-  // Fresh input sets (round indices after the correctness rounds) and their
-  // reference outputs; at least two so values change between consecutive calls.
-  const uint64_t in_bytes = std::max<uint64_t>(1, input_bytes(spec));
-  int sets = std::max(2, plan.input_sets);
-  while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
   py::list input_sets, ref_sets;
-  for (int k = 0; k < sets; ++k) {
-    try {
-      py::object in = w.attr("make_inputs")(plan.rounds + k);
-      input_sets.append(in);
-      ref_sets.append(w.attr("run_reference")(in));
-    } catch (py::error_already_set& e) {
-      throw Finish{Status::InvalidReference,
-                   "preparing the timing inputs failed: " + detail::python_error_text(e)};
-    }
-  }
+  const int sets = timing_sets(spec, w, input_sets, ref_sets);
   const int capacity = max_calls(plan.timing);
   const uint64_t out_bytes = std::max<uint64_t>(1, output_bytes(spec));
   const int sample = static_cast<int>(std::min<uint64_t>(
       static_cast<uint64_t>(std::max(0, plan.verify_samples)),
       std::max<uint64_t>(1, (256ull << 20) / out_bytes)));
-  py::object pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, c.destination_passing());
+  // Fresh values in every timed call (runtime.ArgPool), from a seed the solution
+  // cannot know in advance: no two calls see the same values of a refreshable input.
+  const uint64_t fresh_seed = secret() >> 1;
+  py::object pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, c.destination_passing(),
+                                       fresh_seed);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
   Stopwatch sw;
-  PooledRun run(c, pool, runtime, sample, secret());
-  run.check_inputs_with(w.attr("changed_inputs"), input_sets);
+  PooledRun run(c, pool, runtime, sample, secret(), plan.kind != EntryKind::Native);
   TimingResult result;
   try {
     result = measure(*timer, run, plan.timing);
@@ -571,26 +654,51 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   o.phases_ms["timing_ms"] = sw.ms();
   check_threads("after the timed calls");
   check_processes("after the timed calls");
+  check_torch("during the timed calls");
+  if (!run.lazy().empty())
+    throw Finish{Status::RewardHack,
+                 "the outputs are not plain tensors (timed " + run.lazy() +
+                     "); tensor subclasses can defer or fake work"};
 
-  // Gap 1 of docs/harness.md: re-check what timed calls produced.
+  // Gap 1 of docs/harness.md: re-check what timed calls produced, against the
+  // reference run on the values each sampled call saw (generated again).
   Stopwatch vsw;
   int failed = 0;
-  std::string first_failure;
+  std::string first_failure, input_change;
   for (const auto& s : run.saved()) {
-    json summary = from_py(w.attr("check")(s.outputs, ref_sets[s.set], true));
+    py::list pristine;
+    py::list refs;
+    try {
+      pristine = pool.attr("pristine")(s.pool_call).cast<py::list>();
+      refs = w.attr("run_reference")(pristine).cast<py::list>();
+    } catch (py::error_already_set& e) {
+      throw Finish{Status::InvalidReference,
+                   "the reference failed on a timed call's inputs: " +
+                       detail::python_error_text(e)};
+    }
+    if (input_change.empty()) {
+      const auto names = w.attr("changed_inputs")(s.inputs_after, pristine)
+                             .cast<std::vector<std::string>>();
+      if (!names.empty()) input_change = fmt::format("timed call {}: '{}'", s.call + 1,
+                                                     names.front());
+    }
+    json summary = from_py(w.attr("check")(s.outputs, refs, true));
     if (summary.value("status", "OK") != "OK") {
       if (failed++ == 0)
-        first_failure = fmt::format("timed call {} (input set {}): {}", s.call + 1, s.set,
+        first_failure = fmt::format("timed call {}: {}", s.call + 1,
                                     summary.value("message", ""));
     }
   }
+  const auto fresh = pool.attr("fresh_inputs")().cast<py::list>();
   o.extra["verification"] = {{"checked_calls", run.saved().size()},
                              {"failed_calls", failed},
-                             {"input_sets", sets}};
+                             {"input_sets", sets},
+                             {"fresh_inputs", w.attr("input_names")(fresh)
+                                                  .cast<std::vector<std::string>>()}};
   o.phases_ms["verify_ms"] = vsw.ms();
-  if (!run.input_change().empty())
+  if (!input_change.empty())
     throw Finish{Status::RewardHack,
-                 "the solution changed an input in place during timing (" + run.input_change() +
+                 "the solution changed an input in place during timing (" + input_change +
                      "; the reference leaves it unchanged)"};
   if (failed > 0)
     throw Finish{Status::RewardHack,
@@ -599,18 +707,62 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                              failed, run.saved().size(), first_failure)};
   o.timing = result;
 
-  if (plan.time_reference) {
-    progress(index, "reference_timing");
-    Stopwatch rsw;
+  // In-worker T_ref only where the parent runs no reference worker (runner.h).
+  if (plan.time_reference) time_reference(index, w, input_sets, ref_sets, o);
+}
+
+// Fresh input sets (round indices after the correctness rounds) and their
+// reference outputs; at least two so values change between consecutive calls.
+// The solution's and the reference's timing use the same sets (same seed), also
+// when they run in different workers.
+int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& input_sets,
+                                     py::list& ref_sets) {
+  const uint64_t in_bytes = std::max<uint64_t>(1, input_bytes(spec));
+  int sets = std::max(2, plan.input_sets);
+  while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
+  for (int k = 0; k < sets; ++k) {
     try {
-      auto ref = detail::make_python_candidate(ref_run, false, w);
-      py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, false);
-      PooledRun ref_run_m(*ref, ref_pool, runtime, 0, 0);
-      o.reference_timing = measure(*timer, ref_run_m, plan.timing);
-    } catch (const CallError& e) {
-      o.log += std::string("timing the reference failed: ") + e.what() + "\n";
+      py::object in = w.attr("make_inputs")(plan.rounds + k);
+      input_sets.append(in);
+      ref_sets.append(w.attr("run_reference")(in));
+    } catch (py::error_already_set& e) {
+      // A reference worker has run no correctness round that would have said so.
+      if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
+      throw Finish{Status::InvalidReference,
+                   "preparing the timing inputs failed: " + detail::python_error_text(e)};
     }
-    o.phases_ms["reference_timing_ms"] = rsw.ms();
+  }
+  return sets;
+}
+
+void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::list& input_sets,
+                                         const py::list& ref_sets, WorkloadOutcome& o) {
+  progress(index, "reference_timing");
+  Stopwatch rsw;
+  try {
+    auto ref = detail::make_python_candidate(ref_run, false, w);
+    // The same kind of arguments as the solution's: fresh values every call.
+    py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, max_calls(plan.timing), false,
+                                             secret() >> 1);
+    PooledRun ref_run_m(*ref, ref_pool, runtime, 0, 0, false);
+    o.reference_timing = measure(*timer, ref_run_m, plan.timing);
+  } catch (const CallError& e) {
+    o.log += std::string("timing the reference failed: ") + e.what() + "\n";
+  }
+  o.phases_ms["reference_timing_ms"] = rsw.ms();
+}
+
+// The reference worker's whole job for one workload: T_ref on the timing sets.
+// A reference that cannot run here is a skip or INVALID_REFERENCE, as in the
+// solution's worker (which reports the same for its own correctness rounds).
+void WorkerSession::Impl::reference_only(size_t index, const json& spec, py::object& w,
+                                         WorkloadOutcome& o) {
+  py::list input_sets, ref_sets;
+  timing_sets(spec, w, input_sets, ref_sets);
+  time_reference(index, w, input_sets, ref_sets, o);
+  if (!o.reference_timing) {
+    o.status = Status::RuntimeError;
+    if (o.log.empty()) o.log = "the reference was not timed";
   }
 }
 

@@ -3,15 +3,18 @@
 //
 // Per workload:
 //   1. correctness: `rounds` rounds, each with freshly generated inputs; the
-//      reference runs on copies; outputs are poisoned before every call; round 0
-//      also checks the type, shape and dtype of the outputs and that the call left
-//      no threads behind;
-//   2. timing: K extra input sets (fresh values) and their reference outputs; the
-//      solution is timed with arguments at a new address on every call (argument
-//      pool, runtime.ArgPool); the outputs of a random sample of timed calls
-//      (reservoir sampling, so the sample is fixed only when the loop ends) are
-//      checked against the reference of their input set afterwards;
+//      reference runs on copies; outputs are poisoned before every call; every
+//      round checks the type, shape and dtype of the outputs, that the call left no
+//      threads or processes behind, and that torch's functions are unchanged;
+//   2. timing: K extra input sets and their reference outputs; the solution is
+//      timed with arguments at a new address and, for random-rule inputs, with new
+//      values on every call (argument pool, runtime.ArgPool); the outputs of a
+//      random sample of timed calls (reservoir sampling, so the sample is fixed only
+//      when the loop ends) are checked against the reference run on that call's
+//      inputs, generated again afterwards;
 //   3. the reference is timed the same way.
+// Before the solution is loaded (start()): the timer is made, the code loaded so far
+// is sealed (code_seal.h), and the thread and torch baselines are taken.
 // Workloads that cannot run here (missing safetensors blob, a dtype this torch
 // lacks, a reference that needs a GPU or a newer GPU) are reported as skipped with
 // the reason.

@@ -1,0 +1,183 @@
+// The mechanisms that keep `solbench sol` fast: one trace per shape signature
+// (GraphMemo, the request as the graph key), definite errors cached, and the
+// hybrid trace (real integer tensors, meta floating-point tensors) for
+// references that read index values.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bridge/python.h"
+#include "core/problem.h"
+#include "sol/analysis.h"
+#include "sol/tracer.h"
+#include "sol_test_util.h"
+
+namespace solbench::sol {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "solbench-sol-speed-XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// x[n] -> y[n]; axis m appears in no shape. One workload per (uuid, n, m).
+Problem problem(const fs::path& dir, const std::vector<std::tuple<std::string, int, int>>& workloads) {
+  json def = {{"name", "dedup"},
+              {"op_type", "test"},
+              {"axes", {{"n", {{"type", "var"}}}, {"m", {{"type", "var"}}}}},
+              {"inputs", {{"x", {{"shape", {"n"}}, {"dtype", "float32"}}}}},
+              {"outputs", {{"y", {{"shape", {"n"}}, {"dtype", "float32"}}}}},
+              {"reference", "import torch\n\ndef run(x):\n    return x * 2\n"}};
+  std::ofstream(dir / "definition.json") << def.dump(1);
+  std::ofstream wl(dir / "workload.jsonl");
+  for (auto& [uuid, n, m] : workloads)
+    wl << json{{"uuid", uuid}, {"axes", {{"n", n}, {"m", m}}}, {"inputs", {{"x", {{"type", "random"}}}}},
+               {"tolerance", {{"max_atol", 0.01}, {"max_rtol", 0.01}}}}
+              .dump()
+       << "\n";
+  wl.close();
+  Diagnostics diags;
+  Problem p = load_problem(problem_paths(dir), diags);
+  EXPECT_TRUE(diags.empty()) << diags.str();
+  return p;
+}
+
+// A stand-in tracer: counts calls, answers an empty graph (or an error).
+struct CountingTracer {
+  std::atomic<int> calls{0};
+  std::string error;  // non-empty: answer status "error" with this reason
+  TraceFn fn() {
+    return [this](const json&) {
+      ++calls;
+      OpGraph g;
+      g.status = error.empty() ? "ok" : "error";
+      g.reason = error;
+      g.mode = "meta";
+      return g;
+    };
+  }
+};
+
+TEST(TraceDedup, OneTracePerShapeSignature) {
+  TempDir t;
+  // a and b: same shapes; c: same n, another m (in no shape); d: another n.
+  Problem p = problem(t.path, {{"a", 4, 1}, {"b", 4, 1}, {"c", 4, 2}, {"d", 8, 1}});
+  ASSERT_EQ(p.workloads.size(), 4u);
+  // The request leaves out the axes the tracer does not read: c's equals a's.
+  EXPECT_EQ(trace_request(p.definition, p.workloads[0], *p.resolved[0]),
+            trace_request(p.definition, p.workloads[2], *p.resolved[2]));
+  EXPECT_NE(trace_request(p.definition, p.workloads[0], *p.resolved[0]),
+            trace_request(p.definition, p.workloads[3], *p.resolved[3]));
+  CountingTracer tracer;
+  AnalysisOptions opt;
+  opt.use_cache = false;
+  opt.trace = tracer.fn();
+  opt.memo = std::make_shared<GraphMemo>();
+  HardwareModel hw = testing::model("b200");
+  std::vector<json> r(4);
+  // Two threads, as `solbench sol -j 2`: a duplicate waits for the first trace.
+  std::thread other([&] { r[1] = analyse_workload(p, 1, hw, opt); });
+  r[0] = analyse_workload(p, 0, hw, opt);
+  other.join();
+  r[2] = analyse_workload(p, 2, hw, opt);
+  r[3] = analyse_workload(p, 3, hw, opt);
+  EXPECT_EQ(tracer.calls.load(), 2);
+  EXPECT_EQ(opt.memo->traces(), 2u);
+  for (auto& x : r) ASSERT_EQ(x["status"], "ok") << x.dump();
+  EXPECT_EQ(int(r[0].value("graph_reused", false)) + int(r[1].value("graph_reused", false)), 1);
+  EXPECT_TRUE(r[2].value("graph_reused", false));
+  EXPECT_FALSE(r[3].value("graph_reused", false));
+  EXPECT_EQ(r[0]["time_us"]["sol"], r[2]["time_us"]["sol"]);
+  EXPECT_LT(r[0]["time_us"]["sol"].get<double>(), r[3]["time_us"]["sol"].get<double>());
+  // Without a memo every workload traces.
+  opt.memo.reset();
+  for (size_t i = 0; i < 4; ++i) analyse_workload(p, i, hw, opt);
+  EXPECT_EQ(tracer.calls.load(), 6);
+}
+
+TEST(TraceCache, DefiniteErrorsAreCachedTransientOnesAreNot) {
+  TempDir t;
+  fs::create_directories(t.path / "p");
+  setenv("SOLBENCH_CACHE_DIR", (t.path / "cache").c_str(), 1);
+  Problem p = problem(t.path / "p", {{"a", 4, 1}});
+  HardwareModel hw = testing::model("b200");
+  CountingTracer tracer;
+  AnalysisOptions opt;
+  opt.trace = tracer.fn();
+  // A time limit may not recur: traced again on the next run.
+  tracer.error = "the trace did not finish within 1 s (--timeout); the tracer process was killed";
+  EXPECT_EQ(analyse_workload(p, 0, hw, opt)["status"], "error");
+  EXPECT_EQ(analyse_workload(p, 0, hw, opt)["status"], "error");
+  EXPECT_EQ(tracer.calls.load(), 2);
+  // An error the reference raised follows from the request: cached.
+  tracer.error = "meta: RuntimeError: x; hybrid: RuntimeError: x; cpu: inputs too large";
+  EXPECT_EQ(analyse_workload(p, 0, hw, opt)["status"], "error");
+  json again = analyse_workload(p, 0, hw, opt);
+  EXPECT_EQ(again["status"], "error");
+  EXPECT_EQ(again["reason"], tracer.error);
+  EXPECT_EQ(tracer.calls.load(), 3);
+  unsetenv("SOLBENCH_CACHE_DIR");
+}
+
+json ops_without_ids(const OpGraph& g) {
+  json ops = json::array();
+  for (auto& o : to_json(g)["ops"]) {
+    json shapes = json::array();
+    for (auto& out : o["outputs"]) shapes.push_back({out["shape"], out["dtype"]});
+    ops.push_back({o["op"], o["count"], shapes});
+  }
+  return ops;
+}
+
+TEST(HybridTrace, RealIndexValuesMetaFloats) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // Lengths read with .item() and a boolean mask from integer inputs: meta
+  // cannot run it; hybrid runs the integer side for real and every float
+  // operator on meta, and records what a full CPU run records.
+  std::string ref =
+      "import torch\n\n"
+      "def run(x, lens):\n"
+      "    n = int((lens > 0).sum().item())\n"
+      "    assert x.device.type == ('meta' if HYBRID else 'cpu')\n"
+      "    y = torch.zeros(n, x.shape[1], device=x.device)\n"
+      "    y += x[lens > 0] * 2\n"
+      "    return y\n";
+  json req = {{"inputs", {{{"name", "x"}, {"dtype", "float32"}, {"source", "random"}, {"shape", {64, 32}}},
+                          {{"name", "lens"}, {"dtype", "int32"}, {"source", "random"}, {"shape", {64}}}}},
+              {"outputs", {{{"name", "y"}, {"dtype", "float32"}, {"shape", {64, 32}}}}},
+              {"axes_and_scalars", json::object()},
+              {"seed", 200}};
+  json auto_req = req, cpu_req = req;
+  auto_req["reference"] = "HYBRID = True\n" + ref;
+  auto_req["mode"] = "auto";
+  cpu_req["reference"] = "HYBRID = False\n" + ref;
+  cpu_req["mode"] = "cpu";
+  OpGraph h = trace_reference(auto_req), c = trace_reference(cpu_req);
+  ASSERT_EQ(h.status, "ok") << h.reason;
+  ASSERT_EQ(c.status, "ok") << c.reason;
+  EXPECT_EQ(h.mode, "hybrid");
+  EXPECT_NE(h.mode_reason.find("meta trace failed"), std::string::npos) << h.mode_reason;
+  EXPECT_EQ(ops_without_ids(h), ops_without_ids(c));
+  // About half of 64 random lengths are positive: the mask's count is real.
+  json y = to_json(h)["outputs"][0]["shape"];
+  EXPECT_GT(y[0].get<int>(), 10);
+  EXPECT_LT(y[0].get<int>(), 54);
+}
+
+}  // namespace
+}  // namespace solbench::sol
