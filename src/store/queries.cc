@@ -82,7 +82,9 @@ Trace StoredTrace::trace() const {
 std::vector<LeaderboardEntry> Store::leaderboard(const Filter& filter) {
   const std::lock_guard lock(impl_->mutex);
   // Ranks are computed over every solution of a definition; the solution filter
-  // (?4) applies to the ranked rows. Scores are compared rounded to 1e-9 so that
+  // (?4) applies to the ranked rows. A solution that passed no workload comes after
+  // every one that passed some (a correct one without a score yet, --no-baseline,
+  // is not beaten by a wrong one's 0). Scores are compared rounded to 1e-9 so that
   // means equal but for floating-point noise tie, and latency decides.
   const std::string sql = std::string(kMatching) + R"sql(,
 latest AS (
@@ -100,7 +102,8 @@ per_solution AS (
   GROUP BY definition, gpu_model, solution_hash),
 ranked AS (
   SELECT *, row_number() OVER (PARTITION BY definition, gpu_model
-                               ORDER BY mean_score IS NULL, round(mean_score, 9) DESC,
+                               ORDER BY passed = 0, mean_score IS NULL,
+                                        round(mean_score, 9) DESC,
                                         mean_latency IS NULL, mean_latency, solution,
                                         solution_hash) AS rank
   FROM per_solution)
