@@ -322,6 +322,20 @@ int run_sol(const SolOptions& o) {
     if (!o.json_output) {
       print_problem(p.definition.name + "  (" + lp.dir.string() + ")", results);
       std::fflush(stdout);
+    } else {
+      // The document comes at the end; a line per problem on stderr says how far a
+      // long run got (and where it stood when a time limit cut it off).
+      size_t ok = 0;
+      double traced = 0;
+      for (const auto& r : results) {
+        ok += r.value("status", "") == "ok";
+        traced += r.value("trace_seconds", 0.0);
+      }
+      const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "sol: [%zu/%zu] %s: %zu of %zu bounded, traced %.1f s, at %.1f s\n",
+                   out["problems"].size() + 1, problems.size(), p.definition.name.c_str(), ok,
+                   results.size(), traced, at);
+      std::fflush(stderr);
     }
     out["problems"].push_back({{"name", p.definition.name}, {"dir", lp.dir.string()},
                                {"diagnostics", lp.diagnostics}, {"workloads", results}});

@@ -119,6 +119,12 @@ TEST(SolCli, TimeoutEndsALoopingReferenceAndTheRestIsBounded) {
   EXPECT_NEAR(by_uuid["901_exp-4096"]["time_us"]["sol"].get<double>(), 0.004096, 1e-9);
   EXPECT_EQ(r.out["summary"]["timed_out"], 2);
   EXPECT_EQ(r.out["summary"]["bounded"], 2);
+  // With --json, a progress line per problem on stderr, in order.
+  const size_t first = r.err.find("sol: [1/2] 900_loop: 0 of 2 bounded");
+  const size_t second = r.err.find("sol: [2/2] 901_exp: 2 of 2 bounded");
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_NE(second, std::string::npos) << r.err;
+  EXPECT_LT(first, second) << r.err;
 }
 
 TEST(SolCompare, ReportsABoundAboveTheMeasuredBaseline) {
