@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <fstream>
 #include <sstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include <unistd.h>
 
@@ -92,31 +94,28 @@ std::vector<std::string> wrapper_command(const fs::path& path) {
     // Anything the shell would expand ($VAR, `...`) cannot be known here: not a
     // wrapper this reading can see through.
     std::vector<std::string> words;
-    bool ok = true, rest = false;
+    bool ok = true;
     size_t i = 0;
     while (ok && i < line.size()) {
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
       if (i >= line.size() || line[i] == '#') break;
       std::string w;
-      bool quoted_all = false;
       while (i < line.size() && line[i] != ' ' && line[i] != '\t') {
         const char c = line[i];
         if (c == '\'' || c == '"') {
           const size_t close = line.find(c, i + 1);
           if (close == std::string::npos) { ok = false; break; }
           w += line.substr(i + 1, close - i - 1);
-          quoted_all = quoted_all || c == '"';
           i = close + 1;
         } else {
           w += c;
           ++i;
         }
       }
-      if (w == "$@" || w == "$*") { rest = true; break; }
+      if (w == "$@" || w == "$*") break;
       if (w.find('$') != std::string::npos || w.find('`') != std::string::npos) ok = false;
       words.push_back(w);
     }
-    (void)rest;
     if (!ok || words.size() < 2 || words[0] != "exec") continue;
     words.erase(words.begin());
     if (words[0].front() == '/' && is_elf(words[0])) return words;
@@ -159,9 +158,10 @@ fs::path program_for(const std::string& name, const std::vector<std::string>& cm
   { std::ofstream(tmp) << text; }
   fs::rename(tmp, args, ec);
   if (ec) return {};
-  if (fs::read_symlink(link, ec) != fs::canonical(shim, ec)) {
+  const fs::path target = fs::canonical(shim, ec);
+  if (fs::read_symlink(link, ec) != target) {
     fs::remove(link, ec);
-    fs::create_symlink(fs::canonical(shim, ec), link, ec);
+    fs::create_symlink(target, link, ec);
   }
   return fs::exists(link, ec) && fs::exists(args, ec) ? link : fs::path();
 }
@@ -187,21 +187,23 @@ Toolchains find_toolchains(const std::string& python) {
   // CC and CXX from the environment come first: when one names a wrapper script,
   // the runtimes must be pointed at what it runs (the script itself needs a shell,
   // which the sandbox refuses); when it names a program, it is left alone.
-  std::vector<std::string> names;
+  // Each name with the variable a driver of that name sets (none: not a driver).
+  std::vector<std::pair<std::string, const char*>> names;
   std::set<std::string> fixed;  // CC/CXX already decided
   for (const char* var : {"CC", "CXX"})
     if (const char* v = std::getenv(var); v && *v) {
-      names.emplace_back(v);
+      names.emplace_back(v, var);
       if (auto p = find_program(v); p && wrapper_target(*p).empty()) fixed.insert(var);
     }
-  for (const char* n : {"cc", "gcc", "c++", "g++", "as", "ld", "ld.bfd", "ld.gold"}) names.emplace_back(n);
-  const std::string env_cc = std::getenv("CC") ? std::getenv("CC") : "";
-  const std::string env_cxx = std::getenv("CXX") ? std::getenv("CXX") : "";
+  for (const auto& [n, var] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"cc", "CC"}, {"gcc", "CC"}, {"c++", "CXX"}, {"g++", "CXX"},
+           {"as", nullptr}, {"ld", nullptr}, {"ld.bfd", nullptr}, {"ld.gold", nullptr}})
+    names.emplace_back(n, var);
   // Each driver as the command that runs it (a wrapper's fixed arguments included).
   std::set<std::vector<std::string>> drivers;
-  for (const auto& n : names)
+  for (const auto& [n, var] : names)
     if (auto p = find_program(n)) {
-      const bool driver = n != "as" && n.rfind("ld", 0) != 0;
+      const bool driver = var != nullptr;
       const std::vector<std::string> cmd = wrapper_command(*p);
       if (cmd.empty()) {
         add_existing(out, *p);
@@ -213,12 +215,10 @@ Toolchains find_toolchains(const std::string& python) {
       add_existing(out, cmd.front());
       if (!driver) continue;
       drivers.insert(cmd);
-      const bool cxx = n == "c++" || n == "g++" || (!env_cxx.empty() && n == env_cxx && n != env_cc);
-      const char* var = cxx ? "CXX" : "CC";
       if (fixed.count(var) || std::any_of(result.env.begin(), result.env.end(),
                                           [&](const auto& kv) { return kv.first == var; }))
         continue;
-      const fs::path prog = program_for(cxx ? "c++" : "cc", cmd);
+      const fs::path prog = program_for(var == std::string("CXX") ? "c++" : "cc", cmd);
       if (prog.empty()) continue;
       add_existing(out, prog);  // the link resolves to solbench-ccwrap
       result.env.emplace_back(var, prog.string());

@@ -248,12 +248,15 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
 
   // A torch function replaced since the solution was loaded: the reference, which
   // runs in this worker, would run the replacement.
-  void check_torch(const char* when) {
-    // Profiler and management libraries the solution's own code loaded through
-    // ctypes (runtime.py records them; a kernel never needs CUPTI or NVML).
+  // Profiler and management libraries the solution's own code loaded through
+  // ctypes (runtime.py records them; a kernel never needs CUPTI or NVML).
+  void check_libraries(const char* when) {
     const std::string loaded = runtime.attr("violations")().cast<std::string>();
     if (!loaded.empty())
       throw Finish{Status::RewardHack, fmt::format("the solution {} ({})", loaded, when)};
+  }
+
+  void check_torch(const char* when) {
     if (torch_fingerprint.is_none()) return;
     const std::string changed =
         runtime.attr("torch_changes")(torch_fingerprint).cast<std::string>();
@@ -590,6 +593,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     check_threads("after a call");
     check_processes("after a call");
     check_inputs(w, inputs, before, fmt::format("in correctness round {}", round + 1));
+    check_libraries("during a call");
     check_torch("during a call");
     {
       const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
@@ -654,6 +658,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   o.phases_ms["timing_ms"] = sw.ms();
   check_threads("after the timed calls");
   check_processes("after the timed calls");
+  check_libraries("during the timed calls");
   check_torch("during the timed calls");
   if (!run.lazy().empty())
     throw Finish{Status::RewardHack,
