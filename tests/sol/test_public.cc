@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bridge/python.h"
+#include "test_support.h"
 #include "core/problem.h"
 
 namespace solbench::sol {
@@ -27,17 +28,7 @@ namespace fs = std::filesystem;
 
 bool have_torch() { return bridge::python_available() && !bridge::torch_version().empty(); }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "solbench-sol-cli-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using solbench::testing::TempDir;
 
 struct CliRun {
   int exit_code = -1;
@@ -92,9 +83,9 @@ TEST(SolCli, TimeoutEndsALoopingReferenceAndTheRestIsBounded) {
   if (!have_torch()) GTEST_SKIP() << "embedded Python with torch is not available";
   TempDir t;
   // Two workloads of a reference that never returns, two of one that does.
-  write_problem(t.path / "set" / "900_loop", "900_loop", "import torch\n\ndef run(x):\n    while True:\n        pass\n");
-  write_problem(t.path / "set" / "901_exp", "901_exp", "import torch\n\ndef run(x):\n    return torch.exp(x)\n");
-  CliRun r = run_sol("'" + (t.path / "set").string() + "' --arch b200 --no-cache --timeout 2 -j 2", t.path);
+  write_problem(t.path() / "set" / "900_loop", "900_loop", "import torch\n\ndef run(x):\n    while True:\n        pass\n");
+  write_problem(t.path() / "set" / "901_exp", "901_exp", "import torch\n\ndef run(x):\n    return torch.exp(x)\n");
+  CliRun r = run_sol("'" + (t.path() / "set").string() + "' --arch b200 --no-cache --timeout 2 -j 2", t.path());
   // Two slots: the looping workloads take ~2 s each in parallel; the rest is
   // Python start-up. Without the limit this would never return.
   EXPECT_LT(r.seconds, 30.0);
@@ -132,7 +123,7 @@ TEST(SolCompare, ReportsABoundAboveTheMeasuredBaseline) {
   TempDir t;
   // One problem, two workloads: T_SOL 3 us against a measured 2 us (a
   // violation) and 5 us against 10 us (fine).
-  fs::path dir = t.path / "pub" / "L1" / "900_x";
+  fs::path dir = t.path() / "pub" / "L1" / "900_x";
   fs::create_directories(dir);
   std::ofstream(dir / "definition.json") << "{}";
   json meta = {{"sol", {{"per_workload", {{{"index", 0}, {"sol_ms", 0.001}, {"baseline_latency_ms", 0.002}},
@@ -145,14 +136,14 @@ TEST(SolCompare, ReportsABoundAboveTheMeasuredBaseline) {
   };
   json results = {{"hardware", "b200"},
                   {"problems", {{{"name", "900_x"}, {"dir", dir.string()}, {"workloads", {wl(0, 3.0), wl(1, 5.0)}}}}}};
-  std::ofstream(t.path / "results.json") << results.dump();
-  std::string cmd = "python3 '" SOLBENCH_SOURCE_DIR "/scripts/sol_compare.py' '" + (t.path / "results.json").string() +
-                    "' '" + (t.path / "pub").string() + "'";
-  int plain = std::system((cmd + " > '" + (t.path / "report.md").string() + "' 2>/dev/null").c_str());
+  std::ofstream(t.path() / "results.json") << results.dump();
+  std::string cmd = "python3 '" SOLBENCH_SOURCE_DIR "/scripts/sol_compare.py' '" + (t.path() / "results.json").string() +
+                    "' '" + (t.path() / "pub").string() + "'";
+  int plain = std::system((cmd + " > '" + (t.path() / "report.md").string() + "' 2>/dev/null").c_str());
   EXPECT_EQ(WIFEXITED(plain) ? WEXITSTATUS(plain) : -1, 0);
   int strict = std::system((cmd + " --fail-on-violations > /dev/null 2>&1").c_str());
   EXPECT_EQ(WIFEXITED(strict) ? WEXITSTATUS(strict) : -1, 1);
-  std::ifstream in(t.path / "report.md");
+  std::ifstream in(t.path() / "report.md");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string report = ss.str();
@@ -207,7 +198,7 @@ TEST(PublicSet, TraceableProblemsAreBoundedBelowTheMeasuredBaseline) {
   }
   ASSERT_GE(n_problems, 90u);
   TempDir t;
-  CliRun r = run_sol(args, t.path);
+  CliRun r = run_sol(args, t.path());
   ASSERT_TRUE(r.out.contains("problems")) << r.err.substr(0, 2000);
   size_t bounded = 0, untraceable = 0;
   std::set<std::string> seen;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bridge/python.h"
+#include "test_support.h"
 #include "core/problem.h"
 #include "sol/analysis.h"
 #include "sol/tracer.h"
@@ -22,17 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "solbench-sol-speed-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using solbench::testing::TempDir;
 
 // x[n] -> y[n]; axis m appears in no shape. One workload per (uuid, n, m).
 Problem problem(const fs::path& dir, const std::vector<std::tuple<std::string, int, int>>& workloads) {
@@ -75,7 +66,7 @@ struct CountingTracer {
 TEST(TraceDedup, OneTracePerShapeSignature) {
   TempDir t;
   // a and b: same shapes; c: same n, another m (in no shape); d: another n.
-  Problem p = problem(t.path, {{"a", 4, 1}, {"b", 4, 1}, {"c", 4, 2}, {"d", 8, 1}});
+  Problem p = problem(t.path(), {{"a", 4, 1}, {"b", 4, 1}, {"c", 4, 2}, {"d", 8, 1}});
   ASSERT_EQ(p.workloads.size(), 4u);
   // The request leaves out the axes the tracer does not read: c's equals a's.
   EXPECT_EQ(trace_request(p.definition, p.workloads[0], *p.resolved[0]),
@@ -111,9 +102,9 @@ TEST(TraceDedup, OneTracePerShapeSignature) {
 
 TEST(TraceCache, DefiniteErrorsAreCachedTransientOnesAreNot) {
   TempDir t;
-  fs::create_directories(t.path / "p");
-  setenv("SOLBENCH_CACHE_DIR", (t.path / "cache").c_str(), 1);
-  Problem p = problem(t.path / "p", {{"a", 4, 1}});
+  fs::create_directories(t.path() / "p");
+  setenv("SOLBENCH_CACHE_DIR", (t.path() / "cache").c_str(), 1);
+  Problem p = problem(t.path() / "p", {{"a", 4, 1}});
   HardwareModel hw = testing::model("b200");
   CountingTracer tracer;
   AnalysisOptions opt;
