@@ -22,7 +22,11 @@ def default_tolerance() -> dict:
 
 
 def _as_float(t: torch.Tensor) -> torch.Tensor:
-    if t.dtype == torch.bool or not t.dtype.is_floating_point or t.element_size() >= 2:
+    if t.dtype == torch.bool:
+        # Its bytes: a bool the solution never wrote keeps the poison byte 0xFF
+        # (inputs.poison_), which is then 255, neither 0 nor 1.
+        return t.view(torch.uint8).to(torch.float32)
+    if not t.dtype.is_floating_point or t.element_size() >= 2:
         return t.to(torch.float32)
     # FP8: convert through its own cast; packed FP4 compares as raw bytes.
     try:

@@ -506,15 +506,17 @@ def poison_(t: torch.Tensor, reference: Optional[torch.Tensor] = None) -> torch.
     """Fills an output so that an element the solution does not write fails the check.
 
     Floats: NaN. Signed integers: the dtype's minimum. uint8: 255. bool: the
-    negation of the reference where one is given (all True otherwise). Packed
-    FP4 (no NaN): 0xFF bytes (-6, -6).
+    negation of the reference where one is given, else 0xFF bytes, which no bool
+    value has (the correctness check reads bools as their bytes, so an unwritten
+    element matches neither True nor False; the solution's worker under the judge
+    has no reference). Packed FP4 (no NaN): 0xFF bytes (-6, -6).
     """
     dt = t.dtype
     if dt == torch.bool:
         if reference is not None and reference.shape == t.shape and reference.dtype == dt:
             torch.logical_not(reference, out=t)
         else:
-            t.fill_(True)
+            t.view(torch.uint8).fill_(255)
     elif dt in _NAN_DTYPES:
         t.fill_(float("nan"))
     elif dt == torch.uint8:

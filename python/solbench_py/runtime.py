@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from . import correctness, inputs as inputs_mod
+from . import correctness, inputs as inputs_mod, record
+from .record import harness_only
 
 
 # ---------------------------------------------------------------- process setup
@@ -296,7 +297,37 @@ def torch_fingerprint() -> dict:
     for k, v in _resolve_class(torch.Tensor).items():
         if not (k.startswith("__") and k not in _TENSOR_DUNDERS):
             fp[f"torch.Tensor.{k}"] = id(v)
+    fp.update(_harness_functions())
     return fp
+
+
+def _harness_functions() -> dict:
+    """name -> identity of the harness's own functions (solbench_py: module
+    functions, bound builtins, class methods, and their code objects): the worker
+    calls them between the solution's calls to make inputs and copy and record
+    outputs, so a solution that replaces one could change what is recorded."""
+    out = {}
+    for mod_name, mod in list(sys.modules.items()):
+        if not (mod_name == "solbench_py" or mod_name.startswith("solbench_py.")) or mod is None:
+            continue
+        for k, v in list(vars(mod).items()):
+            if k.startswith("__") or not callable(v):
+                continue
+            if isinstance(v, type):
+                if getattr(v, "__module__", "") != mod_name:
+                    continue
+                for mk, mv in vars(v).items():
+                    if callable(mv) and (not mk.startswith("__") or mk == "__init__"):
+                        out[f"{mod_name}.{k}.{mk}"] = id(mv)
+                        code = getattr(mv, "__code__", None)
+                        if code is not None:
+                            out[f"{mod_name}.{k}.{mk}.__code__"] = id(code)
+                continue
+            out[f"{mod_name}.{k}"] = id(v)
+            code = getattr(v, "__code__", None)
+            if code is not None:
+                out[f"{mod_name}.{k}.__code__"] = id(code)
+    return out
 
 
 # Operators the reference uses through syntax (x * y, x @ w, x ** 2, x[i]).
@@ -340,8 +371,14 @@ def torch_changes(before: dict) -> str:
             now[f"{prefix}.{k}"] = d[k]
     for k, v in _resolve_class(torch.Tensor).items():
         now[f"torch.Tensor.{k}"] = v
+    harness = _harness_functions()
     changed = []
     for name, ident in before.items():
+        if name.startswith("solbench_py"):
+            # The harness's own: any other identity is a replacement.
+            if harness.get(name) != ident:
+                changed.append(name + ("" if name in harness else " (removed)"))
+            continue
         v = now.get(name, _MISSING)
         if v is _MISSING:
             changed.append(name + " (removed)")
@@ -583,8 +620,9 @@ class Workload:
 
     def make_inputs(self, round_index: int) -> list:
         origins: list = []
-        values = inputs_mod.generate_inputs(self.spec, self.seed, round_index, self.device,
-                                            self.custom_fn, origins)
+        with harness_only():
+            values = inputs_mod.generate_inputs(self.spec, self.seed, round_index, self.device,
+                                                self.custom_fn, origins)
         self.input_origins = origins
         return values
 
@@ -624,10 +662,39 @@ class Workload:
                 for i, (a, b) in enumerate(zip(args, before))
                 if i not in writes and isinstance(a, torch.Tensor) and not same_bits(a, b)]
 
+    def judge_inputs(self, args: list, after: list, before=None) -> tuple:
+        """The judge's look at one recorded call's inputs: `args` are the inputs
+        generated again here, `after` and `before` the solution's worker's digests
+        (record.digest) of the same inputs as the call left them and, for
+        correctness rounds, as it was given them. Returns (names whose values the
+        solution's worker did not start from: its inputs were not these, names the
+        call changed, among those the reference leaves alone)."""
+        names = [i["name"] for i in self.spec["inputs"]]
+        mine = record.digests(args)
+        for what, got in (("inputs_after", after), ("inputs_before", before)):
+            if got is not None and (not isinstance(got, list) or len(got) != len(mine)):
+                raise record.RecordError(f"{what}: {len(got) if isinstance(got, list) else got!r} "
+                                         f"digests for {len(mine)} inputs")
+        writes = getattr(self, "reference_writes", set())
+
+        def name(i):
+            return names[i] if i < len(names) else f"#{i}"
+        unreproduced = [name(i) for i, m in enumerate(mine)
+                        if before is not None and m is not None and before[i] != m]
+        changed = [name(i) for i, m in enumerate(mine)
+                   if m is not None and i not in writes and after[i] != m]
+        return unreproduced, changed
+
+    def call_values(self, input_sets: list, fresh_seed) -> "CallValues":
+        """The values timed call i was given (CallValues.pristine), as an ArgPool
+        with the same sets and fresh seed fills them; needs no pool."""
+        return CallValues(self.spec, input_sets, fresh_seed, self.fresh_slots(), self.device)
+
     def alloc_outputs(self, refs=None) -> list:
-        outs = inputs_mod.allocate_outputs(self.spec["outputs"], self.device)
-        for i, t in enumerate(outs):
-            inputs_mod.poison_(t, refs[i] if refs is not None else None)
+        with harness_only():
+            outs = inputs_mod.allocate_outputs(self.spec["outputs"], self.device)
+            for i, t in enumerate(outs):
+                inputs_mod.poison_(t, refs[i] if refs is not None else None)
         return outs
 
     def repoison(self, outs: list, refs=None) -> None:
@@ -656,6 +723,35 @@ class Workload:
 
 # ---------------------------------------------------------------- timing arguments
 
+class CallValues:
+    """The inputs timed call i is given: input set (i mod K) of `input_sets`, with
+    each refreshable input (slots; tensors only) replaced by values drawn for call
+    i alone (inputs.FreshValues seeded from `fresh_seed`; none when it is None).
+    ArgPool fills its views from the same rule, so the judge, which has no pool,
+    can generate a sampled call's inputs again."""
+
+    def __init__(self, spec, input_sets: list, fresh_seed, slots, device):
+        self.sets = input_sets
+        self.fresh = set()
+        if fresh_seed is not None:
+            self.fresh = {j for j in slots if isinstance(input_sets[0][j], torch.Tensor)}
+        self.gen = inputs_mod.FreshValues(spec, fresh_seed, device) if self.fresh else None
+
+    def pristine(self, i: int) -> list:
+        """Call i's inputs as they were before the call (new tensors)."""
+        out = []
+        with harness_only():
+            for j, v in enumerate(self.sets[i % len(self.sets)]):
+                if j in self.fresh:
+                    out.append(self.gen.value(j, i))
+                else:
+                    out.append(v.clone() if isinstance(v, torch.Tensor) else v)
+        return out
+
+    def fresh_inputs(self) -> list:
+        return sorted(self.fresh)
+
+
 class ArgPool:
     """Arguments for timed calls: every call gets tensors at addresses no earlier
     call saw, and values no earlier call saw.
@@ -681,9 +777,10 @@ class ArgPool:
         self.dps = dps
         self.device = torch.device(device)
         self.calls = 0
-        spec, fresh_seed, slots = fresh if fresh is not None else (None, 0, [])
-        self.fresh = {j for j in slots if isinstance(input_sets[0][j], torch.Tensor)}
-        self.gen = inputs_mod.FreshValues(spec, fresh_seed, self.device) if self.fresh else None
+        spec, fresh_seed, slots = fresh if fresh is not None else (None, None, [])
+        self.values = CallValues(spec, input_sets, fresh_seed, slots, self.device)
+        self.fresh = self.values.fresh
+        self.gen = self.values.gen
         self.in_entries = [self._entry(v) for v in input_sets[0]]
         self.out_entries = []
         if dps:
@@ -716,32 +813,28 @@ class ArgPool:
         k = i % len(self.sets)
         self.calls += 1
         args = []
-        for j, (e, v) in enumerate(zip(self.in_entries, self.sets[k])):
-            if e is None:
-                args.append(v)
-                continue
-            view = self._view(e, i)
-            if j in self.fresh:
-                self.gen.fill_(view, j, i)
-            else:
-                view.copy_(v)
-            args.append(view)
-        outs = []
-        for j, e in enumerate(self.out_entries):
-            view = self._view(e, i)
-            inputs_mod.poison_(view, self.refs[k][j])
-            outs.append(view)
+        with harness_only():
+            for j, (e, v) in enumerate(zip(self.in_entries, self.sets[k])):
+                if e is None:
+                    args.append(v)
+                    continue
+                view = self._view(e, i)
+                if j in self.fresh:
+                    self.gen.fill_(view, j, i)
+                else:
+                    view.copy_(v)
+                args.append(view)
+            outs = []
+            refs = self.refs[k] if self.refs is not None else None
+            for j, e in enumerate(self.out_entries):
+                view = self._view(e, i)
+                inputs_mod.poison_(view, refs[j] if refs is not None else None)
+                outs.append(view)
         return k, args, outs, i
 
     def pristine(self, i: int) -> list:
         """Call i's inputs as they were before the call (new tensors)."""
-        out = []
-        for j, v in enumerate(self.sets[i % len(self.sets)]):
-            if j in self.fresh:
-                out.append(self.gen.value(j, i))
-            else:
-                out.append(v.clone() if isinstance(v, torch.Tensor) else v)
-        return out
+        return self.values.pristine(i)
 
     def fresh_inputs(self) -> list:
         return sorted(self.fresh)
@@ -779,4 +872,5 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def clone_all(values: list) -> list:
-    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+    with harness_only():
+        return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]

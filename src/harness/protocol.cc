@@ -1,7 +1,13 @@
 #include "harness/protocol.h"
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/dtype.h"
 
 namespace solbench::harness {
 
@@ -31,7 +37,137 @@ std::optional<TimingResult> timing_from(const json& j, const char* key) {
   return t;
 }
 
+// r<N>.rec or s<N>.rec: the only names a record's files have (record.py), so a
+// name from an untrusted worker can never leave the record's folder.
+bool record_file_name(const std::string& s) {
+  if (s.size() < 6 || s.size() > 16 || (s[0] != 'r' && s[0] != 's')) return false;
+  if (s.compare(s.size() - 4, 4, ".rec") != 0) return false;
+  return std::all_of(s.begin() + 1, s.end() - 4, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool hex_digest(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+RecordedCall recorded_call(const json& j, const std::string& where) {
+  if (!j.is_object()) throw std::runtime_error(where + " is not an object");
+  RecordedCall c;
+  c.round = j.value("round", -1);
+  c.call = j.value("call", -1);
+  c.pool_call = j.value("pool_call", -1);
+  c.file = j.value("file", "");
+  c.sha256 = j.value("sha256", "");
+  if (!record_file_name(c.file))
+    throw std::runtime_error(where + ".file: \"" + c.file.substr(0, 40) +
+                             "\" is not a record file name (r<N>.rec or s<N>.rec)");
+  if (!hex_digest(c.sha256))
+    throw std::runtime_error(where + ".sha256: not 64 lowercase hex digits");
+  return c;
+}
+
+json call_json(const RecordedCall& c) {
+  json j = {{"file", c.file}, {"sha256", c.sha256}};
+  if (c.round >= 0) j["round"] = c.round;
+  if (c.call >= 0) j["call"] = c.call;
+  if (c.pool_call >= 0) j["pool_call"] = c.pool_call;
+  return j;
+}
+
 }  // namespace
+
+json CallRecord::to_json() const {
+  json j = json::object();
+  j["rounds"] = json::array();
+  for (const auto& c : rounds) j["rounds"].push_back(call_json(c));
+  j["samples"] = json::array();
+  for (const auto& c : samples) j["samples"].push_back(call_json(c));
+  j["timed"] = timed;
+  j["failed_stage"] = failed_stage;
+  if (failed_round >= 0) j["failed_round"] = failed_round;
+  if (!dir.empty()) j["dir"] = dir;
+  return j;
+}
+
+CallRecord CallRecord::from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("record: not an object");
+  try {
+    CallRecord r;
+    const json& rounds = j.at("rounds");
+    const json& samples = j.at("samples");
+    if (!rounds.is_array() || rounds.size() > 1000)
+      throw std::runtime_error("record.rounds: not an array of at most 1000 calls");
+    if (!samples.is_array() || samples.size() > 10000)
+      throw std::runtime_error("record.samples: not an array of at most 10000 calls");
+    std::set<std::string> files;
+    for (size_t i = 0; i < rounds.size(); ++i) {
+      RecordedCall c = recorded_call(rounds[i], fmt::format("record.rounds[{}]", i));
+      if (c.round != static_cast<int>(i))
+        throw std::runtime_error(fmt::format("record.rounds[{}].round: {} (rounds are recorded "
+                                             "in order from 0)", i, c.round));
+      if (!files.insert(c.file).second)
+        throw std::runtime_error(fmt::format("record.rounds[{}].file: {} twice", i, c.file));
+      r.rounds.push_back(std::move(c));
+    }
+    std::set<int> pool_calls;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      RecordedCall c = recorded_call(samples[i], fmt::format("record.samples[{}]", i));
+      if (c.call < 0 || c.pool_call < c.call)
+        throw std::runtime_error(fmt::format("record.samples[{}]: call {} / pool_call {}", i,
+                                             c.call, c.pool_call));
+      if (!pool_calls.insert(c.pool_call).second)
+        throw std::runtime_error(fmt::format("record.samples[{}].pool_call: {} sampled twice", i,
+                                             c.pool_call));
+      if (!files.insert(c.file).second)
+        throw std::runtime_error(fmt::format("record.samples[{}].file: {} twice", i, c.file));
+      r.samples.push_back(std::move(c));
+    }
+    r.timed = j.value("timed", false);
+    r.failed_stage = j.value("failed_stage", "");
+    r.failed_round = j.value("failed_round", -1);
+    if (r.failed_stage != "" && r.failed_stage != "round" && r.failed_stage != "timing" &&
+        r.failed_stage != "after")
+      throw std::runtime_error("record.failed_stage: \"" + r.failed_stage.substr(0, 20) +
+                               "\" (expected \"\", round, timing or after)");
+    if (r.failed_stage == "round" && r.failed_round != static_cast<int>(r.rounds.size()))
+      throw std::runtime_error(fmt::format("record.failed_round: {} after {} recorded rounds",
+                                           r.failed_round, r.rounds.size()));
+    if (!r.samples.empty() && !r.timed)
+      throw std::runtime_error("record.samples: sampled calls but timed is false");
+    r.dir = j.value("dir", "");
+    return r;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("record: ") + e.what());
+  }
+}
+
+uint64_t fresh_seed_for(uint64_t secret, const std::string& uuid) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : uuid) h = (h ^ c) * 1099511628211ull;
+  uint64_t z = secret ^ h;  // splitmix64 finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) >> 1;
+}
+
+uint64_t workload_output_bytes(const json& spec) {
+  uint64_t total = 0;
+  for (const auto& o : spec.at("outputs")) {
+    uint64_t n = 1;
+    if (o.at("shape").is_array())
+      for (const auto& d : o.at("shape")) n *= d.get<uint64_t>();
+    auto dt = parse_dtype(o.at("dtype").get<std::string>());
+    total += dt ? storage_bytes(*dt, n) : n * 8;
+  }
+  return total;
+}
+
+int sampled_calls(int verify_samples, const json& spec) {
+  const uint64_t out_bytes = std::max<uint64_t>(1, workload_output_bytes(spec));
+  return static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(std::max(0, verify_samples)),
+                                             std::max<uint64_t>(1, (256ull << 20) / out_bytes)));
+}
 
 std::string_view entry_kind_name(EntryKind k) {
   for (auto& [kind, name] : kKinds)
@@ -90,6 +226,13 @@ json WorkerPlan::to_json() const {
   j["sandbox"] = sandbox;
   j["baseline_compile"] = baseline_compile;
   j["reference_role"] = reference_role;
+  j["record_calls"] = record_calls;
+  j["fresh_secret"] = fresh_secret;
+  if (!records.empty()) {
+    json rs = json::array();
+    for (const auto& r : records) rs.push_back(r ? r->to_json() : json(nullptr));
+    j["records"] = rs;
+  }
   return j;
 }
 
@@ -121,8 +264,23 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.sandbox = j.value("sandbox", json::object());
     p.baseline_compile = j.value("baseline_compile", false);
     p.reference_role = j.value("reference_role", false);
+    p.record_calls = j.value("record_calls", false);
+    p.fresh_secret = j.value("fresh_secret", uint64_t{0});
+    if (auto it = j.find("records"); it != j.end() && !it->is_null()) {
+      if (!it->is_array() || it->size() != p.workloads.size())
+        throw std::runtime_error("malformed worker plan: records must have one entry per workload");
+      for (const auto& r : *it)
+        p.records.push_back(r.is_null() ? std::nullopt
+                                        : std::optional<CallRecord>(CallRecord::from_json(r)));
+    }
     if (p.reference_role && p.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: reference_role needs kind \"reference\"");
+    if (p.record_calls && p.reference_role)
+      throw std::runtime_error("malformed worker plan: record_calls and reference_role together");
+    if (!p.records.empty() && !p.reference_role)
+      throw std::runtime_error("malformed worker plan: records need reference_role");
+    if (!p.records.empty() && p.fresh_secret == 0)
+      throw std::runtime_error("malformed worker plan: records need the fresh_secret");
     if (p.baseline_compile && p.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: baseline_compile is true but kind is \"" +
                                std::string(entry_kind_name(p.kind)) +
@@ -155,6 +313,7 @@ json WorkloadOutcome::to_json() const {
   j["reference_timing"] = timing_json(reference_timing);
   j["phases_ms"] = phases_ms;
   j["extra"] = extra;
+  if (record) j["record"] = record->to_json();
   return j;
 }
 
@@ -181,6 +340,10 @@ WorkloadOutcome WorkloadOutcome::from_json(const json& j) {
     o.reference_timing = timing_from(j, "reference_timing");
     o.phases_ms = j.value("phases_ms", json::object());
     o.extra = j.value("extra", json::object());
+    if (auto it = j.find("record"); it != j.end() && !it->is_null()) {
+      o.record = CallRecord::from_json(*it);
+      o.record->dir.clear();  // the parent says where the files are, not the worker
+    }
     return o;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed result frame: ") + e.what());

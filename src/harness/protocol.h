@@ -52,6 +52,39 @@ enum class EntryKind {
 std::string_view entry_kind_name(EntryKind k);
 std::optional<EntryKind> parse_entry_kind(std::string_view s);
 
+// What the solution's worker leaves for the judge about one workload (runner.h,
+// "judged" evaluations): the files (python/solbench_py/record.py) of its
+// correctness rounds and of its sampled timed calls, each with the SHA-256 of its
+// bytes, and where the solution's own evaluation stopped. Sent back in the result
+// frame, then by the parent to the reference worker that judges it (with `dir`
+// set to where the parent moved the files). from_json validates what an untrusted
+// worker sends: file names of the form r<N>.rec / s<N>.rec, hex digests, rounds
+// in order from 0, no call sampled twice.
+struct RecordedCall {
+  int round = -1;      // correctness round (rounds), or -1
+  int call = -1;       // index among the timed calls (samples), or -1
+  int pool_call = -1;  // index among the argument pool's calls (warm-up included)
+  std::string file;    // a name in the record's folder
+  std::string sha256;  // of the file's bytes, as the worker wrote them
+};
+
+struct CallRecord {
+  std::vector<RecordedCall> rounds;   // correctness rounds 0..n-1
+  std::vector<RecordedCall> samples;  // sampled timed calls
+  bool timed = false;                 // the timing loop ran to its end
+  // Where the solution's own evaluation ended early: "" (it did not), "round"
+  // (in correctness round `failed_round`: its call, or a check after it), "timing"
+  // (during or after the timed calls), "after" (the worker failed the workload
+  // after its evaluation, e.g. a sticky CUDA error).
+  std::string failed_stage;
+  int failed_round = -1;
+  std::string dir;  // set by the parent only: the folder holding the files
+
+  json to_json() const;
+  // Throws std::runtime_error naming the field.
+  static CallRecord from_json(const json& j);
+};
+
 struct WorkerPlan {
   json definition = json::object();  // definition.json (core to_json)
   std::string solution_name;
@@ -83,9 +116,20 @@ struct WorkerPlan {
   // or when compiling fails); each outcome's extra["baseline"] says which and why.
   bool baseline_compile = false;
   // A reference worker (runner.h RunnerOptions::reference_worker): kind Reference,
-  // no solution loaded, and per workload only the reference is timed (T_ref); its
-  // outcome's status says whether that worked.
+  // no solution loaded. Per workload with a record (below) it judges the solution's
+  // recorded calls and, when they pass, times the reference (T_ref); without one
+  // it only times the reference. Its outcome's status is the verdict.
   bool reference_role = false;
+  // The solution's worker of a judged evaluation: it runs no reference and decides
+  // no verdict on values; per workload it records its calls (CallRecord, files
+  // under judge/<position>/ in its scratch folder) for the reference worker.
+  bool record_calls = false;
+  // Per evaluation, from the parent: each workload's fresh timing values are drawn
+  // from fresh_seed_for(fresh_secret, uuid), so that the reference worker can draw
+  // a sampled call's values again. 0: the worker draws a secret of its own.
+  uint64_t fresh_secret = 0;
+  // reference_role: one entry per workload (none: only T_ref).
+  std::vector<std::optional<CallRecord>> records;
 
   json to_json() const;
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed
@@ -104,6 +148,10 @@ struct WorkloadOutcome {
   std::optional<TimingResult> reference_timing;
   json phases_ms = json::object();               // inputs, reference, correctness, timing, ...
   json extra = json::object();                   // verification, threads, ...
+  // record_calls: the evidence for the judge (a skipped workload has none). The
+  // status is then only the solution's own failure (a call that raised, a thread
+  // left running, ...), or PASSED for "nothing wrong seen in this process".
+  std::optional<CallRecord> record;
 
   json to_json() const;
   static WorkloadOutcome from_json(const json& j);  // throws std::runtime_error
@@ -111,5 +159,17 @@ struct WorkloadOutcome {
 
 // steady_clock now, in nanoseconds.
 int64_t monotonic_ns();
+
+// The seed of one workload's fresh timing values (below 2^63), from the
+// evaluation's secret and the workload's uuid.
+uint64_t fresh_seed_for(uint64_t secret, const std::string& uuid);
+
+// Bytes of storage of a workload spec's outputs (runtime.Workload's spec).
+uint64_t workload_output_bytes(const json& spec);
+
+// How many timed calls of a workload the worker samples for verification:
+// `verify_samples`, fewer when the outputs are large (their copies are kept
+// until the timing loop ends: about 256 MiB of them, but at least one call).
+int sampled_calls(int verify_samples, const json& spec);
 
 }  // namespace solbench::harness

@@ -1,7 +1,10 @@
 #include "harness/runner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <random>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -37,31 +40,20 @@ WorkloadOutcome failed(int index, const std::string& uuid, Status st, std::strin
   return o;
 }
 
-// A solution's PASSED, timed outcome gets T_ref from the reference worker's
-// outcome for the same workload; a reference that could not be timed there is
-// said in the log, as the in-worker timing did.
-void merge_reference(WorkloadOutcome& o, const WorkloadOutcome& ref) {
-  if (o.skipped || o.status != Status::Passed || !o.timing) return;
-  o.extra["reference_timed_in"] = "reference worker";
-  if (ref.reference_timing) {
-    o.reference_timing = ref.reference_timing;
-    if (auto it = ref.phases_ms.find("reference_timing_ms"); it != ref.phases_ms.end())
-      o.phases_ms["reference_timing_ms"] = *it;
-    return;
-  }
-  std::string why = ref.skipped ? ref.skip_reason : ref.log;
-  if (why.size() > 500) why = why.substr(0, 500) + " [...]";
-  o.log += std::string(o.log.empty() ? "" : "\n") +
-           "timing the reference failed (in the reference worker): " +
-           (why.empty() ? std::string(status_name(ref.status)) : why);
-}
+// Called on every outcome a worker reported (not on those the runner decides),
+// before it is reported: the worker's scratch folder is still there, and `pos` is
+// the workload's position in that worker's plan (its records' folder name).
+struct RunHooks {
+  std::function<void(WorkloadOutcome&, const std::filesystem::path& scratch, size_t pos)>
+      on_result;
+};
 
 // One worker process working through `indices` (positions in the full plan).
 class WorkerRun {
  public:
   WorkerRun(const WorkerPlan& plan, std::vector<int> indices, const RunnerOptions& opts,
-            RunnerResult& result, const std::vector<WorkloadOutcome>* refs)
-      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result), refs_(refs) {}
+            RunnerResult& result, const RunHooks* hooks)
+      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result), hooks_(hooks) {}
 
   // Returns the outcomes it produced, keyed by plan index.
   std::vector<WorkloadOutcome> run();
@@ -82,7 +74,7 @@ class WorkerRun {
   std::vector<int> indices_;
   const RunnerOptions& opts_;
   RunnerResult& result_;
-  const std::vector<WorkloadOutcome>* refs_;  // reference worker's outcomes, by plan index
+  const RunHooks* hooks_;
 };
 
 std::vector<WorkloadOutcome> WorkerRun::run() {
@@ -273,8 +265,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       if (!captured.empty()) o.log = tail(captured) + (o.log.empty() ? "" : "\n" + o.log);
       o.index = indices_[current];
       o.uuid = uuid(current);
-      if (refs_ && static_cast<size_t>(o.index) < refs_->size())
-        merge_reference(o, (*refs_)[o.index]);
+      if (hooks_ && hooks_->on_result) hooks_->on_result(o, scratch.path(), current);
       if (!record["workloads"].empty())
         record["workloads"].back()["result_t_ns"] = m.value("t_ns", int64_t{0});
       out.push_back(std::move(o));
@@ -314,7 +305,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
 }
 
 RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
-                         const std::vector<WorkloadOutcome>* refs) {
+                         const RunHooks* hooks) {
   RunnerResult result;
   const int n = static_cast<int>(plan.workloads.size());
   std::vector<std::optional<WorkloadOutcome>> slots(n);
@@ -329,7 +320,7 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
     if (opts.on_event) opts.on_event(e);
   };
   while (!remaining.empty()) {
-    WorkerRun run(plan, remaining, wopts, result, refs);
+    WorkerRun run(plan, remaining, wopts, result, hooks);
     std::vector<WorkloadOutcome> got = run.run();
     for (const auto& o : got) {
       if (o.index < 0 || o.index >= n || reported[o.index]) continue;
@@ -354,16 +345,11 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
   return result;
 }
 
-}  // namespace
+// ---------------------------------------------------------------- judged runs
 
-RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
-  if (!opts.reference_worker || !plan.time_solution || !plan.time_reference ||
-      plan.reference_role)
-    return run_workers(plan, opts, nullptr);
-
-  // The reference worker first, over all workloads, and gone before any solution
-  // code is loaded: it cannot be reached from the solution's process. It gets
-  // the definition and the workloads, nothing of the solution.
+// The reference worker's plan: the definition and the workloads, nothing of the
+// solution (no sources, no library path, no entry).
+WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   WorkerPlan rp = plan;
   rp.solution_name = plan.solution_name + "/reference";
   rp.kind = EntryKind::Reference;
@@ -376,29 +362,253 @@ RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   rp.languages.clear();
   rp.baseline_compile = false;
   rp.reference_role = true;
+  rp.record_calls = false;
   rp.time_solution = false;
+  rp.workloads.clear();
+  rp.records.clear();
   rp.sandbox = opts.reference_sandbox;
+  return rp;
+}
+
+// Why a record cannot be judged as complete (the solution's worker says it found
+// nothing wrong, so every round and the sampled calls must be there), or "".
+std::string record_problem(const WorkerPlan& plan, const json& spec, const WorkloadOutcome& o) {
+  const CallRecord& r = *o.record;
+  if (o.status != Status::Passed) return "";
+  if (!r.failed_stage.empty()) return "a failure stage (" + r.failed_stage + ") on a PASSED outcome";
+  if (static_cast<int>(r.rounds.size()) != plan.rounds)
+    return fmt::format("{} correctness rounds recorded, {} run", r.rounds.size(), plan.rounds);
+  if (!plan.time_solution) return "";
+  if (!r.timed || !o.timing) return "the timed calls were not recorded";
+  const int timed = o.timing->stats.count;
+  const size_t expected =
+      static_cast<size_t>(std::min(sampled_calls(plan.verify_samples, spec), timed));
+  if (r.samples.size() != expected)
+    return fmt::format("{} sampled timed calls recorded, {} expected", r.samples.size(), expected);
+  for (const RecordedCall& c : r.samples)
+    if (c.call >= timed || c.pool_call >= max_calls(plan.timing))
+      return fmt::format("timed call {} (pool call {}) of {} timed calls", c.call, c.pool_call,
+                         timed);
+  return "";
+}
+
+// The outcome of a judged workload: the judge's verdict on what was recorded,
+// then the solution's own failure, then PASSED with the solution's T_k and the
+// reference worker's T_ref.
+WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
+  o.record.reset();
+  o.extra["judged_in"] = "reference worker";
+  for (const auto& [k, v] : judge.phases_ms.items())
+    if (k != "total_ms") o.phases_ms["judge_" + k] = v;
+  if (judge.phases_ms.contains("total_ms")) o.phases_ms["judge_ms"] = judge.phases_ms["total_ms"];
+  if (auto it = judge.extra.find("verification"); it != judge.extra.end())
+    o.extra["verification"] = *it;
+  if (judge.skipped) {
+    o.skipped = true;
+    o.skip_reason = judge.skip_reason;
+    o.status = Status::RuntimeError;
+    o.log.clear();
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    return o;
+  }
+  if (judge.status != Status::Passed) {
+    std::string why = judge.log;
+    if (judge.status == Status::RuntimeError || judge.status == Status::Timeout)
+      why = "judging in the reference worker: " + why;
+    o.status = judge.status;
+    o.log = why + (o.log.empty() ? "" : "\n" + o.log);
+    if (judge.status == Status::IncorrectNumerical) o.correctness = judge.correctness;
+    else o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    return o;
+  }
+  if (o.status != Status::Passed) {  // the solution's own failure stands
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    return o;
+  }
+  o.correctness = judge.correctness;
+  if (!o.timing) return o;
+  o.extra["reference_timed_in"] = "reference worker";
+  if (judge.reference_timing) {
+    o.reference_timing = judge.reference_timing;
+    if (auto it = judge.phases_ms.find("reference_timing_ms"); it != judge.phases_ms.end())
+      o.phases_ms["reference_timing_ms"] = *it;
+    return o;
+  }
+  std::string why = judge.log;
+  if (why.size() > 500) why = why.substr(0, 500) + " [...]";
+  o.log += std::string(o.log.empty() ? "" : "\n") +
+           "timing the reference failed (in the reference worker): " +
+           (why.empty() ? std::string("no timing reported") : why);
+  return o;
+}
+
+// Workloads per batch, so that the records on disk stay within a budget: one
+// batch is one solution's worker and one reference worker. A workload's record
+// holds its outputs once per correctness round and per sampled timed call.
+std::vector<std::vector<int>> record_batches(const WorkerPlan& plan,
+                                             const std::filesystem::path& base) {
+  uint64_t budget = 16ull << 30;
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  const std::filesystem::space_info sp = std::filesystem::space(base, ec);
+  if (!ec) budget = std::min<uint64_t>(budget, sp.available / 2);
+  if (const char* v = std::getenv("SOLBENCH_RECORD_BUDGET_BYTES"))  // tests, diagnosis
+    budget = std::strtoull(v, nullptr, 10);
+  std::vector<std::vector<int>> batches(1);
+  uint64_t used = 0;
+  for (size_t i = 0; i < plan.workloads.size(); ++i) {
+    const json& spec = plan.workloads[i];
+    const uint64_t calls = static_cast<uint64_t>(plan.rounds) +
+                           (plan.time_solution ? sampled_calls(plan.verify_samples, spec) : 0);
+    const uint64_t bytes = calls * (workload_output_bytes(spec) + 4096);
+    if (!batches.back().empty() && used + bytes > budget) {
+      batches.emplace_back();
+      used = 0;
+    }
+    batches.back().push_back(static_cast<int>(i));
+    used += bytes;
+  }
+  return batches;
+}
+
+// One batch of a judged evaluation: the solution's worker records its calls, then
+// the reference worker judges them; every outcome goes into `final`, by plan index.
+void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t secret,
+                 const RunnerOptions& opts, const std::filesystem::path& base,
+                 RunnerResult& result, std::vector<std::optional<WorkloadOutcome>>& final) {
+  namespace fs = std::filesystem;
+  auto emit = [&](RunnerEvent e) {
+    if (opts.on_event) opts.on_event(e);
+  };
+  WorkerPlan sp = plan;
+  sp.workloads.clear();
+  for (int i : batch) sp.workloads.push_back(plan.workloads[i]);
+  sp.record_calls = true;
+  sp.time_reference = false;  // T_ref comes from the reference worker
+  sp.fresh_secret = secret;
+
+  // The records leave the solution's scratch folder as soon as its result frame
+  // arrives: the parent's folder is not in the solution's writable domain.
+  StagingDir records = StagingDir::create(base, "records-");
+  if (opts.keep_scratch) records.keep();
+  RunHooks hooks;
+  hooks.on_result = [&](WorkloadOutcome& o, const fs::path& scratch, size_t pos) {
+    if (!o.record) return;
+    const fs::path src = scratch / "judge" / std::to_string(pos);
+    const fs::path dst = records.path() / std::to_string(o.index);
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(src, ec))) fs::rename(src, dst, ec);
+    if (!fs::is_directory(fs::symlink_status(dst, ec))) fs::create_directory(dst, ec);
+    o.record->dir = dst.string();
+  };
+  RunnerOptions so = opts;
+  so.on_event = [&](const RunnerEvent& e) {
+    RunnerEvent x = e;
+    if (e.workload >= 0) x.workload = batch.at(static_cast<size_t>(e.workload));
+    if (e.kind == "result" && e.outcome) {
+      if (e.outcome->record) return;  // reported once judged
+      WorkloadOutcome o = *e.outcome;
+      o.index = x.workload;
+      x.outcome = &o;
+      emit(x);
+      return;
+    }
+    emit(x);
+  };
+  RunnerResult sr = run_workers(sp, so, &hooks);
+  for (auto& w : sr.workers) result.workers.push_back(std::move(w));
+  if (!sr.env.empty()) result.env = sr.env;
+  if (!sr.sandbox.empty()) result.sandbox = sr.sandbox;
+
+  WorkerPlan jp = reference_plan(plan, opts);
+  jp.fresh_secret = secret;
+  std::vector<size_t> judged;  // positions in the batch
+  for (size_t pos = 0; pos < batch.size(); ++pos) {
+    WorkloadOutcome& o = sr.outcomes[pos];
+    const int idx = batch[pos];
+    o.index = idx;
+    if (!o.record) {  // decided without a verdict on values: reported already
+      final[idx] = o;
+      continue;
+    }
+    if (const std::string why = record_problem(plan, plan.workloads[idx], o); !why.empty()) {
+      WorkloadOutcome f = failed(idx, o.uuid, Status::RuntimeError,
+                                 "the solution's worker sent an incomplete record: " + why);
+      final[idx] = std::move(f);
+      RunnerEvent e = make_event("result", idx);
+      e.outcome = &*final[idx];
+      emit(e);
+      remove_tree_quietly(o.record->dir);
+      continue;
+    }
+    if (o.status != Status::Passed && o.record->failed_stage.empty())
+      o.record->failed_stage = "after";
+    judged.push_back(pos);
+    jp.workloads.push_back(plan.workloads[idx]);
+    jp.records.push_back(*o.record);
+  }
+  if (judged.empty()) return;
+
   RunnerOptions ro = opts;
   ro.reference_worker = false;
   ro.on_event = [&](const RunnerEvent& e) {
-    if (!opts.on_event) return;
+    const int idx = e.workload >= 0 ? batch[judged.at(static_cast<size_t>(e.workload))] : -1;
     if (e.kind == "worker_start") {
       RunnerEvent x = make_event("worker_start");
       x.message = "reference";
-      opts.on_event(x);
-    } else if ((e.kind == "begin" || e.kind == "progress") && e.workload >= 0) {
-      RunnerEvent x = make_event("progress", e.workload);
-      x.phase = "reference_timing";
-      opts.on_event(x);
+      emit(x);
+    } else if ((e.kind == "begin" || e.kind == "progress") && idx >= 0) {
+      RunnerEvent x = make_event("progress", idx);
+      x.phase = e.kind == "begin" ? "judging" : e.phase;
+      x.round = e.round;
+      emit(x);
+    } else if (e.kind == "result" && e.outcome && idx >= 0 && !final[idx]) {
+      const WorkloadOutcome& sol = sr.outcomes[judged.at(static_cast<size_t>(e.workload))];
+      if (!opts.keep_scratch && sol.record) remove_tree_quietly(sol.record->dir);
+      final[idx] = merge_judged(sol, *e.outcome);
+      RunnerEvent x = make_event("result", idx);
+      x.outcome = &*final[idx];
+      emit(x);
     }
   };
-  RunnerResult refs = run_workers(rp, ro, nullptr);
+  RunnerResult jr = run_workers(jp, ro, nullptr);
+  for (auto& w : jr.workers) result.reference_workers.push_back(std::move(w));
+  for (size_t j = 0; j < judged.size(); ++j) {  // every result was reported; be safe
+    const int idx = batch[judged[j]];
+    if (!final[idx]) final[idx] = merge_judged(sr.outcomes[judged[j]], jr.outcomes.at(j));
+  }
+}
 
-  WorkerPlan sp = plan;
-  sp.time_reference = false;  // T_ref comes from the reference worker
-  RunnerResult result = run_workers(sp, opts, &refs.outcomes);
-  result.reference_workers = std::move(refs.workers);
+RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts) {
+  RunnerResult result;
+  const std::filesystem::path base =
+      opts.staging_base.empty() ? default_staging_base() : opts.staging_base;
+  std::random_device rd;
+  uint64_t secret = 0;
+  while (secret == 0) secret = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  std::vector<std::optional<WorkloadOutcome>> final(plan.workloads.size());
+  for (const std::vector<int>& batch : record_batches(plan, base))
+    judge_batch(plan, batch, secret, opts, base, result, final);
+  for (size_t i = 0; i < final.size(); ++i)
+    result.outcomes.push_back(final[i] ? std::move(*final[i])
+                                       : failed(static_cast<int>(i),
+                                                plan.workloads[i].value("uuid", ""),
+                                                Status::RuntimeError, "no outcome was produced"));
   return result;
+}
+
+}  // namespace
+
+RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
+  if (!opts.reference_worker || plan.reference_role || plan.record_calls)
+    return run_workers(plan, opts, nullptr);
+  return run_judged(plan, opts);
 }
 
 }  // namespace solbench::harness

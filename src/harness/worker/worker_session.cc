@@ -56,19 +56,6 @@ bool mentions_gpu(const std::string& text) {
   return false;
 }
 
-// Bytes of storage of a workload spec's outputs.
-uint64_t output_bytes(const json& spec) {
-  uint64_t total = 0;
-  for (const auto& o : spec.at("outputs")) {
-    uint64_t n = 1;
-    if (o.at("shape").is_array())
-      for (const auto& d : o.at("shape")) n *= d.get<uint64_t>();
-    auto dt = parse_dtype(o.at("dtype").get<std::string>());
-    total += dt ? storage_bytes(*dt, n) : n * 8;
-  }
-  return total;
-}
-
 uint64_t input_bytes(const json& spec) {
   uint64_t total = 0;
   for (const auto& o : spec.at("inputs")) {
@@ -184,6 +171,19 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   std::mt19937_64 secret{std::random_device{}()};
   std::vector<std::string> input_dtypes;
   json static_findings = json::array();  // static_check.py, reported in env
+  py::module_ record_mod;  // solbench_py.record: the judge's files
+  // plan.record_calls: the current workload's record, its folder, and whether its
+  // evaluation had reached the timed calls (where a failure happened).
+  CallRecord rec;
+  fs::path rec_dir;
+  bool in_timing = false;
+
+  // The seed of a workload's fresh timing values: the parent's secret under a
+  // judge (the reference worker must draw the same values), else one of our own.
+  uint64_t fresh_seed(const json& spec) {
+    if (plan.fresh_secret != 0) return fresh_seed_for(plan.fresh_secret, spec.value("uuid", ""));
+    return secret() >> 1;
+  }
 
   void progress(size_t index, std::string_view phase, int round = -1) {
     json f = {{"type", "progress"}, {"t_ns", monotonic_ns()}, {"index", index},
@@ -304,7 +304,21 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void correctness(size_t index, const json& spec, py::object& w, Candidate& c,
                    WorkloadOutcome& o);
   void timing(size_t index, const json& spec, py::object& w, Candidate& c, WorkloadOutcome& o);
-  int timing_sets(const json& spec, py::object& w, py::list& input_sets, py::list& ref_sets);
+  int timing_sets(const json& spec, py::object& w, py::list& input_sets, py::list& ref_sets,
+                  bool with_reference = true);
+  // plan.record_calls (the solution's worker under a judge): the same calls and
+  // checks of the solution's own behaviour, no reference, every call recorded.
+  py::list make_inputs(py::object& w, int round);
+  void check_call(int round, Candidate& c, py::list& got);
+  void record_correctness(size_t index, py::object& w, Candidate& c, WorkloadOutcome& o);
+  void record_timing(size_t index, const json& spec, py::object& w, Candidate& c,
+                     WorkloadOutcome& o);
+  void attach_record(WorkloadOutcome& o, bool failed);
+  // plan.reference_role with a record: the verdict on the solution's recorded calls.
+  py::list reference_outputs(py::object& w, const py::list& inputs, const std::string& what);
+  py::dict load_record(const fs::path& dir, const RecordedCall& c, const std::string& what);
+  void judge(size_t index, const json& spec, py::object& w, const CallRecord& r,
+             WorkloadOutcome& o);
   void time_reference(size_t index, py::object& w, const py::list& input_sets,
                       const py::list& ref_sets, WorkloadOutcome& o);
   void reference_only(size_t index, const json& spec, py::object& w, WorkloadOutcome& o);
@@ -345,7 +359,14 @@ json WorkerSession::start() {
   Stopwatch sw;
   bridge::ensure_interpreter();
   s.runtime = py::module_::import("solbench_py.runtime");
+  s.record_mod = py::module_::import("solbench_py.record");
   json env = from_py(s.runtime.attr("init")(s.plan.device));
+  if (s.plan.record_calls) {
+    // The records' folder exists before any solution code runs (a solution cannot
+    // have planted it); a subfolder per workload is made the same way.
+    fs::create_directory(fs::current_path() / "judge");
+    env["role"] = "recording for the reference worker";
+  }
   phases["python_init_ms"] = sw.ms();
 
   Stopwatch ref_sw;
@@ -485,13 +506,30 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     py::object w = runtime.attr("Workload")(to_py(spec), plan.device, plan.seed, ref_run,
                                             custom_fn);
     if (plan.reference_role) {
-      reference_only(index, spec, w, o);
+      if (index < plan.records.size() && plan.records[index])
+        judge(index, spec, w, *plan.records[index], o);
+      else
+        reference_only(index, spec, w, o);
+    } else if (plan.record_calls) {
+      rec = CallRecord{};
+      in_timing = false;
+      rec_dir = fs::current_path() / "judge" / std::to_string(index);
+      std::error_code ec;
+      if (!fs::create_directory(rec_dir, ec))  // made by the worker, never found
+        throw Finish{Status::RuntimeError,
+                     "cannot make the record folder " + rec_dir.string() + ": " +
+                         (ec ? ec.message() : std::string("it exists already"))};
+      auto cand = solution_candidate(w);
+      record_correctness(index, w, *cand, o);
+      if (plan.time_solution) record_timing(index, spec, w, *cand, o);
+      attach_record(o, false);
     } else {
       auto cand = solution_candidate(w);
       correctness(index, spec, w, *cand, o);
       if (plan.time_solution) timing(index, spec, w, *cand, o);
     }
   } catch (const Finish& f) {
+    if (plan.record_calls && !f.skip) attach_record(o, true);
     o.skipped = f.skip;
     if (f.skip) {
       o.skip_reason = f.message;
@@ -508,6 +546,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     o.status = Status::RuntimeError;
     o.log = "internal error in the worker: " + detail::python_error_text(e);
     o.correctness.reset();
+    if (plan.record_calls) attach_record(o, true);
   } catch (const std::exception& e) {
     // Conversions of what the solution produced (pybind11 cast errors, ...).
     o.status = Status::RuntimeError;
@@ -515,6 +554,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    if (plan.record_calls) attach_record(o, true);
   }
   if (plan.baseline_compile) {
     // A compile that failed on a call switched the callable to eager (its
@@ -635,15 +675,11 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   py::list input_sets, ref_sets;
   const int sets = timing_sets(spec, w, input_sets, ref_sets);
   const int capacity = max_calls(plan.timing);
-  const uint64_t out_bytes = std::max<uint64_t>(1, output_bytes(spec));
-  const int sample = static_cast<int>(std::min<uint64_t>(
-      static_cast<uint64_t>(std::max(0, plan.verify_samples)),
-      std::max<uint64_t>(1, (256ull << 20) / out_bytes)));
+  const int sample = sampled_calls(plan.verify_samples, spec);
   // Fresh values in every timed call (runtime.ArgPool), from a seed the solution
   // cannot know in advance: no two calls see the same values of a refreshable input.
-  const uint64_t fresh_seed = secret() >> 1;
   py::object pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, c.destination_passing(),
-                                       fresh_seed);
+                                       fresh_seed(spec));
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
   Stopwatch sw;
@@ -721,7 +757,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
 // The solution's and the reference's timing use the same sets (same seed), also
 // when they run in different workers.
 int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& input_sets,
-                                     py::list& ref_sets) {
+                                     py::list& ref_sets, bool with_reference) {
   const uint64_t in_bytes = std::max<uint64_t>(1, input_bytes(spec));
   int sets = std::max(2, plan.input_sets);
   while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
@@ -729,7 +765,7 @@ int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& 
     try {
       py::object in = w.attr("make_inputs")(plan.rounds + k);
       input_sets.append(in);
-      ref_sets.append(w.attr("run_reference")(in));
+      if (with_reference) ref_sets.append(w.attr("run_reference")(in));
     } catch (py::error_already_set& e) {
       // A reference worker has run no correctness round that would have said so.
       if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
@@ -769,6 +805,333 @@ void WorkerSession::Impl::reference_only(size_t index, const json& spec, py::obj
     o.status = Status::RuntimeError;
     if (o.log.empty()) o.log = "the reference was not timed";
   }
+}
+
+// ---------------------------------------------------------------- recording
+// The solution's worker under a judge (plan.record_calls): the calls and the checks
+// of the solution's own behaviour as in correctness() and timing(), but no
+// reference runs here and no output is compared. Each correctness round and each
+// sampled timed call is written (record.py) for the reference worker, which
+// judges them after this worker has exited.
+
+py::list WorkerSession::Impl::make_inputs(py::object& w, int round) {
+  try {
+    return w.attr("make_inputs")(round).cast<py::list>();
+  } catch (py::error_already_set& e) {
+    if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
+    throw Finish{Status::RuntimeError,
+                 "could not generate the inputs: " + detail::python_error_text(e)};
+  }
+}
+
+// What the worker checks after every correctness call: no thread or process left
+// running, no profiler library loaded, torch's and the harness's functions
+// unchanged, plain tensors out.
+void WorkerSession::Impl::check_call(int round, Candidate& c, py::list& got) {
+  try {
+    c.invoke();
+    got = c.outputs();
+  } catch (const CallError& e) {
+    throw Finish{Status::RuntimeError,
+                 fmt::format("round {}: the solution failed: {}", round, e.what())};
+  }
+  check_threads("after a call");
+  check_processes("after a call");
+  check_libraries("during a call");
+  check_torch("during a call");
+  const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
+  if (!lazy.empty())
+    throw Finish{Status::RewardHack,
+                 fmt::format("the outputs are not plain tensors (correctness round {}: {}); "
+                             "tensor subclasses can defer or fake work",
+                             round + 1, lazy)};
+}
+
+void WorkerSession::Impl::record_correctness(size_t index, py::object& w, Candidate& c,
+                                             WorkloadOutcome& o) {
+  double inputs_ms = 0, solution_ms = 0, record_ms = 0;
+  Stopwatch phase;
+  for (int round = 0; round < plan.rounds; ++round) {
+    progress(index, "correctness", round);
+    Stopwatch isw;
+    py::list inputs = make_inputs(w, round);
+    py::list outs;
+    try {
+      outs = w.attr("alloc_outputs")().cast<py::list>();
+    } catch (py::error_already_set& e) {
+      if (auto why = skip_reason(e, false)) throw Finish{Status::RuntimeError, *why, true};
+      throw;
+    }
+    // What the call was given: the judge tells "not these inputs" from "changed".
+    py::object before = record_mod.attr("digests")(inputs);
+    inputs_ms += isw.ms();
+    Stopwatch sw;
+    py::list got;
+    c.bind(inputs, outs);
+    check_call(round, c, got);
+    solution_ms += sw.ms();
+    Stopwatch rsw;
+    const std::string file = fmt::format("r{}.rec", round);
+    std::string sha;
+    try {
+      sha = record_mod.attr("write_call")((rec_dir / file).string(), got, inputs, before)
+                .cast<std::string>();
+    } catch (py::error_already_set& e) {
+      throw Finish{Status::RuntimeError, fmt::format("could not record correctness round {}: {}",
+                                                     round + 1, detail::python_error_text(e))};
+    }
+    rec.rounds.push_back({round, -1, -1, file, sha});
+    record_ms += rsw.ms();
+  }
+  o.phases_ms["inputs_ms"] = inputs_ms;
+  o.phases_ms["solution_ms"] = solution_ms;
+  o.phases_ms["record_ms"] = record_ms;
+  o.phases_ms["correctness_ms"] = phase.ms();
+}
+
+void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::object& w,
+                                        Candidate& c, WorkloadOutcome& o) {
+  progress(index, "timing");
+  in_timing = true;
+  Stopwatch setup;
+  py::list input_sets, ref_sets;
+  const int sets = timing_sets(spec, w, input_sets, ref_sets, /*with_reference=*/false);
+  // No reference outputs here: DPS outputs are poisoned without one (bool: 0xFF bytes).
+  py::object pool = w.attr("arg_pool")(input_sets, py::none(), max_calls(plan.timing),
+                                       c.destination_passing(), fresh_seed(spec));
+  o.phases_ms["timing_setup_ms"] = setup.ms();
+
+  Stopwatch sw;
+  PooledRun run(c, pool, runtime, sampled_calls(plan.verify_samples, spec), secret(),
+                plan.kind != EntryKind::Native);
+  TimingResult result;
+  try {
+    result = measure(*timer, run, plan.timing);
+  } catch (const CallError& e) {
+    throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") +
+                                           e.what()};
+  }
+  o.phases_ms["timing_ms"] = sw.ms();
+  check_threads("after the timed calls");
+  check_processes("after the timed calls");
+  check_libraries("during the timed calls");
+  check_torch("during the timed calls");
+  if (!run.lazy().empty())
+    throw Finish{Status::RewardHack,
+                 "the outputs are not plain tensors (timed " + run.lazy() +
+                     "); tensor subclasses can defer or fake work"};
+
+  Stopwatch rsw;
+  int k = 0;
+  for (const auto& saved : run.saved()) {
+    const std::string file = fmt::format("s{}.rec", k++);
+    std::string sha;
+    try {
+      sha = record_mod.attr("write_call")((rec_dir / file).string(), saved.outputs,
+                                          saved.inputs_after, py::none())
+                .cast<std::string>();
+    } catch (py::error_already_set& e) {
+      throw Finish{Status::RuntimeError, fmt::format("could not record timed call {}: {}",
+                                                     saved.call + 1,
+                                                     detail::python_error_text(e))};
+    }
+    rec.samples.push_back({-1, saved.call, saved.pool_call, file, sha});
+  }
+  rec.timed = true;
+  o.phases_ms["record_samples_ms"] = rsw.ms();
+  o.extra["verification"] = {{"recorded_calls", run.saved().size()}, {"input_sets", sets}};
+  o.timing = result;
+}
+
+void WorkerSession::Impl::attach_record(WorkloadOutcome& o, bool failed) {
+  CallRecord r = rec;
+  if (failed) {
+    r.failed_stage = in_timing ? "timing" : "round";
+    r.failed_round = in_timing ? -1 : static_cast<int>(r.rounds.size());
+    r.samples.clear();  // a failed timing loop recorded none worth judging
+    if (in_timing) r.timed = false;
+  }
+  o.record = std::move(r);
+}
+
+// ---------------------------------------------------------------- judging
+// The reference worker with a record (plan.reference_role): it never loaded the
+// solution, and the solution's worker has exited. Its inputs are generated again
+// (same seed and round; for timed calls the same fresh seed, from the parent),
+// the reference runs here, and the recorded outputs (read as data, their SHA-256
+// checked) are compared, as correctness() and timing() would have. The verdict
+// is the first failure in the order the calls were made; when the solution's own
+// evaluation failed at some stage, everything recorded before it is judged and a
+// reference that cannot run at that stage still decides first (the parent keeps
+// the solution's failure otherwise).
+
+py::list WorkerSession::Impl::reference_outputs(py::object& w, const py::list& inputs,
+                                                const std::string& what) {
+  try {
+    return w.attr("run_reference")(inputs).cast<py::list>();
+  } catch (py::error_already_set& e) {
+    if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
+    throw Finish{Status::InvalidReference, what + detail::python_error_text(e)};
+  }
+}
+
+py::dict WorkerSession::Impl::load_record(const fs::path& dir, const RecordedCall& c,
+                                          const std::string& what) {
+  py::dict got;
+  try {
+    got = record_mod.attr("read_call")((dir / c.file).string(), c.sha256, plan.device)
+              .cast<py::dict>();
+  } catch (py::error_already_set& e) {
+    const std::string msg = py::str(e.value()).cast<std::string>();
+    if (e.matches(record_mod.attr("RecordChanged")))
+      throw Finish{Status::RewardHack,
+                   fmt::format("the record of {} is not what the solution's worker wrote ({}): "
+                               "it was changed after the call",
+                               what, msg)};
+    if (e.matches(record_mod.attr("RecordError")))
+      throw Finish{Status::RuntimeError,
+                   fmt::format("the solution's worker left an unreadable record of {}: {}", what,
+                               msg)};
+    throw;
+  }
+  const auto devices = got["devices"].cast<std::vector<std::string>>();
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (devices[i] != plan.device)
+      throw Finish{Status::RuntimeError,
+                   fmt::format("{}: output {} is on {}; the evaluation runs on {}", what, i,
+                               devices[i], plan.device)};
+  return got;
+}
+
+void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
+                                const CallRecord& r, WorkloadOutcome& o) {
+  const fs::path dir = r.dir;
+  double inputs_ms = 0, reference_ms = 0, check_ms = 0;
+  Stopwatch phase;
+  Correctness acc;
+  for (const RecordedCall& c : r.rounds) {
+    progress(index, "judging", c.round);
+    const std::string what = fmt::format("correctness round {}", c.round + 1);
+    Stopwatch isw;
+    py::list inputs = make_inputs(w, c.round);
+    inputs_ms += isw.ms();
+    Stopwatch rsw;
+    py::list refs = reference_outputs(w, inputs, "the reference failed: ");
+    reference_ms += rsw.ms();
+    Stopwatch csw;
+    py::dict got = load_record(dir, c, what);
+    py::tuple seen;
+    try {
+      seen = w.attr("judge_inputs")(inputs, got["inputs_after"], got["inputs_before"])
+                 .cast<py::tuple>();
+    } catch (py::error_already_set& e) {
+      if (!e.matches(record_mod.attr("RecordError"))) throw;
+      throw Finish{Status::RuntimeError,
+                   fmt::format("the solution's worker left an unreadable record of {}: {}", what,
+                               py::str(e.value()).cast<std::string>())};
+    }
+    const auto unreproduced = seen[0].cast<std::vector<std::string>>();
+    if (!unreproduced.empty())
+      throw Finish{Status::RuntimeError,
+                   fmt::format("{}: the solution's worker was given other values of input '{}' "
+                               "than the reference worker generates for that round (changed "
+                               "before the call, or not reproducible here)",
+                               what, unreproduced.front())};
+    const auto changed = seen[1].cast<std::vector<std::string>>();
+    if (!changed.empty()) {
+      std::string names;
+      for (const auto& n : changed) names += (names.empty() ? "" : ", ") + ("'" + n + "'");
+      throw Finish{Status::RewardHack,
+                   fmt::format("the solution changed its input {} in place in correctness round "
+                               "{} (the reference leaves it unchanged)",
+                               names, c.round + 1)};
+    }
+    json summary = from_py(w.attr("check")(got["outputs"], refs, true));
+    check_ms += csw.ms();
+    acc.max_absolute_error = std::max(acc.max_absolute_error,
+                                      summary.value("max_absolute_error", 0.0));
+    acc.max_relative_error = std::max(acc.max_relative_error,
+                                      summary.value("max_relative_error", 0.0));
+    acc.has_nan = acc.has_nan || summary.value("has_nan", false);
+    acc.has_inf = acc.has_inf || summary.value("has_inf", false);
+    const std::string st = summary.value("status", "OK");
+    if (st != "OK") {
+      auto status = parse_status(st).value_or(Status::IncorrectNumerical);
+      if (status == Status::IncorrectNumerical) o.correctness = acc;
+      throw Finish{status, fmt::format("round {} of {}: {}", c.round + 1, plan.rounds,
+                                       summary.value("message", ""))};
+    }
+  }
+  o.correctness = acc;
+  o.phases_ms["inputs_ms"] = inputs_ms;
+  o.phases_ms["reference_ms"] = reference_ms;
+  o.phases_ms["check_ms"] = check_ms;
+  o.phases_ms["judge_rounds_ms"] = phase.ms();
+  o.extra["judged_rounds"] = r.rounds.size();
+
+  if (r.failed_stage == "round") {
+    // The reference ran before the solution's call in that round: one that cannot
+    // run here, or fails, decides before the solution's own failure.
+    if (r.failed_round >= 0 && r.failed_round < plan.rounds)
+      reference_outputs(w, make_inputs(w, r.failed_round), "the reference failed: ");
+    return;
+  }
+  if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
+
+  py::list input_sets, ref_sets;
+  const int sets = timing_sets(spec, w, input_sets, ref_sets);
+  if (r.failed_stage == "timing") return;
+
+  progress(index, "judging");
+  Stopwatch vsw;
+  py::object values = w.attr("call_values")(input_sets, fresh_seed(spec));
+  int failed = 0;
+  std::string first_failure, input_change;
+  for (const RecordedCall& c : r.samples) {
+    const std::string what = fmt::format("timed call {}", c.call + 1);
+    py::list pristine;
+    try {
+      pristine = values.attr("pristine")(c.pool_call).cast<py::list>();
+    } catch (py::error_already_set& e) {
+      throw Finish{Status::RuntimeError,
+                   "generating a timed call's inputs failed: " + detail::python_error_text(e)};
+    }
+    py::list refs = reference_outputs(w, pristine, "the reference failed on a timed call's inputs: ");
+    py::dict got = load_record(dir, c, what);
+    if (input_change.empty()) {
+      py::tuple seen;
+      try {
+        seen = w.attr("judge_inputs")(pristine, got["inputs_after"], py::none()).cast<py::tuple>();
+      } catch (py::error_already_set& e) {
+        if (!e.matches(record_mod.attr("RecordError"))) throw;
+        throw Finish{Status::RuntimeError,
+                     fmt::format("the solution's worker left an unreadable record of {}: {}",
+                                 what, py::str(e.value()).cast<std::string>())};
+      }
+      const auto names = seen[1].cast<std::vector<std::string>>();
+      if (!names.empty()) input_change = fmt::format("{}: '{}'", what, names.front());
+    }
+    json summary = from_py(w.attr("check")(got["outputs"], refs, true));
+    if (summary.value("status", "OK") != "OK" && failed++ == 0)
+      first_failure = what + ": " + summary.value("message", "");
+  }
+  const auto fresh = values.attr("fresh_inputs")().cast<py::list>();
+  o.extra["verification"] = {{"checked_calls", r.samples.size()},
+                             {"failed_calls", failed},
+                             {"input_sets", sets},
+                             {"fresh_inputs", w.attr("input_names")(fresh)
+                                                  .cast<std::vector<std::string>>()}};
+  o.phases_ms["verify_ms"] = vsw.ms();
+  if (!input_change.empty())
+    throw Finish{Status::RewardHack,
+                 "the solution changed an input in place during timing (" + input_change +
+                     "; the reference leaves it unchanged)"};
+  if (failed > 0)
+    throw Finish{Status::RewardHack,
+                 fmt::format("{} of {} sampled timed calls produced wrong outputs although the "
+                             "correctness rounds passed; first: {}",
+                             failed, r.samples.size(), first_failure)};
+  if (plan.time_reference) time_reference(index, w, input_sets, ref_sets, o);
 }
 
 }  // namespace solbench::harness

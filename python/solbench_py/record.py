@@ -1,0 +1,231 @@
+"""What the solution's worker leaves for the judge, and how the judge reads it.
+
+Under the judge (docs/harness.md, "Judging"), the solution's worker decides no
+verdict: for every correctness round and every sampled timed call it writes the
+outputs the call produced and a digest of each input as the call left it, and
+reports each file with the SHA-256 of its bytes. The reference worker, which
+never loads solution code, runs after it: it generates the same inputs again,
+runs the reference, reads these files as data (no pickle: a JSON header and raw
+tensor bytes) and compares.
+
+File layout: one line of MAGIC and JSON (the header), then the bytes of every
+output, contiguous, in order:
+
+    {"outputs": [{"dtype": "bfloat16", "shape": [2, 4096], "device": "cpu",
+                  "nbytes": 16384}, ...],
+     "inputs_before": [digest | null, ...],   # correctness rounds only
+     "inputs_after": [digest | null, ...]}
+
+A digest is the SHA-256 of the input's dtype, shape and bytes (digest()); scalars
+have none. Everything that touches the solution's outputs and inputs here runs
+with the torch function and dispatch modes suspended (harness_only()): a mode the
+solution entered, and left active outside its call, cannot change what is written.
+The functions this module needs are bound when it is imported, before any
+solution code runs, and the worker compares the identity of the harness's
+functions after every call (runtime.torch_fingerprint).
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import hashlib
+import json
+import os
+
+import torch
+
+MAGIC = b"solbench-record-1 "  # then the header (JSON) and a newline, on one line
+HEADER_LIMIT = 1 << 20  # bytes
+CHUNK = 64 << 20        # bytes per host copy of a device tensor
+
+_sha256 = hashlib.sha256
+_open = builtins.open
+_dumps = json.dumps
+_loads = json.loads
+_os_open = os.open
+_fdopen = os.fdopen
+_O_WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+_O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+
+try:  # torch >= 1.13 keeps modes on stacks; these helpers keep their bookkeeping right
+    from torch.overrides import _pop_mode as _fn_pop, _push_mode as _fn_push
+    from torch.utils._python_dispatch import _pop_mode as _d_pop, _push_mode as _d_push
+    _fn_len = torch._C._len_torch_function_stack
+    _d_len = torch._C._len_torch_dispatch_stack
+except (ImportError, AttributeError):  # pragma: no cover - older torch: no mode stacks
+    _fn_pop = _fn_push = _d_pop = _d_push = None
+    _fn_len = _d_len = None
+
+
+class RecordError(RuntimeError):
+    """A record that cannot be read as one (malformed header, sizes)."""
+
+
+class RecordChanged(RecordError):
+    """The file's bytes are not the ones the solution's worker reported."""
+
+
+@contextlib.contextmanager
+def harness_only():
+    """Runs the block with every torch function mode and dispatch mode taken off
+    their stacks (and put back afterwards): the harness's own tensor work is not
+    the solution's to intercept."""
+    fn, disp = [], []
+    try:
+        if _fn_len is not None:
+            while _fn_len() > 0:
+                fn.append(_fn_pop())
+            while _d_len() > 0:
+                disp.append(_d_pop())
+        yield
+    finally:
+        for m in reversed(disp):
+            _d_push(m)
+        for m in reversed(fn):
+            _fn_push(m)
+
+
+def _bytes_of(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def _host_chunks(t: torch.Tensor):
+    """The tensor's bytes as host memoryviews (no copy on the CPU)."""
+    flat = _bytes_of(t)
+    n = flat.numel()
+    if flat.device.type == "cpu":
+        if n:
+            yield memoryview(flat.numpy())
+        return
+    for start in range(0, n, CHUNK):
+        yield memoryview(flat[start:start + CHUNK].cpu().numpy())
+
+
+def _dtype_name(dt: torch.dtype) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def _digest(t: torch.Tensor) -> str:
+    h = _sha256(f"{_dtype_name(t.dtype)}|{list(t.shape)}|".encode())
+    for chunk in _host_chunks(t):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def digest(v):
+    """SHA-256 (hex) of a tensor's dtype, shape and bytes; None for a non-tensor."""
+    if not isinstance(v, torch.Tensor):
+        return None
+    with harness_only():
+        return _digest(v)
+
+
+def digests(values: list) -> list:
+    with harness_only():
+        return [_digest(v) if isinstance(v, torch.Tensor) else None for v in values]
+
+
+def write_call(path: str, outputs: list, inputs_after: list, inputs_before=None) -> str:
+    """Writes one call's evidence to `path` (which must not exist); returns the
+    SHA-256 of the file's bytes. `inputs_before`: digests taken before the call
+    (correctness rounds), or None."""
+    with harness_only():
+        entries = []
+        for i, t in enumerate(outputs):
+            if type(t) is not torch.Tensor:
+                raise TypeError(f"output {i} is a {type(t).__name__}, not a plain tensor")
+            entries.append({"dtype": _dtype_name(t.dtype), "shape": list(t.shape),
+                            "device": str(t.device), "nbytes": t.numel() * t.element_size()})
+        header = {"outputs": entries,
+                  "inputs_after": [_digest(v) if isinstance(v, torch.Tensor) else None
+                                   for v in inputs_after]}
+        if inputs_before is not None:
+            header["inputs_before"] = list(inputs_before)
+        head = MAGIC + _dumps(header, separators=(",", ":")).encode() + b"\n"
+        if len(head) > HEADER_LIMIT:
+            raise RecordError(f"{path}: header of {len(head)} bytes")
+        h = _sha256(head)
+        with _fdopen(_os_open(path, _O_WRITE, 0o600), "wb") as f:
+            f.write(head)
+            for t in outputs:
+                for chunk in _host_chunks(t):
+                    h.update(chunk)
+                    f.write(chunk)
+        return h.hexdigest()
+
+
+def _readinto(f, view: memoryview, path: str) -> None:
+    got = 0
+    while got < len(view):
+        n = f.readinto(view[got:])
+        if not n:
+            raise RecordChanged(f"{path}: ends early")
+        got += n
+
+
+def _torch_dtype(name) -> torch.dtype:
+    dt = getattr(torch, name, None) if isinstance(name, str) and name.isidentifier() else None
+    if not isinstance(dt, torch.dtype):
+        raise RecordError(f"unknown dtype {name!r}")
+    return dt
+
+
+def read_call(path: str, sha256_hex: str, device) -> dict:
+    """Reads a file written by write_call, as data only, checking its SHA-256.
+
+    Returns {"outputs": [tensors on `device`], "devices": [the device each output
+    was on], "inputs_after": [...], "inputs_before": [...] or None}. Raises
+    RecordChanged when the bytes are not the reported ones (or the file is gone),
+    RecordError when the header cannot be read."""
+    device = torch.device(device)
+    try:
+        f = _fdopen(_os_open(path, _O_READ), "rb")
+    except OSError as e:
+        raise RecordChanged(f"{path}: {e.strerror}") from None
+    with f:
+        head = f.readline(HEADER_LIMIT + 1)
+        h = _sha256(head)
+        if not head.startswith(MAGIC) or not head.endswith(b"\n"):
+            raise RecordChanged(f"{path}: not a record")
+        try:
+            header = _loads(head[len(MAGIC):])
+            specs = header["outputs"]
+            after = header["inputs_after"]
+            before = header.get("inputs_before")
+        except (ValueError, KeyError, TypeError) as e:
+            raise RecordChanged(f"{path}: unreadable header ({e})") from None
+        bufs = []
+        for i, s in enumerate(specs):
+            try:
+                dt = _torch_dtype(s["dtype"])
+                shape = [int(d) for d in s["shape"]]
+                nbytes = int(s["nbytes"])
+                dev = str(s["device"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise RecordError(f"{path}: output {i}: {e}") from None
+            numel = 1
+            for d in shape:
+                if d < 0:
+                    raise RecordError(f"{path}: output {i}: negative size")
+                numel *= d
+            esize = torch.empty((), dtype=dt).element_size()
+            if nbytes != numel * esize:
+                raise RecordError(f"{path}: output {i}: {nbytes} bytes for shape {shape} "
+                                  f"of {s['dtype']}")
+            buf = torch.empty(nbytes, dtype=torch.uint8)
+            if nbytes:
+                view = memoryview(buf.numpy())
+                _readinto(f, view, path)
+                h.update(view)
+            bufs.append((buf, dt, shape, dev))
+        if f.read(1):
+            raise RecordChanged(f"{path}: bytes after the last output")
+    if h.hexdigest() != sha256_hex:
+        raise RecordChanged(f"{path}: SHA-256 {h.hexdigest()[:16]}..., reported "
+                            f"{str(sha256_hex)[:16]}...")
+    outs = []
+    for buf, dt, shape, _ in bufs:
+        t = buf.view(dt) if buf.numel() else torch.empty(0, dtype=dt)
+        outs.append(t.reshape(shape).to(device))
+    return {"outputs": outs, "devices": [b[3] for b in bufs], "inputs_after": list(after),
+            "inputs_before": list(before) if before is not None else None}
