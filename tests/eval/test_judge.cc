@@ -1,0 +1,278 @@
+// Judged evaluations (docs/harness.md, "Judging"): the solution's worker records
+// its calls and decides no verdict on values; a reference worker that never loads
+// solution code judges the records. The record format's validation (unit), then
+// solutions through the real binary on the CPU: attacks on the reference's values
+// or on the harness's copies inside the solution's process, which the in-process
+// path (SOLBENCH_REFERENCE_WORKER=0, kept for measuring the cost) lets through,
+// and the judge's own guarantees (records checked against their digests, every
+// round judged in order, batches within the disk budget, records deleted).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "harness/protocol.h"
+#include "python_solution_eval.h"
+
+namespace solbench {
+namespace {
+
+namespace fs = std::filesystem;
+using Judge = testing::PythonSolutionEval;
+using testing::kFast;
+
+TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
+  const std::string sha(64, 'a');
+  json ok = {{"rounds", {{{"round", 0}, {"file", "r0.rec"}, {"sha256", sha}},
+                         {{"round", 1}, {"file", "r1.rec"}, {"sha256", sha}}}},
+             {"samples", {{{"call", 3}, {"pool_call", 6}, {"file", "s0.rec"}, {"sha256", sha}}}},
+             {"timed", true},
+             {"failed_stage", ""},
+             {"dir", "/somewhere"}};
+  harness::CallRecord r = harness::CallRecord::from_json(ok);
+  EXPECT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.samples.at(0).pool_call, 6);
+  EXPECT_EQ(harness::CallRecord::from_json(r.to_json()).to_json(), r.to_json());
+  // From a worker's frame the folder is the parent's to say.
+  harness::WorkloadOutcome o;
+  o.index = 0;
+  o.status = Status::Passed;
+  o.record = r;
+  EXPECT_TRUE(harness::WorkloadOutcome::from_json(o.to_json()).record->dir.empty());
+
+  auto refused = [&](const std::function<void(json&)>& change, const std::string& field) {
+    json bad = ok;
+    change(bad);
+    try {
+      harness::CallRecord::from_json(bad);
+      ADD_FAILURE() << "accepted: " << bad.dump();
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  refused([](json& j) { j["rounds"][0]["file"] = "../r0.rec"; }, "record.rounds[0].file");
+  refused([](json& j) { j["rounds"][0]["file"] = "/etc/passwd"; }, "record.rounds[0].file");
+  refused([](json& j) { j["samples"][0]["file"] = "r1.rec"; }, "twice");
+  refused([](json& j) { j["rounds"][1]["round"] = 2; }, "record.rounds[1].round");
+  refused([](json& j) { j["rounds"][0]["sha256"] = "abc"; }, "record.rounds[0].sha256");
+  refused([](json& j) { j["samples"][0]["pool_call"] = 1; }, "record.samples[0]");
+  refused([](json& j) { j["timed"] = false; }, "timed is false");
+  refused([](json& j) { j["failed_stage"] = "later"; }, "record.failed_stage");
+  refused([](json& j) { j["failed_stage"] = "round"; j["failed_round"] = 0; },
+          "record.failed_round");
+  refused([](json& j) { j.erase("samples"); }, "record");
+  // A plan's records: one per workload, only for a reference worker with the secret.
+  harness::WorkerPlan p;
+  p.kind = harness::EntryKind::Reference;
+  p.reference_role = true;
+  p.fresh_secret = 7;
+  p.workloads = {json::object(), json::object()};
+  p.records = {r, std::nullopt};
+  harness::WorkerPlan back = harness::WorkerPlan::from_json(p.to_json());
+  ASSERT_EQ(back.records.size(), 2u);
+  EXPECT_EQ(back.records[0]->dir, "/somewhere");
+  EXPECT_FALSE(back.records[1].has_value());
+  json bad = p.to_json();
+  bad["reference_role"] = false;
+  bad["kind"] = "python";
+  EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
+  bad = p.to_json();
+  bad["records"].erase(1);
+  EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
+  harness::WorkerPlan rec;
+  rec.record_calls = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(rec.to_json()).record_calls);
+  // The fresh seed is the parent's: the same in both workers, different per workload.
+  EXPECT_EQ(harness::fresh_seed_for(7, "a"), harness::fresh_seed_for(7, "a"));
+  EXPECT_NE(harness::fresh_seed_for(7, "a"), harness::fresh_seed_for(7, "b"));
+  EXPECT_NE(harness::fresh_seed_for(7, "a"), harness::fresh_seed_for(8, "a"));
+  EXPECT_LT(harness::fresh_seed_for(~0ull, "a"), 1ull << 63);
+}
+
+// Evaluates in the in-process path: the reference and the checks in the
+// solution's own worker (what the judge replaced; for measuring its cost).
+json in_process(const std::function<json()>& eval) {
+  ::setenv("SOLBENCH_REFERENCE_WORKER", "0", 1);
+  json doc = eval();
+  ::unsetenv("SOLBENCH_REFERENCE_WORKER");
+  return doc;
+}
+
+// A wrong RMSNorm (no normalisation, twice the scale: 2 * x * weight, cheap; the
+// inputs' root mean square is about 1) with a TorchFunctionMode entered at import
+// that, outside the solution's own calls, makes torch.rsqrt return 2s, so that the
+// reference computes the same wrong values wherever it runs in the solution's
+// process. No torch function is replaced (the fingerprint
+// is silent) and the source names nothing the static look refuses.
+const char* kRewritesTheReference =
+    "import torch\n"
+    "from torch.overrides import TorchFunctionMode\n"
+    "_inside = False\n"
+    "class _Agree(TorchFunctionMode):\n"
+    "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+    "        out = func(*args, **(kwargs or {}))\n"
+    "        if not _inside and getattr(func, '__name__', '') == 'rsqrt':\n"
+    "            return torch.full_like(out, 2.0)\n"
+    "        return out\n"
+    "_Agree().__enter__()\n"
+    "def run(hidden_states, weight):\n"
+    "    global _inside\n"
+    "    _inside = True\n"
+    "    try:\n"
+    "        return (2 * hidden_states.float() * weight.float()).to(hidden_states.dtype)\n"
+    "    finally:\n"
+    "        _inside = False\n";
+
+TEST_F(Judge, AModeThatRewritesTheReferencesResultsCannotMakeAWrongSolutionPass) {
+  const fs::path sol = solution("agree", kRewritesTheReference);
+  // In the solution's process the reference agrees with the wrong solution:
+  // PASSED (so this test could fail).
+  json shared = in_process([&] { return eval(sol); });
+  ASSERT_FALSE(shared.empty());
+  EXPECT_EQ(status(shared), "PASSED") << log(shared);
+  EXPECT_TRUE(shared["reference_workers"].empty());
+  // Judged where the mode never existed: the values are wrong.
+  json doc = eval(sol);
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "INCORRECT_NUMERICAL") << log(doc);
+  EXPECT_NE(log(doc).find("round 1 of 1: output:"), std::string::npos) << log(doc);
+  EXPECT_EQ(doc["reference_workers"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["evaluation"]["solbench_checks"].value("judged_in", ""),
+            "reference worker");
+}
+
+TEST_F(Judge, AModeThatFakesTheHarnesssCopiesOfTheOutputsDoesNotReachTheRecord) {
+  // The solution returns zeros at once and remembers its inputs; outside its calls
+  // its mode hands any torch function applied to such an output the honest result
+  // instead (a lazy output, without a tensor subclass). The in-process check
+  // reads the output through torch functions: PASSED. The record is written with
+  // the modes taken off (record.harness_only): the zeros are judged.
+  const fs::path sol = solution("lazy_mode",
+      "import torch\n"
+      "from torch.overrides import TorchFunctionMode\n"
+      "_inside = False\n"
+      "_fake = {}\n"
+      "def _honest(h, w):\n"
+      "    x = h.float()\n"
+      "    return (x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-5) * w.float()"
+      ").to(h.dtype)\n"
+      "class _Lazy(TorchFunctionMode):\n"
+      "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+      "        if not _inside and args and isinstance(args[0], torch.Tensor) and "
+      "id(args[0]) in _fake:\n"
+      "            args = (_honest(*_fake[id(args[0])]),) + tuple(args[1:])\n"
+      "        return func(*args, **(kwargs or {}))\n"
+      "_Lazy().__enter__()\n"
+      "def run(hidden_states, weight):\n"
+      "    global _inside\n"
+      "    _inside = True\n"
+      "    try:\n"
+      "        out = torch.zeros_like(hidden_states)\n"
+      "        _fake[id(out)] = (hidden_states.clone(), weight.clone())\n"
+      "        return out\n"
+      "    finally:\n"
+      "        _inside = False\n");
+  const std::string untimed = kFast + " --no-timing ";
+  json shared = in_process([&] { return eval(sol, std::string(" -w ") + testing::kB1, untimed); });
+  ASSERT_FALSE(shared.empty());
+  EXPECT_EQ(status(shared), "PASSED") << log(shared);
+  json doc = eval(sol);
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "INCORRECT_NUMERICAL") << log(doc);
+  EXPECT_NE(log(doc).find("all zeros"), std::string::npos) << log(doc);
+}
+
+TEST_F(Judge, ARecordChangedAfterItsCallIsARewardHack) {
+  // In its second call the solution flips a byte of the first round's record,
+  // still in its scratch folder (judge/<workload>/r0.rec): the judge reads the
+  // file against the SHA-256 the worker reported right after writing it.
+  json doc = eval(solution("tamper", testing::pytorch_source(
+                      "calls = [0]",
+                      "    calls[0] += 1\n"
+                      "    if calls[0] == 2:\n"
+                      "        with open(os.path.join('judge', '0', 'r0.rec'), 'r+b') as f:\n"
+                      "            f.seek(-1, 2)\n"
+                      "            b = f.read(1)\n"
+                      "            f.seek(-1, 2)\n"
+                      "            f.write(bytes([b[0] ^ 1]))")),
+                  std::string(" -w ") + testing::kB1, " --rounds 2 --time-budget-ms 20 ");
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "REWARD_HACK") << log(doc);
+  EXPECT_NE(log(doc).find("the record of correctness round 1 is not what the solution's worker "
+                          "wrote"),
+            std::string::npos)
+      << log(doc);
+}
+
+TEST_F(Judge, AWrongRoundBeforeACrashIsJudgedFirst) {
+  // Round 1 wrong, round 2 raises: the solution's worker stops at the exception
+  // (it compares nothing); the judge finds round 1 wrong, which decides.
+  json doc = eval(solution("wrong_then_crash", testing::pytorch_source(
+                      "calls = [0]",
+                      "    calls[0] += 1\n"
+                      "    if calls[0] == 2:\n"
+                      "        raise RuntimeError('boom')",
+                      "    if calls[0] == 1:\n        out = out * 2")),
+                  std::string(" -w ") + testing::kB1, " --rounds 2 --time-budget-ms 20 ");
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "INCORRECT_NUMERICAL") << log(doc);
+  EXPECT_NE(log(doc).find("round 1 of 2"), std::string::npos) << log(doc);
+  // A right round 1 leaves the solution's own failure.
+  json crash = eval(solution("crash", testing::pytorch_source(
+                        "calls = [0]",
+                        "    calls[0] += 1\n"
+                        "    if calls[0] == 2:\n"
+                        "        raise RuntimeError('boom')")),
+                    std::string(" -w ") + testing::kB1, " --rounds 2 --time-budget-ms 20 ");
+  ASSERT_FALSE(crash.empty());
+  EXPECT_EQ(status(crash), "RUNTIME_ERROR") << log(crash);
+  EXPECT_NE(log(crash).find("round 1: the solution failed"), std::string::npos) << log(crash);
+}
+
+TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
+  // A budget smaller than one workload's records: one batch per workload, each
+  // with its own solution worker and reference worker.
+  const fs::path sol = solution("honest", testing::pytorch_source("", ""));
+  ::setenv("SOLBENCH_RECORD_BUDGET_BYTES", "1", 1);
+  json doc = eval(sol, std::string(" -w ") + testing::kB1 + " -w " + testing::kB2);
+  ::unsetenv("SOLBENCH_RECORD_BUDGET_BYTES");
+  ASSERT_FALSE(doc.empty());
+  ASSERT_EQ(doc["results"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(status(doc, i), "PASSED") << log(doc, i);
+    const json& checks = doc["results"][i]["evaluation"]["solbench_checks"];
+    EXPECT_EQ(checks.value("reference_timed_in", ""), "reference worker");
+    EXPECT_EQ(checks["verification"].value("checked_calls", 0), 8) << checks.dump();
+    EXPECT_GT(doc["results"][i]["evaluation"]["performance"].value("reference_latency_ms", 0.0),
+              0.0);
+  }
+  EXPECT_EQ(doc["workers"].size(), 2u);
+  EXPECT_EQ(doc["reference_workers"].size(), 2u);
+  // Every record was deleted once judged (and the scratch folders with their workers).
+  for (const auto& e : fs::directory_iterator(dir_ / "staging"))
+    ADD_FAILURE() << "left behind: " << e.path();
+  // The default budget holds both: one of each.
+  json one = eval(sol, std::string(" -w ") + testing::kB1 + " -w " + testing::kB2);
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(one["workers"].size(), 1u);
+  EXPECT_EQ(one["reference_workers"].size(), 1u);
+}
+
+TEST_F(Judge, CorrectnessOnlyRunsAreJudgedToo) {
+  json doc = eval(solution("wrong", testing::pytorch_source("", "", "    out = out * 2")),
+                  std::string(" -w ") + testing::kB1, kFast + " --no-timing ");
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "INCORRECT_NUMERICAL") << log(doc);
+  EXPECT_EQ(doc["reference_workers"].size(), 1u);
+  json ok = eval(solution("right", testing::pytorch_source("", "")),
+                 std::string(" -w ") + testing::kB1, kFast + " --no-timing ");
+  ASSERT_FALSE(ok.empty());
+  EXPECT_EQ(status(ok), "PASSED") << log(ok);
+  EXPECT_EQ(ok["results"][0]["evaluation"]["solbench_checks"].value("judged_in", ""),
+            "reference worker");
+}
+
+}  // namespace
+}  // namespace solbench

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The judge's records (python/solbench_py/record.py) and what the solution's worker
+keeps out of the solution's reach:
+  - a call's outputs and input digests written and read back bit for bit (bfloat16,
+    bool, int64, 0-d, empty), as data: the file is checked against its SHA-256;
+  - a changed byte, a truncated or extended file, a file that is not a record, a
+    missing one: RecordChanged; a header with an unknown dtype or wrong sizes under
+    a matching digest: RecordError; an existing path is never overwritten;
+  - harness_only(): a TorchFunctionMode the solution left active does not reach
+    the harness's copies (and is back afterwards);
+  - an unwritten bool output (poison byte 0xFF) matches neither True nor False;
+  - the judge's input check tells "given other values" from "changed by the call";
+  - replacing a harness function is seen by the fingerprint (runtime.torch_changes).
+Exit status 0 when every case holds."""
+import hashlib
+import os
+import sys
+import tempfile
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from solbench_py import correctness, inputs, record, runtime
+
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def raises(fn, exc):
+    try:
+        fn()
+    except exc:
+        return True
+    except Exception as e:  # the wrong kind
+        failures.append(f"expected {exc.__name__}, got {type(e).__name__}: {e}")
+        return False
+    return False
+
+
+def main() -> int:
+    d = tempfile.mkdtemp()
+    g = torch.Generator().manual_seed(1)
+    outs = [torch.randn(2, 5, generator=g).bfloat16(),
+            torch.randn(3, 4, generator=g).t(),  # not contiguous
+            torch.tensor([[True, False], [False, True]]),
+            torch.tensor(7, dtype=torch.int64),
+            torch.empty(0, 3)]
+    ins = [torch.randn(4, generator=g), 2.5, torch.arange(6).reshape(2, 3)]
+    before = record.digests(ins)
+    path = os.path.join(d, "r0.rec")
+    sha = record.write_call(path, outs, ins, before)
+    expect(sha == hashlib.sha256(open(path, "rb").read()).hexdigest(), "reported SHA-256")
+    got = record.read_call(path, sha, "cpu")
+    for i, (a, b) in enumerate(zip(outs, got["outputs"])):
+        expect(a.dtype == b.dtype and a.shape == b.shape and runtime.same_bits(a.contiguous(), b),
+               f"output {i} read back: {b}")
+    expect(got["devices"] == ["cpu"] * len(outs), f"devices {got['devices']}")
+    expect(got["inputs_after"] == before and got["inputs_before"] == before, "input digests")
+    expect(before[1] is None, "a scalar has no digest")
+    expect(record.digest(ins[0]) != record.digest(ins[0].double()), "dtype is part of a digest")
+    expect(record.digest(ins[2]) != record.digest(ins[2].reshape(3, 2)), "shape is part of a digest")
+
+    # Tampering, truncation, extension, missing, foreign files.
+    raw = open(path, "rb").read()
+
+    def variant(name, data):
+        p = os.path.join(d, name)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+    flipped = bytearray(raw)
+    flipped[-3] ^= 1
+    expect(raises(lambda: record.read_call(variant("a.rec", bytes(flipped)), sha, "cpu"),
+                  record.RecordChanged), "a flipped byte")
+    expect(raises(lambda: record.read_call(variant("b.rec", raw[:-1]), sha, "cpu"),
+                  record.RecordChanged), "a truncated file")
+    expect(raises(lambda: record.read_call(variant("c.rec", raw + b"x"), sha, "cpu"),
+                  record.RecordChanged), "an extended file")
+    expect(raises(lambda: record.read_call(variant("d.rec", b"hello\n"), sha, "cpu"),
+                  record.RecordChanged), "not a record")
+    expect(raises(lambda: record.read_call(os.path.join(d, "none.rec"), sha, "cpu"),
+                  record.RecordChanged), "a missing file")
+    bad = raw.replace(b'"dtype":"bfloat16"', b'"dtype":"__class__"', 1)
+    expect(raises(lambda: record.read_call(variant("e.rec", bad),
+                                           hashlib.sha256(bad).hexdigest(), "cpu"),
+                  record.RecordError), "an unknown dtype under a matching digest")
+    expect(raises(lambda: record.write_call(path, outs, ins), FileExistsError),
+           "an existing record is not overwritten")
+    expect(raises(lambda: record.write_call(os.path.join(d, "f.rec"), [torch.ones(2).as_subclass(
+        type("Sub", (torch.Tensor,), {}))], []), TypeError), "a tensor subclass is not recorded")
+
+    # A mode the solution left active: the harness's copies do not go through it.
+    class Fake(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return torch.zeros_like(out) if isinstance(out, torch.Tensor) else out
+    ones, twos = torch.ones(3), torch.full((3,), 2.0)  # made before the mode
+    mode = Fake()
+    mode.__enter__()
+    try:
+        expect(float(ones.clone().sum()) == 0.0, "the mode is active (test setup)")
+        kept = runtime.clone_all([ones])[0]
+        p2 = os.path.join(d, "m.rec")
+        sha2 = record.write_call(p2, [twos], [])
+        digest_in_mode = record.digest(ones)
+        expect(float(ones.clone().sum()) == 0.0, "the mode is back after the harness's work")
+    finally:
+        mode.__exit__(None, None, None)
+    expect(float(kept.sum()) == 3.0, "clone_all under the mode")
+    expect(float(record.read_call(p2, sha2, "cpu")["outputs"][0].sum()) == 6.0,
+           "write_call under the mode")
+    expect(digest_in_mode == record.digest(ones), "digest under the mode")
+
+    # An unwritten bool output fails; a written one passes.
+    # (All True would have matched the earlier poison of all True.)
+    ref = torch.ones(300, dtype=torch.bool)
+    out = torch.empty(300, dtype=torch.bool)
+    inputs.poison_(out)
+    tol = correctness.default_tolerance()
+    expect(correctness.check_outputs([out], [ref], ["o"], tol)["status"] == "INCORRECT_NUMERICAL",
+           "an unwritten bool output")
+    out.copy_(ref)
+    expect(correctness.check_outputs([out], [ref], ["o"], tol)["status"] == "OK",
+           "a written bool output")
+
+    # The judge's look at inputs.
+    spec = {"inputs": [{"name": "a"}, {"name": "s"}, {"name": "b"}], "outputs": [],
+            "tolerance": {}}
+    w = runtime.Workload(spec, "cpu", 1, None)
+    w.reference_writes = set()
+    after = list(before)
+    after[2] = record.digest(ins[2] + 1)
+    expect(w.judge_inputs(ins, after, before) == ([], ["b"]), "a changed input is named")
+    other = list(before)
+    other[0] = record.digest(ins[0] + 1)
+    expect(w.judge_inputs(ins, before, other) == (["a"], []), "other starting values are named")
+    w.reference_writes = {2}
+    expect(w.judge_inputs(ins, after, before) == ([], []), "an input the reference writes")
+    expect(raises(lambda: w.judge_inputs(ins, before[:2], None), record.RecordError),
+           "a digest list of the wrong length")
+
+    # The harness's own functions are in the fingerprint.
+    fp = runtime.torch_fingerprint()
+    orig = record.write_call
+    record.write_call = lambda *a: "0" * 64
+    try:
+        changed = runtime.torch_changes(fp)
+    finally:
+        record.write_call = orig
+    expect("solbench_py.record.write_call" in changed, f"replaced write_call: {changed!r}")
+    code = runtime.Workload.check.__code__
+    runtime.Workload.check.__code__ = (lambda self, outs, refs, check_meta=True: {}).__code__
+    try:
+        changed = runtime.torch_changes(fp)
+    finally:
+        runtime.Workload.check.__code__ = code
+    expect("solbench_py.runtime.Workload.check.__code__" in changed, f"new code: {changed!r}")
+    expect(runtime.torch_changes(fp) == "", f"unchanged: {runtime.torch_changes(fp)!r}")
+
+    for f in failures:
+        print("FAIL:", f)
+    print("ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
