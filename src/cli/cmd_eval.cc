@@ -601,9 +601,11 @@ int run_eval(const EvalOptions& o) {
     harness::RunnerOptions ro;
     ro.workload_timeout = std::chrono::duration<double>(o.timeout_s);
     ro.keep_scratch = o.keep_staging;
-    // T_ref in a worker that never loads the solution (harness/runner.h).
-    // SOLBENCH_REFERENCE_WORKER=0 times it in the solution's worker instead: for
-    // measuring what the separate worker costs, not for evaluations.
+    // Every verdict on values and T_ref from a reference worker that never loads
+    // the solution (harness/runner.h, docs/harness.md "Judging").
+    // SOLBENCH_REFERENCE_WORKER=0 runs the reference and the checks in the
+    // solution's worker instead: for measuring what the judge costs, not for
+    // evaluations (a solution can change the reference's values there).
     const char* ref_worker = std::getenv("SOLBENCH_REFERENCE_WORKER");
     ro.reference_worker = !(ref_worker && std::string(ref_worker) == "0");
     if (o.no_sandbox) {

@@ -11,7 +11,10 @@
 //                                                                      workloads fail with it)
 //                      {"type":"begin", "t_ns", "index"}               workload started
 //                      {"type":"progress", "t_ns", "index", "phase", "round"?}
-//                      {"type":"result", "t_ns", ...WorkloadOutcome}   one per workload
+//                      {"type":"result", "t_ns", ...WorkloadOutcome}   one per workload (the
+//                                                                      solution's worker of a
+//                                                                      judged evaluation adds
+//                                                                      its "record")
 //                      {"type":"done", "t_ns"}                         all workloads finished
 //
 // Before each "begin" frame the worker also writes workload_log_marker(index) to its

@@ -398,9 +398,12 @@ std::string record_problem(const WorkerPlan& plan, const json& spec, const Workl
 WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
   o.record.reset();
   o.extra["judged_in"] = "reference worker";
+  // The reference worker's phases (reference_ms, check_ms, verify_ms, ...), under
+  // judge_* where the solution's worker has the same name (inputs_ms, total_ms).
   for (const auto& [k, v] : judge.phases_ms.items())
-    if (k != "total_ms") o.phases_ms["judge_" + k] = v;
-  if (judge.phases_ms.contains("total_ms")) o.phases_ms["judge_ms"] = judge.phases_ms["total_ms"];
+    o.phases_ms[k == "total_ms" ? std::string("judge_ms")
+                : o.phases_ms.contains(k) ? "judge_" + k
+                                          : k] = v;
   if (auto it = judge.extra.find("verification"); it != judge.extra.end())
     o.extra["verification"] = *it;
   if (judge.skipped) {
@@ -436,8 +439,6 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
   o.extra["reference_timed_in"] = "reference worker";
   if (judge.reference_timing) {
     o.reference_timing = judge.reference_timing;
-    if (auto it = judge.phases_ms.find("reference_timing_ms"); it != judge.phases_ms.end())
-      o.phases_ms["reference_timing_ms"] = *it;
     return o;
   }
   std::string why = judge.log;
@@ -544,7 +545,7 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
       RunnerEvent e = make_event("result", idx);
       e.outcome = &*final[idx];
       emit(e);
-      remove_tree_quietly(o.record->dir);
+      if (!opts.keep_scratch) remove_tree_quietly(o.record->dir);
       continue;
     }
     if (o.status != Status::Passed && o.record->failed_stage.empty())

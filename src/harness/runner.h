@@ -9,6 +9,13 @@
 // kept. A worker that fails before its first workload (cannot load the solution,
 // crashes while starting) fails all remaining workloads with its reason, so a
 // broken solution costs one worker start, not one per workload.
+//
+// A judged evaluation (RunnerOptions::reference_worker) runs two kinds of worker
+// per batch of workloads: first the solution's worker, which records its calls
+// and decides no verdict on values (WorkerPlan::record_calls), then, once it has
+// exited, a reference worker that never loads solution code and judges the
+// records (WorkerPlan::reference_role with records). See docs/harness.md,
+// "Judging".
 #pragma once
 
 #include <chrono>
@@ -27,7 +34,7 @@ namespace solbench::harness {
 struct RunnerEvent {
   std::string kind;
   int workload = -1;      // index into the plan's workloads (-1 when not about one)
-  std::string phase;      // progress: "correctness", "timing", "reference_timing"
+  std::string phase;      // progress: "correctness", "timing", "judging", "reference_timing"
   int round = -1;
   const WorkloadOutcome* outcome = nullptr;  // result
   std::string message;    // worker_exit: how it ended
@@ -42,13 +49,29 @@ struct RunnerOptions {
   size_t log_limit_bytes = 64 << 10;
   // Called on the runner's thread; every workload gets exactly one "result".
   std::function<void(const RunnerEvent&)> on_event;
-  // T_ref in a worker of its own (when the plan times both): before the solution's
-  // worker starts, a reference worker (kind Reference, WorkerPlan::reference_role,
-  // sandbox `reference_sandbox`; no solution code or path is ever sent to it) times
-  // the reference on every workload and exits. The solution's worker then times
-  // only the solution, and each of its PASSED outcomes gets the reference worker's
-  // timing before it is reported. Its events reach on_event as "worker_start"
-  // (message "reference") and "progress" (phase "reference_timing") only.
+  // Judged: every verdict on values and T_ref come from a reference worker that
+  // never loaded solution code. Per batch of workloads (the records of a batch fit
+  // a disk budget: min(16 GiB, half the free space of the staging folder's file
+  // system); SOLBENCH_RECORD_BUDGET_BYTES overrides it) the solution's worker runs
+  // first with WorkerPlan::record_calls: it runs no reference, times the solution,
+  // and writes each correctness round's and each sampled timed call's outputs and
+  // input digests into judge/<position>/ of its scratch folder, reporting each
+  // file's SHA-256 (CallRecord). On each of its result frames the parent moves the
+  // files to a folder of its own (out of the solution's writable domain). Once
+  // that worker has exited, a reference worker (kind Reference, reference_role,
+  // sandbox `reference_sandbox`, the records and the fresh-value secret in its
+  // plan; no solution code or path is ever sent to it) generates the same inputs
+  // again, runs the reference, judges each record and, for PASSED ones, times the
+  // reference. Each workload's outcome is reported when judged: the judge's
+  // verdict, else the solution's own failure, else PASSED with the solution's
+  // T_k and the reference worker's T_ref; its files are deleted then. Outcomes the
+  // runner decides for the solution's worker (crash, timeout, load failure) and
+  // skips it reports at once, unjudged. The reference worker's events reach
+  // on_event as "worker_start" (message "reference") and "progress" (phases
+  // "judging" and "reference_timing") only.
+  // false: the reference and every check run in the solution's own worker (the
+  // path before the judge; SOLBENCH_REFERENCE_WORKER=0 in eval, for measuring the
+  // judge's cost only). The baseline (score/baseline.h) runs no solution code.
   bool reference_worker = false;
   json reference_sandbox = json::object();
 };
@@ -61,6 +84,7 @@ struct RunnerResult {
   // workloads: [{index, begin_t_ns, result_t_ns}], exit, scratch (when kept)}.
   json workers = json::array();
   json reference_workers = json::array();  // the same records, for reference workers
+                                           // (one per batch, more after a crash)
 };
 
 RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts = {});

@@ -1067,13 +1067,21 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
   o.phases_ms["reference_ms"] = reference_ms;
   o.phases_ms["check_ms"] = check_ms;
   o.phases_ms["judge_rounds_ms"] = phase.ms();
-  o.extra["judged_rounds"] = r.rounds.size();
 
   if (r.failed_stage == "round") {
     // The reference ran before the solution's call in that round: one that cannot
-    // run here, or fails, decides before the solution's own failure.
-    if (r.failed_round >= 0 && r.failed_round < plan.rounds)
-      reference_outputs(w, make_inputs(w, r.failed_round), "the reference failed: ");
+    // run here, or fails, decides before the solution's own failure. Inputs that
+    // cannot be generated failed the solution's worker the same way (its message
+    // stands), unless that means the workload cannot run here (a skip).
+    if (r.failed_round < 0 || r.failed_round >= plan.rounds) return;
+    py::list inputs;
+    try {
+      inputs = make_inputs(w, r.failed_round);
+    } catch (const Finish& f) {
+      if (f.skip) throw;
+      return;
+    }
+    reference_outputs(w, inputs, "the reference failed: ");
     return;
   }
   if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;

@@ -13,6 +13,17 @@
 //      when the loop ends) are checked against the reference run on that call's
 //      inputs, generated again afterwards;
 //   3. the reference is timed the same way.
+// That is the in-process path (the reference and the checks beside the solution).
+// A judged evaluation (runner.h) splits it over two workers:
+//   - plan.record_calls (the solution's worker): the same calls and the checks of
+//     the solution's own behaviour (threads, processes, libraries, torch's and the
+//     harness's functions, plain tensors), but no reference runs and no output is
+//     compared: each correctness round's and each sampled timed call's outputs and
+//     input digests are written to judge/<position>/ (python/solbench_py/record.py)
+//     and listed with their SHA-256 in the outcome's record;
+//   - plan.reference_role with a record (the reference worker, no solution code):
+//     the inputs generated again, the reference run, the records read as data and
+//     judged (values, inputs changed, sampled timed calls), then T_ref.
 // Before the solution is loaded (start()): the timer is made, the code loaded so far
 // is sealed (code_seal.h), and the thread and torch baselines are taken.
 // Workloads that cannot run here (missing safetensors blob, a dtype this torch
