@@ -190,6 +190,66 @@ def thread_origins() -> dict:
     return dict(_THREAD_ORIGINS)
 
 
+# ---------------------------------------------------------------- the zygote
+# (src/harness/worker/zygote.h): a process that imported torch once and forks workers.
+
+_PRELOAD_GROUPS = {
+    # torch.compile (the baseline, Python solutions): Dynamo and Inductor take seconds
+    # to import; Triton is what Inductor and Triton solutions generate code with.
+    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx"),
+}
+
+
+def zygote_preload(group: str) -> list:
+    """Imports a group of modules in the zygote, so that the workers it forks find
+    them imported. Best effort: a module this torch lacks is skipped (named in the
+    result)."""
+    missing = []
+    for name in _PRELOAD_GROUPS.get(group, ()):
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - any import failure only costs the worker the import
+            missing.append(f"{name}: {type(e).__name__}: {e}")
+    return missing
+
+
+def zygote_check() -> str:
+    """Why the zygote must not fork workers any more ("" when it may): a driver
+    initialised here would be unusable in every forked child."""
+    if torch.cuda.is_initialized():
+        return "CUDA was initialised in the zygote"
+    return ""
+
+
+def after_fork(environ: dict) -> None:
+    """In a worker forked from the zygote, before anything else runs: the process
+    environment is the requester's (set in C++); Python's copies taken when the
+    zygote started follow it."""
+    os.environ.clear()
+    os.environ.update(environ)
+    import tempfile
+    tempfile.tempdir = None  # TMPDIR is the worker's scratch folder
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    cfg = sys.modules.get("torch._inductor.config")
+    threads = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS")
+    if cfg is not None and threads and threads.isdigit():
+        cfg.compile_threads = int(threads)
+
+
+def _warm_numpy_blas() -> None:
+    """numpy's OpenBLAS starts its thread pool when it is loaded, and again lazily
+    after a fork: a worker forked from the zygote would otherwise have it start
+    during a call and the threads be taken for the solution's."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return
+    try:
+        a = np.ones((256, 256))
+        (a @ a).sum()
+    except Exception:  # noqa: BLE001 - a courtesy; a numpy without BLAS changes nothing
+        pass
+
+
 def init(device: str) -> dict:
     """Imports torch, warms its thread pools (so threads torch starts lazily are
     not blamed on the solution), and describes the environment."""
@@ -201,6 +261,7 @@ def init(device: str) -> dict:
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
     torch.set_grad_enabled(False)
+    _warm_numpy_blas()
     a = torch.randn(64, 64, device=dev)
     (a @ a).sum().item()
     torch.ones(1 << 16, device=dev).sum().item()

@@ -32,6 +32,7 @@
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
+#include "harness/worker/zygote.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/timing/timer.h"
 #include "cli/device_flags.h"
@@ -415,6 +416,8 @@ int run_eval(const EvalOptions& o) {
     return 1;
   }
   if (const int rc = check_device_and_timer(o.device, o.timer)) return rc;
+  // Workers fork from a process that imports torch while the build and T_SOL run.
+  harness::start_process_zygote();
   score::ArchChoice arch;
   try {
     arch = score::choose_arch(o.arch, o.device);
@@ -599,6 +602,7 @@ int run_eval(const EvalOptions& o) {
     }
 
     harness::RunnerOptions ro;
+    ro.zygote = harness::process_zygote_address();
     ro.workload_timeout = std::chrono::duration<double>(o.timeout_s);
     ro.keep_scratch = o.keep_staging;
     // T_ref in a worker that never loads the solution (harness/runner.h).

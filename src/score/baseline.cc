@@ -14,6 +14,7 @@
 #include "harness/eval_plan.h"
 #include "harness/timing/timer.h"
 #include "harness/worker/worker_policy.h"
+#include "harness/worker/zygote.h"
 #include "sol/analysis.h"
 
 namespace solbench::score {
@@ -204,6 +205,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   const std::string driver = driver_version(o.device);
   std::vector<bool> delivered(indices.size(), false);
   harness::RunnerOptions ro;
+  ro.zygote = harness::process_zygote_address();
   ro.workload_timeout = o.workload_timeout;
   ro.keep_scratch = o.keep_scratch;
   ro.on_event = [&](const harness::RunnerEvent& e) {
