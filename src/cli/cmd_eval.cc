@@ -32,6 +32,7 @@
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
+#include "harness/timing/device_lock.h"
 #include "harness/worker/zygote.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/timing/timer.h"
@@ -590,6 +591,7 @@ int run_eval(const EvalOptions& o) {
     plan.timing.target_rse = o.target_rse;
     plan.timing.budget_ms = o.time_budget_ms;
     plan.timer_options = timer_options;
+    plan.timing_lock = harness::gpu_timing_lock_path(o.device);
     if (o.no_sandbox) {
       plan.sandbox = {{"enabled", false}};
     } else {

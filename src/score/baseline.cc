@@ -12,6 +12,7 @@
 #include "core/diagnostics.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
+#include "harness/timing/device_lock.h"
 #include "harness/timing/timer.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
@@ -191,6 +192,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   plan.time_reference = false;  // the eager reference only checks its outputs
   plan.timing = o.timing;
   plan.timer_options = o.timer_options;
+  plan.timing_lock = harness::gpu_timing_lock_path(o.device);
   if (o.no_sandbox) {
     plan.sandbox = {{"enabled", false}};
   } else {
