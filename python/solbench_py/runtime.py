@@ -213,9 +213,28 @@ def zygote_preload(group: str) -> list:
     return missing
 
 
+def _shut_down_nvml() -> None:
+    """torch.cuda.is_available() (NVML-based here, see zygote.cc) initialises NVML and
+    leaves it so; a forked child inherits that state and its own nvmlInit then fails
+    (torch's allocator asserts on it when it runs out of memory, seen on the H100).
+    Shut it down, as many times as it was initialised, before forking."""
+    try:
+        with open("/proc/self/maps") as f:
+            if "libnvidia-ml" not in f.read():
+                return
+        import ctypes
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+        for _ in range(64):
+            if lib.nvmlShutdown() != 0:  # NVML_ERROR_UNINITIALIZED: nothing left
+                break
+    except OSError:
+        pass
+
+
 def zygote_check() -> str:
     """Why the zygote must not fork workers any more ("" when it may): a driver
     initialised here would be unusable in every forked child."""
+    _shut_down_nvml()
     if torch.cuda.is_initialized():
         return "CUDA was initialised in the zygote"
     return ""
@@ -743,31 +762,53 @@ class ArgPool:
         self.device = torch.device(device)
         self.calls = 0
         spec, fresh_seed, slots = fresh if fresh is not None else (None, 0, [])
-        self.fresh = {j for j in slots if isinstance(input_sets[0][j], torch.Tensor)}
-        self.gen = inputs_mod.FreshValues(spec, fresh_seed, self.device) if self.fresh else None
         self.in_entries = [self._entry(v) for v in input_sets[0]]
+        # Broadcast inputs keep their input set's values (fresh values are drawn for a
+        # tensor's full shape, which such a view does not have).
+        self.fresh = {j for j in slots if self.in_entries[j] is not None
+                      and not self.in_entries[j]["full"]}
+        self.gen = inputs_mod.FreshValues(spec, fresh_seed, self.device) if self.fresh else None
         self.out_entries = []
         if dps:
             outs = inputs_mod.allocate_outputs(out_specs, device)
             self.out_entries = [self._entry(t) for t in outs]
 
+    @staticmethod
+    def _compact(t, bcast):
+        """`t` with its broadcast dimensions (stride 0) cut to size 1."""
+        if not bcast:
+            return t
+        return t[tuple(slice(0, 1) if d in bcast else slice(None) for d in range(t.dim()))]
+
     def _entry(self, v):
         if not isinstance(v, torch.Tensor):
             return None
         t = v if all(s >= 0 for s in v.stride()) else v.contiguous()
+        # A broadcast view (stride 0, as `expand` makes; custom input generators return
+        # them) stays one: its distinct elements get the pool, and each call's argument
+        # is their view expanded again, the layout the reference was given.
+        bcast = tuple(d for d, (n, st) in enumerate(zip(t.shape, t.stride())) if st == 0 and n > 1)
+        c = self._compact(t, bcast)
+        if torch._debug_has_internal_overlap(c) == 1:
+            return None  # other self-overlapping layouts: the input set's own tensor
         span = 1
-        for size, stride in zip(t.shape, t.stride()):
+        for size, stride in zip(c.shape, c.stride()):
             if size == 0:
                 span = 0
                 break
             span += (size - 1) * stride
-        step = max(1, self.SHIFT_BYTES // t.element_size())
-        pool = torch.empty(span + (self.capacity - 1) * step, dtype=t.dtype, device=t.device)
-        return {"pool": pool, "shape": tuple(t.shape), "stride": tuple(t.stride()),
-                "span": span, "step": step}
+        step = max(1, self.SHIFT_BYTES // c.element_size())
+        pool = torch.empty(span + (self.capacity - 1) * step, dtype=c.dtype, device=c.device)
+        return {"pool": pool, "shape": tuple(c.shape), "stride": tuple(c.stride()),
+                "span": span, "step": step, "bcast": bcast,
+                "full": tuple(t.shape) if bcast else None}
 
     def _view(self, e, i):
         return e["pool"].as_strided(e["shape"], e["stride"], i * e["step"])
+
+    @staticmethod
+    def _arg(e, view):
+        return view.expand(e["full"]) if e["full"] else view
 
     def next(self):
         """(set index, inputs, outputs, call index) for the next call."""
@@ -785,8 +826,8 @@ class ArgPool:
             if j in self.fresh:
                 self.gen.fill_(view, j, i)
             else:
-                view.copy_(v)
-            args.append(view)
+                view.copy_(self._compact(v, e["bcast"]))
+            args.append(self._arg(e, view))
         outs = []
         for j, e in enumerate(self.out_entries):
             view = self._view(e, i)

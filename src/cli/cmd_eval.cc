@@ -567,6 +567,11 @@ int run_eval(const EvalOptions& o) {
       out.uuid = problem.workloads[sel[k]].uuid;
       out.status = prep.failure;
       out.log = k == 0 || one_line ? prep.log : pointer;
+      if (prep.skip) {
+        out.skipped = true;
+        out.skip_reason = prep.log;
+        out.log.clear();
+      }
       record(k, out, json{{"device", o.device}});
       outs.push_back(std::move(out));
     }

@@ -307,6 +307,20 @@ TEST_F(EvalCli, SocketCreationIsRefusedInTheWorker) {
   EXPECT_NE(log_of(r.doc, 0).find("error code 9"), std::string::npos) << log_of(r.doc, 0);
 }
 
+TEST_F(EvalCli, ASolutionForAnotherDeviceIsSkippedNotFailed) {
+  // CUDA C++ on a CPU run (and host C++ on a GPU run): the solution is not wrong,
+  // it is for another device (a data set's solutions for several devices).
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" +
+                  (kRmsnorm / "solutions/cuda_rmsnorm.json").string() + "' -w " + kB1 + kFast);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 1u);
+  EXPECT_TRUE(r.doc["results"][0].value("skipped", false)) << r.doc["results"].dump();
+  EXPECT_NE(r.doc["results"][0].dump().find("needs a GPU"), std::string::npos)
+      << r.doc["results"].dump();
+  EXPECT_TRUE(r.doc["workers"].empty());
+}
+
 TEST_F(EvalCli, PytorchCpuSolutionPasses) {
   CliRun r = eval("'" + kRmsnorm.string() + "' --solution '" +
                (kRmsnorm / "solutions/pytorch_simple/solution.json").string() + "' --smallest 3" +

@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <utility>
 
-#include "harness/build/build_cache.h"
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/timer.h"
 
@@ -28,9 +28,14 @@ std::string gpu_timing_lock_path(const std::string& device) {
   } catch (const std::exception&) {
     // No driver here: the worker will say so; the ordinal names the lock.
   }
+  // One folder for the machine, not per cache folder: evaluations with different
+  // caches (users, tests, agents) share the GPU all the same. Sticky and open to
+  // all, like /tmp; a worker only needs to read its file.
   std::error_code ec;
-  const fs::path dir = default_build_cache_dir().parent_path() / "locks";
-  fs::create_directories(dir, ec);
+  const char* env = std::getenv("SOLBENCH_LOCK_DIR");
+  const fs::path dir = env && *env ? fs::path(env) : fs::path("/tmp/solbench-locks");
+  if (!fs::exists(dir, ec) && fs::create_directories(dir, ec))
+    fs::permissions(dir, fs::perms::all | fs::perms::sticky_bit, ec);
   const fs::path p = dir / (key + ".lock");
   if (!fs::exists(p, ec)) std::ofstream(p).flush();
   return fs::exists(p, ec) ? p.string() : "";

@@ -1,7 +1,7 @@
 // One GPU, several evaluations: the timed loops take turns.
 //
 // Every worker timing on a GPU holds that GPU's lock (an exclusive flock on a file
-// named after the device's UUID, in the cache folder) for the length of each timed
+// named after the device's UUID, in one folder for the machine) for the length of each timed
 // loop, so two evaluations on one GPU (`solbench run --jobs-per-gpu N`, agents
 // evaluating in parallel) never time at the same moment. Everything else overlaps:
 // worker starts, builds, compilation (torch.compile in the baseline), correctness
@@ -15,7 +15,8 @@
 namespace solbench::harness {
 
 // The lock file for `device` ("cuda:N"; "" for anything else), created when
-// missing: <cache>/locks/<GPU UUID>.lock (by ordinal where the UUID cannot be read).
+// missing: $SOLBENCH_LOCK_DIR (default /tmp/solbench-locks, shared by every user of
+// the machine)/<GPU UUID>.lock (by ordinal where the UUID cannot be read).
 // The parent names it in the plan; the sandboxed worker only reads it.
 std::string gpu_timing_lock_path(const std::string& device);
 
