@@ -139,6 +139,7 @@ def evaluate(peer: str, site: str, manifest: dict, entry: dict, root: str,
     workload's status, else PASSED; `n/a` or `NO_RESULT` when there is none), `why`,
     latency/speedup of the first workload, `planted` (files of `absent` that exist)."""
     name = entry["name"]
+    peer, site = os.path.abspath(peer), os.path.abspath(site)  # the CLI runs in `work`
     res = {"name": name, "status": "", "why": "", "tuned": False, "latency_ms": None,
            "reference_latency_ms": None, "speedup": None, "workloads": [], "planted": [],
            "wall_s": 0.0, "log": ""}

@@ -231,6 +231,9 @@ def main() -> int:
     ap.add_argument("--peer-as-written", action="store_true")
     ap.add_argument("--skip-solbench", action="store_true")
     a = ap.parse_args()
+    # The peer runs in each entry's folder: its paths must not be relative.
+    a.peer, a.peer_site = (os.path.abspath(x) if x else x for x in (a.peer, a.peer_site))
+    a.peer_wheels = os.path.abspath(a.peer_wheels) if a.peer_wheels else ""
     manifest = json.load(open(os.path.join(HERE, "manifest.json")))
     by_name = {e["name"]: e for e in manifest["entries"]}
     entries = [e for e in manifest["entries"] if e["gpu_only"] == a.gpu_only]
