@@ -161,6 +161,16 @@ def cell_speedup(x: dict | None) -> str:
     return f"{x['speedup']:.2f} ({1e3 * x['latency_ms']:.1f} µs)"
 
 
+def stand_ins(entries: list) -> dict:
+    """class -> the entry the peer can run for it (a torch-binding one first: the
+    native entries' closest kin)."""
+    out = {}
+    for e in sorted(entries, key=lambda e: e["kind"] != "cuda_torch"):
+        if e["kind"] not in peer_column.NOT_IN_PEER:
+            out.setdefault(e["class"], e["name"])
+    return out
+
+
 def peer_cell(p: dict | None, e: dict, stand_in: dict) -> str:
     if p is None:
         return "not run (time limit)"
@@ -180,10 +190,7 @@ def peer_cell(p: dict | None, e: dict, stand_in: dict) -> str:
 
 def write_table(path: str, entries: list, results: dict, peer: dict, device: str,
                 seconds: dict) -> None:
-    stand_in = {}  # class -> a gpu entry the peer can run
-    for e in entries:
-        if e["kind"] not in peer_column.NOT_IN_PEER:
-            stand_in.setdefault(e["class"], e["name"])
+    stand_in = stand_ins(entries)
     lines = [f"Device {device}; solbench {seconds.get('solbench', 0):.0f} s, peer "
              f"{seconds.get('peer', 0):.0f} s. Speedup = T_ref / T_k (latency of the first "
              "workload in brackets); \"-\" where the status is not PASSED.", "",
