@@ -75,6 +75,9 @@ int class_bits(MathClass c) {
   }
 }
 
+// Values one stored element holds: 2 for packed FP4 pairs, else 1.
+double values_per_element(const std::string& dtype) { return dtype == "float4_e2m1fn_x2" ? 2 : 1; }
+
 // What a rule sees: the node and the precision each tensor's values came from.
 struct Ctx {
   // Narrowest dtype class a tensor's values were derived from through casts,
@@ -324,7 +327,11 @@ void matmul_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
   } else if (op == "_scaled_mm") {
     a = need(n, "self");
     b = need(n, "mat2");
-    macs = o.numel() * double(a.shape.back());
+    // Packed FP4 (float4_e2m1fn_x2) holds two values per element: K is twice
+    // the stored last dim. With 1x16 block scales (NVFP4) the tensor cores
+    // apply the scales inside the MMA (block-scaled MMA); the 2 FLOPs per
+    // output below stand for the epilogue's per-tensor/row scales.
+    macs = o.numel() * double(a.shape.back()) * values_per_element(a.dtype);
     add_flops(w, "float32", 2 * o.numel());  // scales
   } else {
     throw RuleError("no matmul form for " + op);

@@ -68,6 +68,37 @@ TEST(CostModel, Fp8GemmUsesFp8Rate) {
   EXPECT_EQ(b.bottleneck, "tensor");
 }
 
+TEST(CostModel, Nvfp4ScaledMmCountsBothPackedValues) {
+  // NVFP4 GEMM as the public Quant problems write it: A [M, K/2] and B^T
+  // [K/2, N] in packed float4_e2m1fn_x2 (two values per element), 1x16 block
+  // scales in float8_e4m3fn, bf16 out. M = 256, N = 512, K = 1024:
+  // MACs = 256 * 512 * 1024 = 134,217,728; FLOP = 268,435,456 on the FP4
+  // tensor cores: B200 (9,000 TFLOP/s dense) 29.826 ns.
+  HardwareModel h = model("b200");
+  const char* f4 = "float4_e2m1fn_x2";
+  const char* f8 = "float8_e4m3fn";
+  json a = T(0, {256, 512}, f4), b = T(1, {512, 512}, f4);
+  json sa = T(2, {256 * 64}, f8), sb = T(3, {512 * 64}, f8);
+  json out = T(4, {256, 512}, "bfloat16");
+  OpGraph g = graph({a, b, sa, sb}, {out},
+                    {op("_scaled_mm", {{"self", a}, {"mat2", b}, {"scale_a", sa}, {"scale_b", sb},
+                                       {"bias", nullptr}, {"out_dtype", "bfloat16"}},
+                        {out})});
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cls(gc.total, MathClass::FP4), 268435456.0);
+  EXPECT_DOUBLE_EQ(cls(gc.total, MathClass::FP8), 0.0);
+  Bound bd = bound(g, gc, h);
+  EXPECT_NEAR(bd.t_tensor * 1e9, 268435456.0 / 9000e12 * 1e9, 1e-9);
+  EXPECT_NEAR(bd.t_tensor * 1e9, 29.826, 0.001);
+  // Bytes: A 131,072 + B 262,144 + scales 16,384 + 32,768 + out 262,144 =
+  // 704,512 B: 88.06 ns at 8 TB/s, so DRAM binds.
+  EXPECT_DOUBLE_EQ(bd.min_bytes, 704512.0);
+  EXPECT_EQ(bd.bottleneck, "dram");
+  // On H100 (no FP4 tensor cores) the same MACs run at the FP8 rate.
+  Bound hb = bound(g, gc, model("h100_sxm"));
+  EXPECT_NEAR(hb.t_tensor * 1e9, 268435456.0 / 1978.9e12 * 1e9, 1e-6);
+}
+
 TEST(CostModel, UpcastBeforeMatmulKeepsNarrowRate) {
   // bf16 -> float32 -> mm: a kernel may multiply the bf16 values directly, so the
   // bound uses the BF16 rate, not TF32 (which would not be a lower bound).

@@ -108,6 +108,18 @@ TEST(SolCli, TimeoutEndsALoopingReferenceAndTheRestIsBounded) {
     EXPECT_EQ(by_uuid[u]["status"], "ok") << by_uuid[u].dump();
   }
   EXPECT_NEAR(by_uuid["901_exp-4096"]["time_us"]["sol"].get<double>(), 0.004096, 1e-9);
+  // Both slots' tracers were killed at the limit, so the exp workloads start
+  // fresh ones: the start-up (Python, torch) is in trace_wall_seconds, not in
+  // trace_seconds (the tracer's own time for a 1-operator reference).
+  int started_fresh = 0;
+  for (const char* u : {"901_exp-1024", "901_exp-4096"}) {
+    const double own = by_uuid[u].value("trace_seconds", -1.0);
+    const double wall = by_uuid[u].value("trace_wall_seconds", -1.0);
+    EXPECT_GE(own, 0.0) << by_uuid[u].dump();
+    EXPECT_LE(own, wall) << by_uuid[u].dump();
+    started_fresh += wall - own > 0.05;
+  }
+  EXPECT_GE(started_fresh, 1);
   EXPECT_EQ(r.out["summary"]["timed_out"], 2);
   EXPECT_EQ(r.out["summary"]["bounded"], 2);
   // With --json, a progress line per problem on stderr, in order.

@@ -170,5 +170,92 @@ TEST(HybridTrace, RealIndexValuesMetaFloats) {
   EXPECT_LT(y[0].get<int>(), 54);
 }
 
+
+// A request for `ref` with one float32 input x[rows, cols] and output y.
+json one_input_request(const std::string& ref, const std::string& mode, int rows, int cols,
+                       std::vector<int> out_shape) {
+  return {{"reference", ref},
+          {"inputs", {{{"name", "x"}, {"dtype", "float32"}, {"source", "random"}, {"shape", {rows, cols}}}}},
+          {"outputs", {{{"name", "y"}, {"dtype", "float32"}, {"shape", out_shape}}}},
+          {"axes_and_scalars", json::object()},
+          {"mode", mode},
+          {"seed", 200}};
+}
+
+TEST(ScalarsTrace, FloatValuesReadFromMetaTensorsAreStandIns) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // A quantiser's global scale: .item() of a float reduction and a guard on its
+  // value. Meta and hybrid cannot read it; the scalars trace answers 1.0 and
+  // False (the guard not taken, as with any non-zero data) and records what a
+  // CPU trace of random values records. softmax(dtype=) passes a device to
+  // _to_copy, which must stay on meta.
+  std::string ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    amax = x.abs().max()\n"
+      "    if amax == 0.0:\n"
+      "        amax = torch.ones((), device=x.device)\n"
+      "    s = 6.0 / amax.item()\n"
+      "    return torch.softmax((x * s).clamp(-6.0, 6.0), -1, dtype=torch.float32)\n";
+  OpGraph sc = trace_reference(one_input_request(ref, "auto", 48, 40, {48, 40}));
+  OpGraph cpu = trace_reference(one_input_request(ref, "cpu", 48, 40, {48, 40}));
+  ASSERT_EQ(sc.status, "ok") << sc.reason;
+  ASSERT_EQ(cpu.status, "ok") << cpu.reason;
+  EXPECT_EQ(sc.mode, "scalars");
+  EXPECT_NE(sc.mode_reason.find("meta trace failed"), std::string::npos) << sc.mode_reason;
+  EXPECT_NE(sc.mode_reason.find("hybrid trace failed"), std::string::npos) << sc.mode_reason;
+  ASSERT_EQ(sc.notes.size(), 1u);
+  EXPECT_NE(sc.notes[0].find("1 truth (False), 1 float (1.0)"), std::string::npos) << sc.notes[0];
+  EXPECT_EQ(ops_without_ids(sc), ops_without_ids(cpu));
+  // Only a read steers nothing here; a reference that reads an integer count
+  // from float data still needs real values (scalars fails, cpu runs).
+  std::string count_ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    n = int((x > 0).sum().item())\n"
+      "    return torch.zeros(n, device=x.device)\n";
+  OpGraph c = trace_reference(one_input_request(count_ref, "auto", 16, 4, {32}));
+  ASSERT_EQ(c.status, "ok") << c.reason;
+  EXPECT_EQ(c.mode, "cpu");
+  EXPECT_NE(c.mode_reason.find("scalars trace failed"), std::string::npos) << c.mode_reason;
+}
+
+TEST(MetaMemo, RepeatedCallsGiveTheSameGraph) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // Meta outputs are remembered by call signature: the second trace of the
+  // same reference runs on remembered metadata and must record the same graph
+  // (ids, shapes, counts); views (the slices) are never remembered and keep
+  // their base, so provenance through them survives (the sum reads a view of
+  // the softmax output).
+  std::string ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    rows = []\n"
+      "    for i in range(37):\n"
+      "        h = torch.softmax(x @ x.t(), -1)\n"
+      "        rows.append(h[:, :5].sum(-1))\n"
+      "    return torch.stack(rows)\n";
+  json req = one_input_request(ref, "meta", 29, 13, {37, 29});
+  OpGraph first = trace_reference(req), second = trace_reference(req);
+  ASSERT_EQ(first.status, "ok") << first.reason;
+  ASSERT_EQ(second.status, "ok") << second.reason;
+  json a = to_json(first), b = to_json(second);
+  a.erase("seconds");
+  b.erase("seconds");
+  EXPECT_EQ(a, b);
+  bool saw_mm = false, saw_view_base = false;
+  for (auto& n : second.ops) {
+    if (n.op == "mm") {
+      saw_mm = true;
+      EXPECT_EQ(n.count, 37);
+    }
+    if (n.op == "sum") saw_view_base = n.tensor("self").base >= 0;
+  }
+  EXPECT_TRUE(saw_mm);
+  EXPECT_TRUE(saw_view_base);
+}
+
 }  // namespace
 }  // namespace solbench::sol
