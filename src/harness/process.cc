@@ -538,6 +538,17 @@ Child Child::spawn(const SpawnOptions& opts) {
   if (opts.channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0)
     fail("socketpair");
 
+  // The parent's side once the child exists: its ends closed, the channel's kept.
+  auto keep_parent_ends = [&] {
+    close_fd(err_pipe[1]);
+    close_fd(out_child);
+    close_fd(devnull);
+    if (opts.channel) {
+      impl->channel = chan[0];
+      chan[0] = -1;
+      close_fd(chan[1]);
+    }
+  };
   if (opts.starter) {
     try {
       ExternalStart x = opts.starter(env, out_child >= 0 ? out_child : 1, opts.channel ? chan[1] : -1);
@@ -548,14 +559,7 @@ Child Child::spawn(const SpawnOptions& opts) {
       impl->control = x.control_fd;
       impl->control_reader = std::make_unique<FrameReader>(x.control_fd);
       close_fd(err_pipe[0]);
-      close_fd(err_pipe[1]);
-      close_fd(out_child);
-      close_fd(devnull);
-      if (opts.channel) {
-        impl->channel = chan[0];
-        chan[0] = -1;
-        close_fd(chan[1]);
-      }
+      keep_parent_ends();
       if (opts.output == OutputMode::Capture) {
         Impl* raw = impl.get();
         impl->drain = std::thread([raw] { raw->drain_loop(); });
@@ -643,14 +647,7 @@ Child Child::spawn(const SpawnOptions& opts) {
   impl->pid = pid;
   impl->pid_namespace = in_new_pidns;
   if (!opts.new_session) ::setpgid(pid, pid);  // closes the race with the child's own call
-  close_fd(err_pipe[1]);
-  close_fd(out_child);
-  close_fd(devnull);
-  if (opts.channel) {
-    impl->channel = chan[0];
-    chan[0] = -1;
-    close_fd(chan[1]);
-  }
+  keep_parent_ends();
   int payload[2] = {0, 0};
   ssize_t got;
   do {

@@ -87,15 +87,24 @@ sockaddr_un abstract_address(const std::string& name, socklen_t& len) {
   return a;
 }
 
-// One byte carrying `n` descriptors (SCM_RIGHTS); the frames follow on the stream.
-bool send_fds(int sock, const int* fds, int n) {
+// One byte and room for up to four descriptors (SCM_RIGHTS).
+struct FdMessage {
   char byte = 'F';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+};
+
+// The byte carrying `n` (<= 4) descriptors; the frames follow on the stream.
+bool send_fds(int sock, const int* fds, int n) {
+  FdMessage m;
+  msghdr& msg = m.msg;
   msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
@@ -115,19 +124,14 @@ int recv_fds(int sock, int* fds, int max, Deadline deadline) {
   pollfd p{sock, POLLIN, 0};
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) <= 0) return -1;
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  FdMessage m;
+  m.byte = 0;
+  msghdr& msg = m.msg;
   ssize_t r;
   do {
     r = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   } while (r < 0 && errno == EINTR);
-  if (r != 1 || byte != 'F') return -1;
+  if (r != 1 || m.byte != 'F') return -1;
   int got = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
