@@ -99,6 +99,53 @@ TEST(CostModel, Nvfp4ScaledMmCountsBothPackedValues) {
   EXPECT_NEAR(hb.t_tensor * 1e9, 268435456.0 / 1978.9e12 * 1e9, 1e-6);
 }
 
+TEST(CostModel, LookupEncodingCostsOneOperationPerCode) {
+  // A quantiser written as masked constant writes (the public NVFP4
+  // references' E2M1 encoding), traced and aggregated as the tracer records it:
+  // X float32 [4, 256] (1,024 values); R = zeros_like(X, uint8);
+  // R[(X >= 0) & (X <= 0.25)] = 0, three writes aggregated into one node of
+  // count 3 whose later masks (X > 0.25, X < 0.75) have no recorded consumer.
+  // A kernel makes each code with one conversion: 1,024 operations, not the
+  // 5 compares/ands per value written out. A compare whose mask leaves the
+  // region (X > 5 feeding a where) keeps its cost, and R2 with one masked
+  // write is no encoding.
+  const std::vector<int64_t> s = {4, 256};
+  json x = T(0, s, "float32"), r = T(1, s, "uint8"), r2 = T(20, s, "uint8");
+  json v = T(5, {}, "uint8");
+  auto cmp = [&](const std::string& name, double c, int64_t out) {
+    return op(name, {{"self", x}, {"other", c}}, {T(out, s, "bool")});
+  };
+  std::vector<json> ops = {
+      op("zeros_like", {{"self", x}, {"dtype", "uint8"}}, {r}),
+      op("scalar_tensor", {{"s", 0}}, {v}),
+      cmp("ge", 0.0, 2),
+      cmp("le", 0.25, 3),
+      op("bitwise_and", {{"self", T(2, s, "bool")}, {"other", T(3, s, "bool")}}, {T(4, s, "bool")}),
+      op("index_put_", {{"self", r}, {"indices", json::array({T(4, s, "bool")})}, {"values", v}}, {r}, 3),
+      cmp("gt", 0.25, 6),
+      cmp("lt", 0.75, 7),
+      cmp("gt", 5.0, 8),
+      op("where", {{"condition", T(8, s, "bool")}, {"self", x}, {"other", 0.0}}, {T(9, s, "float32")}),
+      op("zeros_like", {{"self", x}, {"dtype", "uint8"}}, {r2}),
+      op("index_put_", {{"self", r2}, {"indices", json::array({T(8, s, "bool")})}, {"values", v}}, {r2}),
+  };
+  OpGraph g = graph({x}, {r, T(9, s, "float32"), r2}, ops);
+  GraphCost gc = cost_graph(g);
+  // Encoding 1,024 + gt(X, 5) 1,024 + where 1,024 + R2's single write 1.
+  EXPECT_DOUBLE_EQ(gc.total.int_ops, 3073.0);
+  int in_region = 0;
+  for (auto& oc : gc.ops) {
+    if (oc.family == "encoding") ++in_region;
+    if (oc.index == 5) {
+      EXPECT_NE(oc.note.find("lookup encoding"), std::string::npos) << oc.note;
+    }
+    if (oc.index == 8 || oc.index == 11) {
+      EXPECT_NE(oc.family, "encoding") << oc.op;
+    }
+  }
+  EXPECT_EQ(in_region, 6);  // ge, le, and, the writes, gt(0.25), lt(0.75)
+}
+
 TEST(CostModel, UpcastBeforeMatmulKeepsNarrowRate) {
   // bf16 -> float32 -> mm: a kernel may multiply the bf16 values directly, so the
   // bound uses the BF16 rate, not TF32 (which would not be a lower bound).
