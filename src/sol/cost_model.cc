@@ -874,8 +874,12 @@ void propagate_origin(const OpNode& n, Ctx& c) {
 std::unordered_map<size_t, double> masked_attention_density(const OpGraph& g) {
   std::set<int64_t> iota, tri;
   std::unordered_map<int64_t, size_t> producer;
-  for (size_t i = 0; i < g.ops.size(); ++i)
+  std::unordered_map<int64_t, std::vector<size_t>> consumers;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
     for (auto& o : g.ops[i].outputs) producer.emplace(o.id, i);
+    for (auto& t : g.ops[i].tensor_args()) consumers[t.id].push_back(i);
+  }
+  auto is_matmul = [](const std::string& op) { return op == "bmm" || op == "matmul" || op == "mm"; };
   static const std::set<std::string> cmp = {"le", "lt", "ge", "gt"};
   static const std::set<std::string> same_size = {"mul", "div", "add", "sub", "_to_copy", "clone",
                                                   "contiguous", "copy", "neg", "mul_", "div_", "add_"};
@@ -919,20 +923,80 @@ std::unordered_map<size_t, double> masked_attention_density(const OpGraph& g) {
         TensorRef src = p.tensor_args().empty() ? TensorRef{} : p.tensor_args().front();
         id = src.id;
       }
-      // Forwards: the softmax over the masked scores and the PV matmul.
-      std::set<int64_t> chain;
+      // Forwards: the softmax over the masked scores, then every matmul that
+      // reads the masked probabilities P (zero in the masked blocks) or a
+      // product with them: PV, and in a backward pass written out by hand
+      // P^T dO, dS K and dS^T Q with dS = P * (dP - D). A matmul whose
+      // output is only ever multiplied by such a zeroed tensor (dP = dO V^T,
+      // used in P * dP and P * (dP - D)) need not compute the masked blocks
+      // either.
+      std::set<int64_t> chain, zeroed;
+      std::vector<int64_t> partners;  // operands multiplied by a zeroed tensor
       for (auto& o : n.outputs) chain.insert(o.id);
       for (size_t k = i + 1; k < g.ops.size(); ++k) {
         const OpNode& c = g.ops[k];
         auto cin = c.tensor_args();
-        if (cin.empty() || !chain.count(cin.front().id)) continue;
-        if (c.op == "bmm" || c.op == "matmul" || c.op == "mm") {
-          density[k] = d;
-          break;
+        if (cin.empty()) continue;
+        const bool first_in = chain.count(cin.front().id) > 0;
+        bool any_zeroed = false;
+        for (auto& t : cin) any_zeroed = any_zeroed || zeroed.count(t.id) > 0;
+        if (is_matmul(c.op)) {
+          if (first_in || any_zeroed) density[k] = d;
+          continue;
         }
-        if (c.op == "_softmax" || c.op == "softmax" || c.op == "_safe_softmax") density[k] = d;
-        else if (!same_size.count(c.op) && !is_view_op(c.op)) continue;
-        for (auto& o : c.outputs) chain.insert(o.id);
+        if (c.op == "_softmax" || c.op == "softmax" || c.op == "_safe_softmax") {
+          if (!first_in) continue;
+          density[k] = d;
+          for (auto& o : c.outputs) chain.insert(o.id), zeroed.insert(o.id);
+          continue;
+        }
+        if ((c.op == "mul" || c.op == "mul_") && any_zeroed && c.outputs.size() == 1) {
+          const TensorRef& o = c.outputs[0];
+          chain.insert(o.id);
+          zeroed.insert(o.id);
+          for (auto& t : cin)
+            if (!zeroed.count(t.id) && t.numel() == o.numel()) partners.push_back(t.id);
+          continue;
+        }
+        if (!first_in || (!same_size.count(c.op) && !is_view_op(c.op))) continue;
+        const bool z = zeroed.count(cin.front().id) > 0 && (is_view_op(c.op) || c.op == "_to_copy" ||
+                                                            c.op == "clone" || c.op == "contiguous" ||
+                                                            c.op == "neg" || c.op == "copy");
+        for (auto& o : c.outputs) {
+          chain.insert(o.id);
+          if (z) zeroed.insert(o.id);
+        }
+      }
+      // Only multiplied by zeroed tensors: every consumer is a mul with a
+      // zeroed operand, or a same-size add/sub/neg/cast/view whose own
+      // consumers are (a few levels deep).
+      std::function<bool(int64_t, int)> masked_use = [&](int64_t id, int depth) {
+        auto cs = consumers.find(id);
+        if (cs == consumers.end() || depth > 4) return false;
+        for (size_t k : cs->second) {
+          const OpNode& c = g.ops[k];
+          bool mul_zeroed = false;
+          if (c.op == "mul" || c.op == "mul_")
+            for (auto& t : c.tensor_args()) mul_zeroed = mul_zeroed || zeroed.count(t.id) > 0;
+          if (mul_zeroed) continue;
+          static const std::set<std::string> pass = {"sub", "add", "neg", "_to_copy", "clone", "contiguous"};
+          if ((!pass.count(c.op) && !is_view_op(c.op)) || c.outputs.size() != 1) return false;
+          if (!masked_use(c.outputs[0].id, depth + 1)) return false;
+        }
+        return true;
+      };
+      for (int64_t id : partners) {
+        for (int hop = 0; hop < 4; ++hop) {
+          auto it = producer.find(id);
+          if (it == producer.end()) break;
+          const OpNode& p = g.ops[it->second];
+          if (is_matmul(p.op)) {
+            if (p.outputs.size() == 1 && masked_use(p.outputs[0].id, 0)) density[it->second] = d;
+            break;
+          }
+          if (p.op != "sub" && p.op != "add" && p.op != "neg" && p.op != "_to_copy" && !is_view_op(p.op)) break;
+          id = p.tensor_args().empty() ? -1 : p.tensor_args().front().id;
+        }
       }
     }
   }

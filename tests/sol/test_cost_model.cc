@@ -284,6 +284,58 @@ TEST(CostModel, HandWrittenCausalMaskHalvesAttentionWork) {
   EXPECT_NE(gc.ops[5].note.find("causal-masked"), std::string::npos) << gc.ops[5].note;
 }
 
+TEST(CostModel, HandWrittenCausalAttentionBackwardSkipsMaskedBlocks) {
+  // The forward of the test above, then its backward written out by hand (as
+  // L2/037 does): dV = P^T dO, dP = dO V^T, dS = P * (dP - D), dQ = dS K,
+  // dK = dS^T Q. P is zero in the masked blocks, so are dS and every product
+  // with them; dP is only ever multiplied by P. Each of the 6 bmm [2,4,8]x
+  // [2,8,4] (or [2,4,4]x[2,4,8]) is 256 MACs = 512 FLOP, kept 10/16:
+  // 6 * 320 = 1,920 FLOP at the 16-bit rate. The row sums D = (dP * P).sum(-1)
+  // are CUDA-core work and stay in full.
+  const char* f = "float32";
+  json q = T(0, {2, 4, 8}, f), kt = T(1, {2, 8, 4}, f), v = T(2, {2, 4, 8}, f), dO = T(3, {2, 4, 8}, f);
+  json vt = T(4, {2, 8, 4}, f), k = T(5, {2, 4, 8}, f);
+  json s44 = T(10, {2, 4, 4}, f), p = T(12, {2, 4, 4}, f);
+  std::vector<json> ops = {
+      op("arange", {{"end", 4}}, {T(20, {4}, "int64")}),
+      op("unsqueeze", {{"self", T(20, {4}, "int64")}, {"dim", 0}}, {T(21, {1, 4}, "int64")}),
+      op("unsqueeze", {{"self", T(20, {4}, "int64")}, {"dim", 1}}, {T(22, {4, 1}, "int64")}),
+      op("le", {{"self", T(21, {1, 4}, "int64")}, {"other", T(22, {4, 1}, "int64")}}, {T(23, {4, 4}, "bool")}),
+      op("bitwise_not", {{"self", T(23, {4, 4}, "bool")}}, {T(24, {4, 4}, "bool")}),
+      op("bmm", {{"self", q}, {"mat2", kt}}, {s44}),                                                // 5: QK^T
+      op("masked_fill", {{"self", s44}, {"mask", T(24, {4, 4}, "bool")}, {"value", "-inf"}},
+         {T(11, {2, 4, 4}, f)}),
+      op("_softmax", {{"self", T(11, {2, 4, 4}, f)}, {"dim", -1}, {"half_to_float", false}}, {p}),
+      op("bmm", {{"self", p}, {"mat2", v}}, {T(13, {2, 4, 8}, f)}),                               // 8: PV
+      op("transpose", {{"self", p}, {"dim0", 1}, {"dim1", 2}}, {T(14, {2, 4, 4}, f)}),
+      op("bmm", {{"self", T(14, {2, 4, 4}, f)}, {"mat2", dO}}, {T(15, {2, 4, 8}, f)}),            // 10: dV
+      op("bmm", {{"self", dO}, {"mat2", vt}}, {T(16, {2, 4, 4}, f)}),                             // 11: dP
+      op("mul", {{"self", T(16, {2, 4, 4}, f)}, {"other", p}}, {T(17, {2, 4, 4}, f)}),
+      op("sum", {{"self", T(17, {2, 4, 4}, f)}, {"dim", {-1}}, {"keepdim", true}}, {T(18, {2, 4, 1}, f)}),
+      op("sub", {{"self", T(16, {2, 4, 4}, f)}, {"other", T(18, {2, 4, 1}, f)}}, {T(19, {2, 4, 4}, f)}),
+      op("mul", {{"self", p}, {"other", T(19, {2, 4, 4}, f)}}, {T(25, {2, 4, 4}, f)}),            // dS
+      op("bmm", {{"self", T(25, {2, 4, 4}, f)}, {"mat2", k}}, {T(26, {2, 4, 8}, f)}),             // 16: dQ
+      op("transpose", {{"self", T(25, {2, 4, 4}, f)}, {"dim0", 1}, {"dim1", 2}}, {T(27, {2, 4, 4}, f)}),
+      op("bmm", {{"self", T(27, {2, 4, 4}, f)}, {"mat2", q}}, {T(28, {2, 4, 8}, f)}),             // 18: dK
+  };
+  OpGraph g = graph({q, kt, v, dO, vt, k},
+                    {T(13, {2, 4, 8}, f), T(15, {2, 4, 8}, f), T(26, {2, 4, 8}, f), T(28, {2, 4, 8}, f)}, ops);
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cls(gc.total, MathClass::FP16), 1920.0);
+  for (size_t i : {5, 8, 10, 11, 16, 18})
+    EXPECT_NE(gc.ops[i].note.find("causal-masked"), std::string::npos) << i << ": " << gc.ops[i].note;
+  // If dP is also returned (read unmasked), its matmul computes every block.
+  OpGraph g2 = graph({q, kt, v, dO, vt, k},
+                     {T(13, {2, 4, 8}, f), T(15, {2, 4, 8}, f), T(26, {2, 4, 8}, f), T(28, {2, 4, 8}, f)},
+                     [&] {
+                       auto o = ops;
+                       o.push_back(op("clone", {{"self", T(16, {2, 4, 4}, f)}}, {T(29, {2, 4, 4}, f)}));
+                       o.push_back(op("exp", {{"self", T(29, {2, 4, 4}, f)}}, {T(30, {2, 4, 4}, f)}));
+                       return o;
+                     }());
+  EXPECT_DOUBLE_EQ(cls(cost_graph(g2).total, MathClass::FP16), 1920.0 - 320.0 + 512.0);
+}
+
 TEST(CostModel, DivisionByBroadcastRowSumCostsOneReciprocalPerRow) {
   // x[256,1024] / s[256,1]: 262,144 multiplies, 256 reciprocals.
   json x = T(0, {256, 1024}, "float32"), s = T(1, {256, 1}, "float32"), o = T(2, {256, 1024}, "float32");
