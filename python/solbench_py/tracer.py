@@ -50,10 +50,11 @@ except ImportError as _e:  # reported per request, not at import
 else:
     _TORCH_IMPORT_ERROR = ""
 
-# Identical operators (same name, overload, argument shapes and values) are
-# recorded once with a count; references that loop in Python over thousands of
-# small operators stay small. The dataflow ids of an aggregated node are those
-# of its first occurrence.
+# Identical operators (same name, overload, argument shapes and values, reading
+# the same tensors once a loop's repeated outputs stand for its first
+# iteration's) are recorded once with a count; references that loop in Python
+# over thousands of small operators stay small. The dataflow ids of an
+# aggregated node are those of its first occurrence.
 #
 # Matrix products above this many multiply-accumulates are not computed in cpu
 # mode: their shapes come from a meta run and their values are random.
@@ -99,6 +100,10 @@ def _jsonable_scalar(v):
     return v
 
 
+# Data variants (different tensors read) of one call signature kept as separate
+# nodes; see _Graph.record().
+_MAX_VARIANTS = 8
+
 # Operator -> (name, overload, argument names), looked up once per operator.
 _SCHEMA_NAMES: dict = {}
 
@@ -108,7 +113,8 @@ class _Graph:
 
     def __init__(self):
         self.next_id = 0
-        self.nodes = {}      # signature -> node (dicts keep first-seen order)
+        self.nodes = {}      # signature -> [(tensor ids read, node)]
+        self.order = []      # nodes in first-seen order
         self.recording = False
         self.raw_ops = 0
         self.input_ids = {}  # tensor id -> definition input name
@@ -132,6 +138,18 @@ class _Graph:
         while getattr(b, "_base", None) is not None:
             b = b._base
         return self.tid(b)
+
+    def input_of(self, t):
+        """The definition input `t` is (a view of), or None. Walks the view
+        chain and stops at the first input: a custom input may itself be a
+        view (get_inputs() returning weight.squeeze(0))."""
+        b = t
+        while b is not None:
+            name = self.input_ids.get(self.tid(b))
+            if name is not None:
+                return name
+            b = getattr(b, "_base", None)
+        return None
 
     def ref(self, t) -> dict:
         r = {"id": self.tid(t), "shape": list(t.shape), "dtype": _dtype_name(t.dtype)}
@@ -158,8 +176,7 @@ class _Graph:
         Tensors derived from a definition input keep that input's name so that
         aggregated nodes read the same inputs."""
         if isinstance(v, torch.Tensor):
-            src = self.input_ids.get(self.root(v)) if self.input_ids else None
-            return ("T", v.shape, v.dtype, src)
+            return ("T", v.shape, v.dtype, self.input_of(v) if self.input_ids else None)
         if isinstance(v, (list, tuple)):
             return tuple(self.signature_of(x) for x in v)
         if isinstance(v, float) and not math.isfinite(v):
@@ -186,7 +203,19 @@ class _Graph:
         outs = _flatten_tensors(out)
         sig = (name, overload, tuple((k, self.signature_of(v)) for k, v in bound),
                tuple((o.shape, o.dtype) for o in outs))
-        node = self.nodes.get(sig)
+        # The tensors read (aliases resolved): a loop's later iterations read
+        # the first iteration's ids and join its node; the same operator on
+        # other data (a quantiser's and a dequantiser's reshape of one shape)
+        # is a node of its own, so dataflow (value provenance, contractions)
+        # stays right. Past _MAX_VARIANTS data variants of one signature (a
+        # recurrence h = f(h) over many steps) calls join the last variant.
+        in_ids = tuple(self.tid(t) for t in _flatten_tensors([v for _, v in bound]))
+        variants = self.nodes.get(sig)
+        if variants is None:
+            variants = self.nodes[sig] = []
+        node = next((n for ids, n in variants if ids == in_ids), None)
+        if node is None and len(variants) >= _MAX_VARIANTS:
+            node = variants[-1][1]
         if node is not None:
             node["count"] += 1
             for o, first in zip(outs, node["outputs"]):
@@ -194,13 +223,15 @@ class _Graph:
                 if raw != first["id"] and raw not in self.input_ids:
                     self.alias[raw] = first["id"]
             return
-        self.nodes[sig] = {
+        node = {
             "op": name,
             "overload": overload or "default",
             "count": 1,
             "args": {k: self.encode(v) for k, v in bound},
             "outputs": [self.ref(o) for o in outs],
         }
+        variants.append((in_ids, node))
+        self.order.append(node)
 
 
 def _distinct_numel(t):
@@ -851,7 +882,7 @@ def _run_once(req, device: str):
         "inputs": [dict(graph.ref(t), name=n) for n, t in tensors.items()],
         "outputs": [_output_ref(graph, t, req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}")
                     for k, t in enumerate(outs)],
-        "ops": list(graph.nodes.values()),
+        "ops": graph.order,
         "raw_op_count": graph.raw_ops,
         "notes": notes,
     }

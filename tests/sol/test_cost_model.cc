@@ -99,6 +99,53 @@ TEST(CostModel, Nvfp4ScaledMmCountsBothPackedValues) {
   EXPECT_NEAR(hb.t_tensor * 1e9, 268435456.0 / 1978.9e12 * 1e9, 1e-6);
 }
 
+TEST(CostModel, LookupEncodingCostsOneOperationPerCode) {
+  // A quantiser written as masked constant writes (the public NVFP4
+  // references' E2M1 encoding), traced and aggregated as the tracer records it:
+  // X float32 [4, 256] (1,024 values); R = zeros_like(X, uint8);
+  // R[(X >= 0) & (X <= 0.25)] = 0, three writes aggregated into one node of
+  // count 3 whose later masks (X > 0.25, X < 0.75) have no recorded consumer.
+  // A kernel makes each code with one conversion: 1,024 operations, not the
+  // 5 compares/ands per value written out. A compare whose mask leaves the
+  // region (X > 5 feeding a where) keeps its cost, and R2 with one masked
+  // write is no encoding.
+  const std::vector<int64_t> s = {4, 256};
+  json x = T(0, s, "float32"), r = T(1, s, "uint8"), r2 = T(20, s, "uint8");
+  json v = T(5, {}, "uint8");
+  auto cmp = [&](const std::string& name, double c, int64_t out) {
+    return op(name, {{"self", x}, {"other", c}}, {T(out, s, "bool")});
+  };
+  std::vector<json> ops = {
+      op("zeros_like", {{"self", x}, {"dtype", "uint8"}}, {r}),
+      op("scalar_tensor", {{"s", 0}}, {v}),
+      cmp("ge", 0.0, 2),
+      cmp("le", 0.25, 3),
+      op("bitwise_and", {{"self", T(2, s, "bool")}, {"other", T(3, s, "bool")}}, {T(4, s, "bool")}),
+      op("index_put_", {{"self", r}, {"indices", json::array({T(4, s, "bool")})}, {"values", v}}, {r}, 3),
+      cmp("gt", 0.25, 6),
+      cmp("lt", 0.75, 7),
+      cmp("gt", 5.0, 8),
+      op("where", {{"condition", T(8, s, "bool")}, {"self", x}, {"other", 0.0}}, {T(9, s, "float32")}),
+      op("zeros_like", {{"self", x}, {"dtype", "uint8"}}, {r2}),
+      op("index_put_", {{"self", r2}, {"indices", json::array({T(8, s, "bool")})}, {"values", v}}, {r2}),
+  };
+  OpGraph g = graph({x}, {r, T(9, s, "float32"), r2}, ops);
+  GraphCost gc = cost_graph(g);
+  // Encoding 1,024 + gt(X, 5) 1,024 + where 1,024 + R2's single write 1.
+  EXPECT_DOUBLE_EQ(gc.total.int_ops, 3073.0);
+  int in_region = 0;
+  for (auto& oc : gc.ops) {
+    if (oc.family == "encoding") ++in_region;
+    if (oc.index == 5) {
+      EXPECT_NE(oc.note.find("lookup encoding"), std::string::npos) << oc.note;
+    }
+    if (oc.index == 8 || oc.index == 11) {
+      EXPECT_NE(oc.family, "encoding") << oc.op;
+    }
+  }
+  EXPECT_EQ(in_region, 6);  // ge, le, and, the writes, gt(0.25), lt(0.75)
+}
+
 TEST(CostModel, UpcastBeforeMatmulKeepsNarrowRate) {
   // bf16 -> float32 -> mm: a kernel may multiply the bf16 values directly, so the
   // bound uses the BF16 rate, not TF32 (which would not be a lower bound).
@@ -235,6 +282,58 @@ TEST(CostModel, HandWrittenCausalMaskHalvesAttentionWork) {
   EXPECT_DOUBLE_EQ(cls(gc.total, MathClass::TF32), 0.0);
   EXPECT_DOUBLE_EQ(gc.total.sfu_ops, 25.0);
   EXPECT_NE(gc.ops[5].note.find("causal-masked"), std::string::npos) << gc.ops[5].note;
+}
+
+TEST(CostModel, HandWrittenCausalAttentionBackwardSkipsMaskedBlocks) {
+  // The forward of the test above, then its backward written out by hand (as
+  // L2/037 does): dV = P^T dO, dP = dO V^T, dS = P * (dP - D), dQ = dS K,
+  // dK = dS^T Q. P is zero in the masked blocks, so are dS and every product
+  // with them; dP is only ever multiplied by P. Each of the 6 bmm [2,4,8]x
+  // [2,8,4] (or [2,4,4]x[2,4,8]) is 256 MACs = 512 FLOP, kept 10/16:
+  // 6 * 320 = 1,920 FLOP at the 16-bit rate. The row sums D = (dP * P).sum(-1)
+  // are CUDA-core work and stay in full.
+  const char* f = "float32";
+  json q = T(0, {2, 4, 8}, f), kt = T(1, {2, 8, 4}, f), v = T(2, {2, 4, 8}, f), dO = T(3, {2, 4, 8}, f);
+  json vt = T(4, {2, 8, 4}, f), k = T(5, {2, 4, 8}, f);
+  json s44 = T(10, {2, 4, 4}, f), p = T(12, {2, 4, 4}, f);
+  std::vector<json> ops = {
+      op("arange", {{"end", 4}}, {T(20, {4}, "int64")}),
+      op("unsqueeze", {{"self", T(20, {4}, "int64")}, {"dim", 0}}, {T(21, {1, 4}, "int64")}),
+      op("unsqueeze", {{"self", T(20, {4}, "int64")}, {"dim", 1}}, {T(22, {4, 1}, "int64")}),
+      op("le", {{"self", T(21, {1, 4}, "int64")}, {"other", T(22, {4, 1}, "int64")}}, {T(23, {4, 4}, "bool")}),
+      op("bitwise_not", {{"self", T(23, {4, 4}, "bool")}}, {T(24, {4, 4}, "bool")}),
+      op("bmm", {{"self", q}, {"mat2", kt}}, {s44}),                                                // 5: QK^T
+      op("masked_fill", {{"self", s44}, {"mask", T(24, {4, 4}, "bool")}, {"value", "-inf"}},
+         {T(11, {2, 4, 4}, f)}),
+      op("_softmax", {{"self", T(11, {2, 4, 4}, f)}, {"dim", -1}, {"half_to_float", false}}, {p}),
+      op("bmm", {{"self", p}, {"mat2", v}}, {T(13, {2, 4, 8}, f)}),                               // 8: PV
+      op("transpose", {{"self", p}, {"dim0", 1}, {"dim1", 2}}, {T(14, {2, 4, 4}, f)}),
+      op("bmm", {{"self", T(14, {2, 4, 4}, f)}, {"mat2", dO}}, {T(15, {2, 4, 8}, f)}),            // 10: dV
+      op("bmm", {{"self", dO}, {"mat2", vt}}, {T(16, {2, 4, 4}, f)}),                             // 11: dP
+      op("mul", {{"self", T(16, {2, 4, 4}, f)}, {"other", p}}, {T(17, {2, 4, 4}, f)}),
+      op("sum", {{"self", T(17, {2, 4, 4}, f)}, {"dim", {-1}}, {"keepdim", true}}, {T(18, {2, 4, 1}, f)}),
+      op("sub", {{"self", T(16, {2, 4, 4}, f)}, {"other", T(18, {2, 4, 1}, f)}}, {T(19, {2, 4, 4}, f)}),
+      op("mul", {{"self", p}, {"other", T(19, {2, 4, 4}, f)}}, {T(25, {2, 4, 4}, f)}),            // dS
+      op("bmm", {{"self", T(25, {2, 4, 4}, f)}, {"mat2", k}}, {T(26, {2, 4, 8}, f)}),             // 16: dQ
+      op("transpose", {{"self", T(25, {2, 4, 4}, f)}, {"dim0", 1}, {"dim1", 2}}, {T(27, {2, 4, 4}, f)}),
+      op("bmm", {{"self", T(27, {2, 4, 4}, f)}, {"mat2", q}}, {T(28, {2, 4, 8}, f)}),             // 18: dK
+  };
+  OpGraph g = graph({q, kt, v, dO, vt, k},
+                    {T(13, {2, 4, 8}, f), T(15, {2, 4, 8}, f), T(26, {2, 4, 8}, f), T(28, {2, 4, 8}, f)}, ops);
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(cls(gc.total, MathClass::FP16), 1920.0);
+  for (size_t i : {5, 8, 10, 11, 16, 18})
+    EXPECT_NE(gc.ops[i].note.find("causal-masked"), std::string::npos) << i << ": " << gc.ops[i].note;
+  // If dP is also returned (read unmasked), its matmul computes every block.
+  OpGraph g2 = graph({q, kt, v, dO, vt, k},
+                     {T(13, {2, 4, 8}, f), T(15, {2, 4, 8}, f), T(26, {2, 4, 8}, f), T(28, {2, 4, 8}, f)},
+                     [&] {
+                       auto o = ops;
+                       o.push_back(op("clone", {{"self", T(16, {2, 4, 4}, f)}}, {T(29, {2, 4, 4}, f)}));
+                       o.push_back(op("exp", {{"self", T(29, {2, 4, 4}, f)}}, {T(30, {2, 4, 4}, f)}));
+                       return o;
+                     }());
+  EXPECT_DOUBLE_EQ(cls(cost_graph(g2).total, MathClass::FP16), 1920.0 - 320.0 + 512.0);
 }
 
 TEST(CostModel, DivisionByBroadcastRowSumCostsOneReciprocalPerRow) {

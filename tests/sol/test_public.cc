@@ -164,19 +164,6 @@ TEST(SolCompare, ReportsABoundAboveTheMeasuredBaseline) {
   EXPECT_EQ(report.find("| L1/900_x | 1 (w1)"), std::string::npos) << report;
 }
 
-// The public problems (one workload each: the smallest) that trace on this
-// torch. Known not bounded here, with why:
-const std::map<std::string, std::string>& known_not_bounded() {
-  static const std::map<std::string, std::string> m = {
-      // Routing from the values of a float router (topk of meta logits, then
-      // one_hot) cannot run under meta or hybrid; the CPU trace is refused
-      // (7 GiB of inputs). L2/012, 026 and 047 route from integer inputs and
-      // trace in hybrid mode.
-      {"L2/082_moe_layer_complete_forward_with_residual", "data-dependent routing"},
-  };
-  return m;
-}
-
 TEST(PublicSet, TraceableProblemsAreBoundedBelowTheMeasuredBaseline) {
   fs::path pub = SOLBENCH_PUBLIC_DIR;
   if (!fs::exists(pub)) GTEST_SKIP() << "public problem set absent: " << pub;
@@ -227,7 +214,6 @@ TEST(PublicSet, TraceableProblemsAreBoundedBelowTheMeasuredBaseline) {
         EXPECT_NE(w.value("reason", "").find("torch"), std::string::npos) << name << ": " << w.dump();
         continue;
       }
-      if (known_not_bounded().count(name)) continue;
       ASSERT_EQ(st, "ok") << name << ": " << w.value("reason", "").substr(0, 400);
       ++bounded;
       EXPECT_TRUE(w["uncosted"].empty()) << name << " uncosted " << w["uncosted"].dump();
@@ -241,11 +227,14 @@ TEST(PublicSet, TraceableProblemsAreBoundedBelowTheMeasuredBaseline) {
     }
   }
   EXPECT_EQ(seen.size(), n_problems) << "every problem reports its workload";
-  // On torch 1.13 (CPU) when this test was written: 80 bounded, 13 untraceable
-  // (12 Quant problems with float8/float4, L2/046 needs torch.nn.attention),
-  // 1 known failure.
-  EXPECT_GE(bounded, 80u) << "untraceable " << untraceable;
+  // Every problem is bounded or untraceable here. On torch 1.13 (CPU, CI):
+  // 81 bounded, 13 untraceable (12 Quant problems with float8/float4, L2/046
+  // needs torch.nn.attention); on torch 2.11 all 94 bounded.
+  EXPECT_EQ(bounded + untraceable, n_problems);
   EXPECT_LE(untraceable, 13u) << "bounded " << bounded;
+  if (!bridge::torch_version().empty() && bridge::torch_version().rfind("1.", 0) != 0) {
+    EXPECT_EQ(untraceable, 0u) << "torch " << bridge::torch_version() << " has float8/float4";
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -219,6 +220,49 @@ TEST(ScalarsTrace, FloatValuesReadFromMetaTensorsAreStandIns) {
   ASSERT_EQ(c.status, "ok") << c.reason;
   EXPECT_EQ(c.mode, "cpu");
   EXPECT_NE(c.mode_reason.find("scalars trace failed"), std::string::npos) << c.mode_reason;
+}
+
+TEST(TraceAggregation, SameCallOnOtherDataIsItsOwnNode) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // Two reshapes of one signature on different intermediates (a quantiser's
+  // and a dequantiser's, in the public fp8 references) used to be one node
+  // with count 2, the second's output standing for the first's: the matmul
+  // then read the quantiser's tensor and lost its operand's provenance. They
+  // are two nodes now, and the matmul reads both; a loop still aggregates.
+  std::string ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    a = (x * 2.0).reshape(8, 64).reshape(16, 32)\n"
+      "    b = (x * 2.0 + 1.0).reshape(8, 64).reshape(16, 32)\n"
+      "    y = a @ b.t()\n"
+      "    for i in range(5):\n"
+      "        y = y + (x * 3.0).reshape(8, 64).reshape(16, 32).sum()\n"
+      "    return y\n";
+  OpGraph g = trace_reference(one_input_request(ref, "meta", 16, 32, {16, 16}));
+  ASSERT_EQ(g.status, "ok") << g.reason;
+  int reshapes = 0;
+  int64_t b_id = -1;
+  const OpNode* mm = nullptr;
+  auto scalar_other = [](const OpNode& n) {
+    return n.args.contains("other") && n.args["other"].is_number() ? n.args["other"].get<double>() : -1.0;
+  };
+  for (auto& n : g.ops) {
+    // (8,64) -> (16,32): `view` on torch 2.x, `_reshape_alias` on 1.13.
+    if (n.op != "sum" && n.tensor("self").shape == std::vector<int64_t>{8, 64}) ++reshapes;
+    if (n.op == "add" && scalar_other(n) == 1.0) b_id = n.outputs.at(0).id;
+    if (n.op == "mm") mm = &n;
+    if (n.op == "mul" && scalar_other(n) == 3.0) {
+      EXPECT_EQ(n.count, 5);
+    }
+  }
+  ASSERT_NE(mm, nullptr);
+  // One node for a, one for b, one for the loop's five (count 5).
+  EXPECT_EQ(reshapes, 3);
+  // The matmul reads b's own reshapes (b^T is a view of b's storage).
+  ASSERT_GE(b_id, 0);
+  EXPECT_EQ(mm->tensor("mat2").base, b_id);
+  EXPECT_NE(mm->tensor("self").base, b_id);
 }
 
 TEST(MetaMemo, RepeatedCallsGiveTheSameGraph) {
