@@ -49,6 +49,7 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
   Bound b = roofline(gc.total, in_bytes, min_in, double(r.output_bytes), hw, min_out);
   res["work"] = work_json(b.work);
   res["bytes"] = {{"boundary_mb", b.boundary_bytes / 1e6}, {"min_mb", b.min_bytes / 1e6},
+                    {"dram_mb", b.dram_bytes / 1e6}, {"l2_deferred_mb", b.l2_deferred_bytes / 1e6},
                   {"min_in_mb", min_in / 1e6}, {"min_out_mb", min_out / 1e6},
                   {"unfused_mb", b.unfused_bytes / 1e6}};
   res["time_us"] = {{"tensor", b.t_tensor * 1e6}, {"cuda", b.t_cuda * 1e6}, {"sfu", b.t_sfu * 1e6},
