@@ -22,7 +22,14 @@
 #   x. issue #12: every peer example, pytorch solutions with Triton / torch.compile,
 #      and solbench beside the peer (scripts/gpu_compat.sh, which says what it needs).
 #
-#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soatbcdefx]
+#   h. issue #14 item 7: the hack corpus's gpu_only entries (tests/hacks) under solbench,
+#      then under the peer (.peer/peer with its wheels .peer/whl, scripts/fetch_peer.sh;
+#      left out, and said so, without them): $OUT/hacks-gpu.md (the table of both
+#      columns and the reasons), hacks-gpu.json, hacks-gpu.log. HACK_JOBS (3) evaluations
+#      at once; nothing starts after HACK_BUDGET_S (420) seconds; HACK_PARTS
+#      (default "solbench peer") runs one column alone.
+#
+#   scripts/gpu_validate.sh [--skip-build] [--no-ctest] [--items soatbcdefxh]
 # Environment: BUILD_DIR (default build-device), SOLBENCH_EVAL_FLAGS (extra flags
 # for every `solbench eval`), SOLBENCH_ARCH (default h100_sxm), PUBLIC_DATA (default
 # ../shared/sol-execbench), PUBLIC_JOBS (4), PUBLIC_BUDGET_S (1500).
@@ -410,5 +417,24 @@ PY
 rc=$?
 case "$items" in
   *x*) BUILD_DIR="$build" OUT="$out" bash scripts/gpu_compat.sh --skip-build || rc=1 ;;
+esac
+case "$items" in
+  *h*)
+    parts="${HACK_PARTS:-solbench peer}"
+    hargs=(--binary "$build/src/cli/solbench" --device cuda:0 --gpu-only --jobs "${HACK_JOBS:-3}"
+           --deadline-s "${HACK_BUDGET_S:-420}" --json "$out/hacks-gpu.json" --table "$out/hacks-gpu.md")
+    case "$parts" in *solbench*) ;; *) hargs+=(--skip-solbench) ;; esac
+    case "$parts" in
+      *peer*)
+        if [ -d .peer/peer/sol-execbench/src ]; then
+          hargs+=(--peer .peer/peer)
+          if [ -d .peer/whl ]; then hargs+=(--peer-wheels .peer/whl); fi
+        else
+          echo "h: no .peer/peer (scripts/fetch_peer.sh, carried): the peer's column is left out"
+        fi ;;
+    esac
+    python3 tests/hacks/run_corpus.py "${hargs[@]}" 2>&1 | tee "$out/hacks-gpu.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    [ -f "$out/hacks-gpu.md" ] && cat "$out/hacks-gpu.md" ;;
 esac
 exit $rc

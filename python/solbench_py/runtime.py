@@ -191,6 +191,85 @@ def thread_origins() -> dict:
     return dict(_THREAD_ORIGINS)
 
 
+# ---------------------------------------------------------------- the zygote
+# (src/harness/worker/zygote.h): a process that imported torch once and forks workers.
+
+_PRELOAD_GROUPS = {
+    # torch.compile (the baseline, Python solutions): Dynamo and Inductor take seconds
+    # to import; Triton is what Inductor and Triton solutions generate code with.
+    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx"),
+}
+
+
+def zygote_preload(group: str) -> list:
+    """Imports a group of modules in the zygote, so that the workers it forks find
+    them imported. Best effort: a module this torch lacks is skipped (named in the
+    result)."""
+    missing = []
+    for name in _PRELOAD_GROUPS.get(group, ()):
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - any import failure only costs the worker the import
+            missing.append(f"{name}: {type(e).__name__}: {e}")
+    return missing
+
+
+def _shut_down_nvml() -> None:
+    """torch.cuda.is_available() (NVML-based here, see zygote.cc) initialises NVML and
+    leaves it so; a forked child inherits that state and its own nvmlInit then fails
+    (torch's allocator asserts on it when it runs out of memory, seen on the H100).
+    Shut it down, as many times as it was initialised, before forking."""
+    try:
+        with open("/proc/self/maps") as f:
+            if "libnvidia-ml" not in f.read():
+                return
+        import ctypes
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+        for _ in range(64):
+            if lib.nvmlShutdown() != 0:  # NVML_ERROR_UNINITIALIZED: nothing left
+                break
+    except OSError:
+        pass
+
+
+def zygote_check() -> str:
+    """Why the zygote must not fork workers any more ("" when it may): a driver
+    initialised here would be unusable in every forked child."""
+    _shut_down_nvml()
+    if torch.cuda.is_initialized():
+        return "CUDA was initialised in the zygote"
+    return ""
+
+
+def after_fork(environ: dict) -> None:
+    """In a worker forked from the zygote, before anything else runs: the process
+    environment is the requester's (set in C++); Python's copies taken when the
+    zygote started follow it."""
+    os.environ.clear()
+    os.environ.update(environ)
+    import tempfile
+    tempfile.tempdir = None  # TMPDIR is the worker's scratch folder
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    cfg = sys.modules.get("torch._inductor.config")
+    threads = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS")
+    if cfg is not None and threads and threads.isdigit():
+        cfg.compile_threads = int(threads)
+
+
+def _warm_numpy_blas() -> None:
+    """numpy's OpenBLAS starts its thread pool when it is loaded, and again lazily
+    after a fork: a worker forked from the zygote would otherwise have it start
+    during a call and the threads be taken for the solution's."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return
+    try:
+        a = np.ones((256, 256))
+        (a @ a).sum()
+    except Exception:  # noqa: BLE001 - a courtesy; a numpy without BLAS changes nothing
+        pass
+
+
 def init(device: str) -> dict:
     """Imports torch, warms its thread pools (so threads torch starts lazily are
     not blamed on the solution), and describes the environment."""
@@ -202,6 +281,7 @@ def init(device: str) -> dict:
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
     torch.set_grad_enabled(False)
+    _warm_numpy_blas()
     a = torch.randn(64, 64, device=dev)
     (a @ a).sum().item()
     torch.ones(1 << 16, device=dev).sum().item()
@@ -723,18 +803,39 @@ class Workload:
 
 # ---------------------------------------------------------------- timing arguments
 
+def pool_layout(v):
+    """How ArgPool holds an input: None for a non-tensor or a self-overlapping layout
+    (the input set's own tensor is passed), else (tensor, broadcast dims, compacted
+    tensor). A broadcast view (stride 0, as `expand` makes; custom input generators
+    return them) stays one: its distinct elements get the pool, and each call's
+    argument is their view expanded again, the layout the reference was given."""
+    if not isinstance(v, torch.Tensor):
+        return None
+    t = v if all(s >= 0 for s in v.stride()) else v.contiguous()
+    bcast = tuple(d for d, (n, st) in enumerate(zip(t.shape, t.stride())) if st == 0 and n > 1)
+    c = ArgPool._compact(t, bcast)
+    if torch._debug_has_internal_overlap(c) == 1:
+        return None
+    return t, bcast, c
+
+
 class CallValues:
     """The inputs timed call i is given: input set (i mod K) of `input_sets`, with
     each refreshable input (slots; tensors only) replaced by values drawn for call
     i alone (inputs.FreshValues seeded from `fresh_seed`; none when it is None).
-    ArgPool fills its views from the same rule, so the judge, which has no pool,
-    can generate a sampled call's inputs again."""
+    Broadcast and self-overlapping inputs keep their input set's values (fresh values
+    are drawn for a tensor's full shape; pool_layout). ArgPool fills its views from
+    the same rule, so the judge, which has no pool, can generate a sampled call's
+    inputs again."""
 
     def __init__(self, spec, input_sets: list, fresh_seed, slots, device):
         self.sets = input_sets
         self.fresh = set()
         if fresh_seed is not None:
-            self.fresh = {j for j in slots if isinstance(input_sets[0][j], torch.Tensor)}
+            for j in slots:
+                layout = pool_layout(input_sets[0][j])
+                if layout is not None and not layout[1]:
+                    self.fresh.add(j)
         self.gen = inputs_mod.FreshValues(spec, fresh_seed, device) if self.fresh else None
 
     def pristine(self, i: int) -> list:
@@ -778,32 +879,49 @@ class ArgPool:
         self.device = torch.device(device)
         self.calls = 0
         spec, fresh_seed, slots = fresh if fresh is not None else (None, None, [])
+        self.in_entries = [self._entry(v) for v in input_sets[0]]
+        # Broadcast inputs keep their input set's values (fresh values are drawn for a
+        # tensor's full shape, which such a view does not have): CallValues decides,
+        # from the same layouts (pool_layout), so that the judge, which has no pool,
+        # draws the same values.
         self.values = CallValues(spec, input_sets, fresh_seed, slots, self.device)
         self.fresh = self.values.fresh
         self.gen = self.values.gen
-        self.in_entries = [self._entry(v) for v in input_sets[0]]
         self.out_entries = []
         if dps:
             outs = inputs_mod.allocate_outputs(out_specs, device)
             self.out_entries = [self._entry(t) for t in outs]
 
+    @staticmethod
+    def _compact(t, bcast):
+        """`t` with its broadcast dimensions (stride 0) cut to size 1."""
+        if not bcast:
+            return t
+        return t[tuple(slice(0, 1) if d in bcast else slice(None) for d in range(t.dim()))]
+
     def _entry(self, v):
-        if not isinstance(v, torch.Tensor):
+        layout = pool_layout(v)
+        if layout is None:
             return None
-        t = v if all(s >= 0 for s in v.stride()) else v.contiguous()
+        t, bcast, c = layout
         span = 1
-        for size, stride in zip(t.shape, t.stride()):
+        for size, stride in zip(c.shape, c.stride()):
             if size == 0:
                 span = 0
                 break
             span += (size - 1) * stride
-        step = max(1, self.SHIFT_BYTES // t.element_size())
-        pool = torch.empty(span + (self.capacity - 1) * step, dtype=t.dtype, device=t.device)
-        return {"pool": pool, "shape": tuple(t.shape), "stride": tuple(t.stride()),
-                "span": span, "step": step}
+        step = max(1, self.SHIFT_BYTES // c.element_size())
+        pool = torch.empty(span + (self.capacity - 1) * step, dtype=c.dtype, device=c.device)
+        return {"pool": pool, "shape": tuple(c.shape), "stride": tuple(c.stride()),
+                "span": span, "step": step, "bcast": bcast,
+                "full": tuple(t.shape) if bcast else None}
 
     def _view(self, e, i):
         return e["pool"].as_strided(e["shape"], e["stride"], i * e["step"])
+
+    @staticmethod
+    def _arg(e, view):
+        return view.expand(e["full"]) if e["full"] else view
 
     def next(self):
         """(set index, inputs, outputs, call index) for the next call."""
@@ -822,8 +940,8 @@ class ArgPool:
                 if j in self.fresh:
                     self.gen.fill_(view, j, i)
                 else:
-                    view.copy_(v)
-                args.append(view)
+                    view.copy_(self._compact(v, e["bcast"]))
+                args.append(self._arg(e, view))
             outs = []
             refs = self.refs[k] if self.refs is not None else None
             for j, e in enumerate(self.out_entries):

@@ -19,8 +19,13 @@ Modes:
         ragged attention (FlashInfer's indptr/indices) and routing built from
         integer inputs. An operator that mixes the two runs on meta; a read of a
         float value (``.item()`` on a meta tensor) fails the attempt.
-  auto  meta, then hybrid, then cpu, each when the one before fails; the answer
-        says which one ran and why.
+  scalars  hybrid, and a float or truth value read from a meta tensor
+        (``.item()``, ``float(t)``, ``if t == 0:``) is a stand-in: 1.0 for a
+        number, False for a truth value. For references that read a global scale
+        or test a guard (``if amax == 0``) of values that steer no shape; every
+        read is listed in the answer's notes.
+  auto  meta, then hybrid, then scalars, then cpu, each when the one before
+        fails; the answer says which one ran and why.
 
 Whatever the reference does with devices, "cuda" is mapped to the tracing device.
 A dtype this torch lacks (torch 1.13 has no float8/float4) makes the problem
@@ -45,10 +50,11 @@ except ImportError as _e:  # reported per request, not at import
 else:
     _TORCH_IMPORT_ERROR = ""
 
-# Identical operators (same name, overload, argument shapes and values) are
-# recorded once with a count; references that loop in Python over thousands of
-# small operators stay small. The dataflow ids of an aggregated node are those
-# of its first occurrence.
+# Identical operators (same name, overload, argument shapes and values, reading
+# the same tensors once a loop's repeated outputs stand for its first
+# iteration's) are recorded once with a count; references that loop in Python
+# over thousands of small operators stay small. The dataflow ids of an
+# aggregated node are those of its first occurrence.
 #
 # Matrix products above this many multiply-accumulates are not computed in cpu
 # mode: their shapes come from a meta run and their values are random.
@@ -94,12 +100,21 @@ def _jsonable_scalar(v):
     return v
 
 
+# Data variants (different tensors read) of one call signature kept as separate
+# nodes; see _Graph.record().
+_MAX_VARIANTS = 8
+
+# Operator -> (name, overload, argument names), looked up once per operator.
+_SCHEMA_NAMES: dict = {}
+
+
 class _Graph:
     """The recorded operators and the identities of the tensors they touch."""
 
     def __init__(self):
         self.next_id = 0
-        self.nodes = {}      # signature -> node (dicts keep first-seen order)
+        self.nodes = {}      # signature -> [(tensor ids read, node)]
+        self.order = []      # nodes in first-seen order
         self.recording = False
         self.raw_ops = 0
         self.input_ids = {}  # tensor id -> definition input name
@@ -123,6 +138,18 @@ class _Graph:
         while getattr(b, "_base", None) is not None:
             b = b._base
         return self.tid(b)
+
+    def input_of(self, t):
+        """The definition input `t` is (a view of), or None. Walks the view
+        chain and stops at the first input: a custom input may itself be a
+        view (get_inputs() returning weight.squeeze(0))."""
+        b = t
+        while b is not None:
+            name = self.input_ids.get(self.tid(b))
+            if name is not None:
+                return name
+            b = getattr(b, "_base", None)
+        return None
 
     def ref(self, t) -> dict:
         r = {"id": self.tid(t), "shape": list(t.shape), "dtype": _dtype_name(t.dtype)}
@@ -149,8 +176,7 @@ class _Graph:
         Tensors derived from a definition input keep that input's name so that
         aggregated nodes read the same inputs."""
         if isinstance(v, torch.Tensor):
-            src = self.input_ids.get(self.root(v))
-            return ("T", tuple(v.shape), str(v.dtype), src)
+            return ("T", v.shape, v.dtype, self.input_of(v) if self.input_ids else None)
         if isinstance(v, (list, tuple)):
             return tuple(self.signature_of(x) for x in v)
         if isinstance(v, float) and not math.isfinite(v):
@@ -164,17 +190,32 @@ class _Graph:
         operator (func None) passes its name, overload and arguments by keyword."""
         self.raw_ops += 1
         if func is not None:
-            schema = func._schema
-            name, overload = schema.name, func._overloadname
-            names = [a.name for a in schema.arguments]
+            named = _SCHEMA_NAMES.get(func)
+            if named is None:
+                schema = func._schema
+                named = _SCHEMA_NAMES[func] = (schema.name, func._overloadname,
+                                               [a.name for a in schema.arguments])
+            name, overload, names = named
             bound = [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)]
             bound += [(k, v) for k, v in kwargs.items()]
         else:
             bound = list(kwargs.items())
         outs = _flatten_tensors(out)
         sig = (name, overload, tuple((k, self.signature_of(v)) for k, v in bound),
-               tuple((tuple(o.shape), str(o.dtype)) for o in outs))
-        node = self.nodes.get(sig)
+               tuple((o.shape, o.dtype) for o in outs))
+        # The tensors read (aliases resolved): a loop's later iterations read
+        # the first iteration's ids and join its node; the same operator on
+        # other data (a quantiser's and a dequantiser's reshape of one shape)
+        # is a node of its own, so dataflow (value provenance, contractions)
+        # stays right. Past _MAX_VARIANTS data variants of one signature (a
+        # recurrence h = f(h) over many steps) calls join the last variant.
+        in_ids = tuple(self.tid(t) for t in _flatten_tensors([v for _, v in bound]))
+        variants = self.nodes.get(sig)
+        if variants is None:
+            variants = self.nodes[sig] = []
+        node = next((n for ids, n in variants if ids == in_ids), None)
+        if node is None and len(variants) >= _MAX_VARIANTS:
+            node = variants[-1][1]
         if node is not None:
             node["count"] += 1
             for o, first in zip(outs, node["outputs"]):
@@ -182,13 +223,15 @@ class _Graph:
                 if raw != first["id"] and raw not in self.input_ids:
                     self.alias[raw] = first["id"]
             return
-        self.nodes[sig] = {
+        node = {
             "op": name,
             "overload": overload or "default",
             "count": 1,
             "args": {k: self.encode(v) for k, v in bound},
             "outputs": [self.ref(o) for o in outs],
         }
+        variants.append((in_ids, node))
+        self.order.append(node)
 
 
 def _distinct_numel(t):
@@ -259,20 +302,34 @@ def _is_half(t):
 class _Recorder(TorchDispatchMode):
     """Records every aten operator; in cpu mode also keeps them cheap and working."""
 
-    def __init__(self, graph: _Graph, cpu: bool, hybrid: bool = False):
+    def __init__(self, graph: _Graph, cpu: bool, hybrid: bool = False, scalars: bool = False):
         super().__init__()
         self.graph = graph
         self.cpu = cpu
         self.hybrid = hybrid
+        self.scalars = scalars
         self.stubbed = 0
         self.upcast = 0
+        self.stand_ins = {}  # "float"/"bool" -> reads answered with a stand-in
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = self._execute(func, args, kwargs)
+        if self.scalars and func._schema.name == "aten::_local_scalar_dense" and args \
+                and _is_meta(args[0]) and not _is_integral(args[0].dtype):
+            out = self._stand_in(args[0])
+        else:
+            out = self._execute(func, args, kwargs)
         if self.graph.recording:
             self.graph.record(func, args, kwargs, out)
         return out
+
+    def _stand_in(self, t):
+        """A value read from a meta (float-derived) tensor in scalars mode."""
+        kind = "bool" if t.dtype == torch.bool else "float"
+        self.stand_ins[kind] = self.stand_ins.get(kind, 0) + 1
+        if kind == "bool":
+            return False
+        return complex(1.0) if t.dtype.is_complex else 1.0
 
     def _execute(self, func, args, kwargs):
         if self.hybrid:
@@ -282,7 +339,7 @@ class _Recorder(TorchDispatchMode):
     def _cpu_execute(self, func, args, kwargs):
         if not self.cpu:
             try:
-                return func(*args, **kwargs)
+                return _meta_call(func, args, kwargs)
             except (NotImplementedError, RuntimeError) as e:
                 msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise NeedsValues(f"{func._schema.name}: {msg[:160]}") from e
@@ -332,6 +389,91 @@ class _Recorder(TorchDispatchMode):
 
 def _is_meta(x):
     return isinstance(x, torch.Tensor) and x.is_meta
+
+
+# Meta kernels of torch 2.x are largely Python (torch._refs, torch._prims): a
+# few hundred microseconds per call, milliseconds for decomposed ones such as
+# logsumexp. A reference that loops over batch rows and heads issues the same
+# call tens of thousands of times (FlashInfer paged decode: 44k operators), so
+# the output metadata of a meta call is remembered by its signature (operator,
+# argument shapes, strides, dtypes and scalar values) and later calls make
+# fresh meta tensors of that metadata without running the kernel. Only calls
+# that return new tensors qualify: no mutating operator, no view (whose output
+# must alias its input), every tensor argument on meta.
+_META_MEMO: dict = {}
+_META_MEMO_LIMIT = 1 << 16
+_NOT_MEMOISABLE = object()
+
+
+def _meta_key(x):
+    if isinstance(x, torch.Tensor):
+        if not x.is_meta:
+            raise TypeError("not meta")
+        return ("T", tuple(x.shape), tuple(x.stride()), x.dtype)
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__,) + tuple(_meta_key(y) for y in x)
+    if isinstance(x, float) and x != x:
+        return ("nan",)
+    hash(x)  # raises for unhashable arguments: not memoised
+    return (type(x).__name__, x)
+
+
+def _memoisable(func):
+    ok = getattr(func, "_solbench_memo", None)
+    if ok is None:
+        schema = func._schema
+        ok = not schema.is_mutable and all(r.alias_info is None for r in schema.returns) and \
+            bool(schema.returns)
+        try:
+            func._solbench_memo = ok
+        except Exception:  # noqa: BLE001 - an overload that takes no attributes
+            pass
+    return ok
+
+
+def _meta_call(func, args, kwargs):
+    """func(*args, **kwargs) on meta tensors, through the memo above."""
+    if not _memoisable(func):
+        return func(*args, **kwargs)
+    try:
+        key = (func, _meta_key(list(args)), _meta_key(sorted(kwargs.items())))
+    except TypeError:
+        return func(*args, **kwargs)
+    spec = _META_MEMO.get(key)
+    if spec is not None and spec is not _NOT_MEMOISABLE:
+        return _from_spec(spec)
+    out = func(*args, **kwargs)
+    if spec is None and len(_META_MEMO) < _META_MEMO_LIMIT:
+        _META_MEMO[key] = _to_spec(out)
+    return out
+
+
+def _to_spec(out):
+    if isinstance(out, torch.Tensor):
+        if not out.is_meta:
+            return _NOT_MEMOISABLE
+        return ("T", tuple(out.shape), tuple(out.stride()), out.dtype)
+    if isinstance(out, (list, tuple)):
+        parts = [_to_spec(o) for o in out]
+        if any(p is _NOT_MEMOISABLE for p in parts):
+            return _NOT_MEMOISABLE
+        return (type(out).__name__, parts)
+    if out is None or isinstance(out, (bool, int, float)):
+        return ("V", out)
+    return _NOT_MEMOISABLE
+
+
+def _from_spec(spec):
+    if spec[0] == "T":
+        return torch.empty_strided(spec[1], spec[2], dtype=spec[3], device="meta")
+    if spec[0] == "V":
+        return spec[1]
+    parts = [_from_spec(p) for p in spec[1]]
+    return tuple(parts) if spec[0] == "tuple" else parts
+
+
+def _is_integral(dt):
+    return not (dt.is_floating_point or dt.is_complex or dt == torch.bool)
 
 
 def _to_meta(x):
@@ -391,6 +533,13 @@ def _routing_on_stand_ins(func, args, kwargs):
 _ROUTING_SEED = 201
 
 
+def _gives_indices(base, func):
+    """max/min give indices only along a dim (max.dim); the full reduction
+    (a global amax for a quantisation scale) and the elementwise forms are
+    float computations that stay on meta."""
+    return base not in ("max", "min") or func._overloadname in ("dim", "names_dim")
+
+
 def _hybrid_execute(func, args, kwargs, real_execute):
     """One operator in hybrid mode. Meta when any tensor argument is meta (the
     real ones are replaced by meta stand-ins of their shapes), or when a factory
@@ -424,11 +573,17 @@ def _hybrid_execute(func, args, kwargs, real_execute):
         # give the result's length, as torch itself expands masks.
         args = (args[0], _expand_masks(args[1])) + tuple(args[2:])
     base = func._schema.name.split("::")[-1]
-    if base in _ROUTING_OPS and all(_is_meta(t) for t in flat) and \
+    if base in _ROUTING_OPS and _gives_indices(base, func) and all(_is_meta(t) for t in flat) and \
             sum(t.numel() for t in flat) <= _ROUTING_MAX_NUMEL:
         return _routing_on_stand_ins(func, args, kwargs)
+    if kwargs.get("device") is not None:
+        # A meta operand stays on meta (`softmax(x, dtype=...)` passes the
+        # device it was given to `_to_copy`).
+        kwargs = dict(kwargs, device=torch.device("meta"))
+    if not all(_is_meta(t) for t in flat):
+        args, kwargs = _tree_map(_to_meta, list(args)), _tree_map(_to_meta, kwargs)
     try:
-        out = func(*_tree_map(_to_meta, list(args)), **_tree_map(_to_meta, kwargs))
+        out = _meta_call(func, args, kwargs)
     except (NotImplementedError, RuntimeError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise NeedsValues(f"{func._schema.name}: {msg[:160]}") from e
@@ -687,8 +842,11 @@ def _run_once(req, device: str):
     global _GRAPH
     graph = _Graph()
     notes = []
+    scalars = device == "scalars"
+    if scalars:
+        device = "hybrid"
     hybrid = device == "hybrid"
-    recorder = _Recorder(graph, cpu=(device != "meta"), hybrid=hybrid)
+    recorder = _Recorder(graph, cpu=(device != "meta"), hybrid=hybrid, scalars=scalars)
     _GRAPH = graph
     try:
         with _Patches():
@@ -716,11 +874,15 @@ def _run_once(req, device: str):
                      "(shapes from a meta run, values random)")
     if recorder.upcast:
         notes.append(f"{recorder.upcast} half/bfloat16 operators computed in float32 on the CPU")
+    if recorder.stand_ins:
+        notes.append("values read from meta tensors answered with stand-ins: " + ", ".join(
+            f"{n} {'float (1.0)' if k == 'float' else 'truth (False)'}"
+            for k, n in sorted(recorder.stand_ins.items())))
     return {
         "inputs": [dict(graph.ref(t), name=n) for n, t in tensors.items()],
         "outputs": [_output_ref(graph, t, req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}")
                     for k, t in enumerate(outs)],
-        "ops": list(graph.nodes.values()),
+        "ops": graph.order,
         "raw_op_count": graph.raw_ops,
         "notes": notes,
     }
@@ -752,9 +914,43 @@ def _itemsize(name):
             "int16": 2}.get(name, 1)
 
 
+# A tiny reference traced once by ready(): torch imports much of itself on first
+# use under the dispatch and function modes (torch 2.x: torch._dynamo, about
+# 1 s alone, more with many processes starting at once), which would otherwise
+# fall into the first workload's time limit and trace_seconds.
+_WARM_UP = {
+    "reference": "import torch\n"
+                 "def run(x, i):\n"
+                 "    y = torch.softmax(x.float() @ x.t().float(), -1).to(x.dtype)\n"
+                 "    return y[i.long()]\n",
+    "inputs": [{"name": "x", "dtype": "bfloat16", "source": "random", "shape": [4, 4]},
+               {"name": "i", "dtype": "int32", "source": "random", "shape": [2]}],
+    "outputs": [{"name": "y", "dtype": "bfloat16", "shape": [2, 4]}],
+    "axes_and_scalars": {}, "seed": 200,
+}
+
+
+def _one_thread():
+    """Tracing runs one intra-op thread: its real computations are small index
+    and mask operators, and `solbench sol -j N` runs N tracer processes side by
+    side. With torch's default (a thread per core in every process), each small
+    operator pays OpenMP start-up and spin-waits on busy cores: a 64k-element
+    nonzero() took 16 ms instead of 0.09 ms with two threads on two shared cores."""
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def ready(arg: str) -> str:
-    """Imports done (torch included); called once by `solbench sol` tracer
-    processes before their per-trace time limit starts."""
+    """Imports done (torch included) and a tiny trace run in meta and hybrid
+    modes; called once by `solbench sol` tracer processes before their per-trace
+    time limit starts."""
+    if torch is not None:
+        _one_thread()
+        for mode in ("meta", "hybrid"):
+            try:
+                trace(json.dumps(dict(_WARM_UP, mode=mode)))
+            except Exception:  # noqa: BLE001 - a real trace reports any problem
+                pass
     return json.dumps({"torch": torch.__version__ if torch is not None else None})
 
 
@@ -767,11 +963,12 @@ def trace(arg: str) -> str:
         answer.update(status="untraceable", reason=f"torch cannot be imported: {_TORCH_IMPORT_ERROR}")
         return json.dumps(answer)
     answer["torch"] = torch.__version__
+    _one_thread()
     mode = req.get("mode", "auto")
     try:
         for i in req["inputs"] + req["outputs"]:
             _torch_dtype(i["dtype"])
-        attempts = ["meta", "hybrid", "cpu"] if mode == "auto" else [mode]
+        attempts = ["meta", "hybrid", "scalars", "cpu"] if mode == "auto" else [mode]
         failed = []  # (mode, why) of the attempts that did not finish
         last_tb = ""
         for device in attempts:
@@ -784,8 +981,10 @@ def trace(arg: str) -> str:
                 answer["mode"] = device
                 if failed:
                     answer["mode_reason"] = "; ".join(f"{m} trace failed ({why})" for m, why in failed) + \
-                        ("; traced with real integer tensors and meta floating-point tensors"
-                         if device == "hybrid" else "; traced on real CPU tensors")
+                        ({"hybrid": "; traced with real integer tensors and meta floating-point tensors",
+                          "scalars": "; traced with real integer tensors, meta floating-point tensors "
+                                     "and stand-ins for values read from them"}.get(
+                            device, "; traced on real CPU tensors"))
                 break
             except Exception as e:  # noqa: BLE001 - every failure is reported
                 c = _classify(e)

@@ -32,6 +32,8 @@
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
+#include "harness/timing/device_lock.h"
+#include "harness/worker/zygote.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/timing/timer.h"
 #include "cli/device_flags.h"
@@ -415,6 +417,8 @@ int run_eval(const EvalOptions& o) {
     return 1;
   }
   if (const int rc = check_device_and_timer(o.device, o.timer)) return rc;
+  // Workers fork from a process that imports torch while the build and T_SOL run.
+  harness::start_process_zygote();
   score::ArchChoice arch;
   try {
     arch = score::choose_arch(o.arch, o.device);
@@ -563,6 +567,11 @@ int run_eval(const EvalOptions& o) {
       out.uuid = problem.workloads[sel[k]].uuid;
       out.status = prep.failure;
       out.log = k == 0 || one_line ? prep.log : pointer;
+      if (prep.skip) {
+        out.skipped = true;
+        out.skip_reason = prep.log;
+        out.log.clear();
+      }
       record(k, out, json{{"device", o.device}});
       outs.push_back(std::move(out));
     }
@@ -587,6 +596,7 @@ int run_eval(const EvalOptions& o) {
     plan.timing.target_rse = o.target_rse;
     plan.timing.budget_ms = o.time_budget_ms;
     plan.timer_options = timer_options;
+    plan.timing_lock = harness::gpu_timing_lock_path(o.device);
     if (o.no_sandbox) {
       plan.sandbox = {{"enabled", false}};
     } else {
@@ -599,6 +609,7 @@ int run_eval(const EvalOptions& o) {
     }
 
     harness::RunnerOptions ro;
+    ro.zygote = harness::process_zygote_address();
     ro.workload_timeout = std::chrono::duration<double>(o.timeout_s);
     ro.keep_scratch = o.keep_staging;
     // Every verdict on values and T_ref from a reference worker that never loads

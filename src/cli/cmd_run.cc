@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
+#include "harness/worker/zygote.h"
 #include "runset/runset.h"
 #include "store/store.h"
 
@@ -40,6 +41,7 @@ struct RunCliOptions {
   std::string device = "cpu";
   std::string gpus;
   int cpu_slots = 0;
+  int jobs_per_gpu = 1;
   std::string db;
   bool json_output = false;
   double timeout_s = 0, compile_timeout_s = 0, time_budget_ms = 0;
@@ -163,6 +165,7 @@ int run_run(const RunCliOptions& c) {
     return run_plan(o, c.json_output);
   }
   o.slots = runset::resolve_slots(c.device, c.gpus, c.cpu_slots);
+  o.slots = runset::repeat_gpu_slots(o.slots, c.jobs_per_gpu);
   if (!c.timer.empty() && c.timer != "auto")
     for (const auto& s : o.slots)
       if (s == "cpu") {
@@ -186,6 +189,7 @@ int run_run(const RunCliOptions& c) {
   runset::RunReport r;
   {
     StopOnSignal signals;
+    harness::start_process_zygote();  // from this thread: it lives as long as the run
     r = runset::run_dataset(o);
   }
   if (c.json_output) {
@@ -256,6 +260,10 @@ void add_run_command(CLI::App& app) {
   auto* cpu = cmd->add_option("--cpu-slots", c->cpu_slots, "N parallel CPU slots (tests)")
                   ->check(CLI::PositiveNumber)
                   ->group("");
+  cmd->add_option("--jobs-per-gpu", c->jobs_per_gpu,
+                  "evaluations at once on each GPU: they overlap everything but their timed "
+                  "loops, which take turns (a lock per GPU; default 1)")
+      ->check(CLI::Range(1, 64));
   gpus->excludes(dev)->excludes(cpu);
   cpu->excludes(dev);
   cmd->add_option("--db", c->db,

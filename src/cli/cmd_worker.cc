@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "harness/worker/worker.h"
+#include "harness/worker/zygote.h"
 
 namespace solbench::cli {
 
@@ -23,6 +24,17 @@ void add_worker_command(CLI::App& app) {
     }
     exit_code() = harness::worker_main(*fd);
   });
+
+  // `solbench __zygote --address NAME [--exit-on-stdin-eof]`: the warm worker
+  // template (src/harness/worker/zygote.h), started by eval, run, baseline or the
+  // Python module; workers are forked from it.
+  auto* zy = app.add_subcommand("__zygote", "worker template (internal; started by eval)");
+  zy->group("");  // hidden
+  auto address = std::make_shared<std::string>();
+  auto stdin_eof = std::make_shared<bool>(false);
+  zy->add_option("--address", *address, "abstract socket name to listen on")->required();
+  zy->add_flag("--exit-on-stdin-eof", *stdin_eof, "exit when standard input reaches end of file");
+  zy->callback([address, stdin_eof] { exit_code() = harness::zygote_main(*address, *stdin_eof); });
 }
 
 }  // namespace solbench::cli

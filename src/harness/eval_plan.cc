@@ -112,6 +112,7 @@ PreparedSolution prepare_solution(const Solution& s, const Definition& def,
   }
   if (std::string why = device_mismatch(s, opts.device); !why.empty()) {
     p.log = "solution " + s.name + " cannot run on " + opts.device + ": " + why;
+    p.skip = true;
     return done();
   }
   p.dps = s.spec.destination_passing_style;

@@ -34,6 +34,10 @@ struct PrepareOptions {
 struct PreparedSolution {
   bool ok = false;
   Status failure = Status::CompileError;  // every workload's status when !ok
+  // With !ok: the solution is for another kind of device (host C++ on a GPU, CUDA on
+  // the CPU). Its workloads are skipped with `log` as the reason, not failed: a data
+  // set's solutions for the CPU are not wrong on a GPU run.
+  bool skip = false;
   // Why, when !ok: the build's log with its first error line moved to the top
   // (first_error_line of harness/build.h), or the one-line reason.
   std::string log;

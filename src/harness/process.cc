@@ -214,8 +214,24 @@ struct Child::Impl {
   std::thread drain;
   std::optional<ExitStatus> status;
   bool timed_out = false;
+  // Started by an ExternalStarter: not our child; its status comes on `control`.
+  bool external = false;
+  int control = -1;
+  std::unique_ptr<FrameReader> control_reader;
+  std::string launch_note;
 
   ~Impl() {
+    if (external) {
+      // Signalled only while the control connection holds its pid reserved.
+      if (pid > 0 && !status) {
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+      }
+      close_fd(control);  // the starter's side reaps it
+      stop_drain();
+      close_fd(channel);
+      return;
+    }
     if (pid > 0 && !status) {
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
@@ -227,6 +243,26 @@ struct Child::Impl {
     stop_drain();
     close_fd(channel);
     close_fd(pidfd);
+  }
+
+  // The "exit" frame of an external child (or the end of the connection: the
+  // starter's side is gone, and the child with it).
+  ExitStatus finish_external(const FrameResult& f) {
+    ExitStatus s;
+    if (f.ok() && f.message.value("type", "") == "exit") {
+      s.exited = f.message.value("exited", false);
+      s.exit_code = f.message.value("code", -1);
+      s.signal = f.message.value("signal", 0);
+      s.core_dumped = f.message.value("core", false);
+    } else {
+      s.signal = SIGKILL;
+    }
+    s.timed_out = timed_out;
+    if (pid > 0) ::kill(-pid, SIGKILL);  // still reserved: the connection is open
+    status = s;
+    close_fd(control);
+    stop_drain();
+    return s;
   }
 
   void stop_drain() {
@@ -301,6 +337,11 @@ struct Child::Impl {
 
   std::optional<ExitStatus> try_reap() {
     if (status) return status;
+    if (external) {
+      FrameResult f = control_reader->read(Clock::now());
+      if (f.status == FrameStatus::Timeout) return std::nullopt;
+      return finish_external(f);
+    }
     int st;
     for (;;) {
       pid_t r = ::waitpid(pid, &st, WNOHANG);
@@ -326,6 +367,8 @@ Child::~Child() = default;
 int Child::pid() const { return impl_ ? impl_->pid : -1; }
 int Child::pgid() const { return impl_ ? impl_->pid : -1; }
 bool Child::pid_namespace() const { return impl_ && impl_->pid_namespace; }
+std::string Child::launch() const { return impl_ && impl_->external ? "external" : "exec"; }
+std::string Child::launch_note() const { return impl_ ? impl_->launch_note : std::string(); }
 int Child::channel_fd() const { return impl_ ? impl_->channel : -1; }
 void Child::close_channel() {
   if (impl_) close_fd(impl_->channel);
@@ -346,6 +389,15 @@ void Child::kill_group(int sig) {
 ExitStatus Child::wait(Deadline deadline) {
   if (!impl_) return {};
   if (auto s = impl_->try_reap()) return *s;
+  if (impl_->external) {
+    FrameResult f = impl_->control_reader->read(deadline);
+    if (f.status != FrameStatus::Timeout) return impl_->finish_external(f);
+    impl_->timed_out = true;
+    ::kill(-impl_->pid, SIGKILL);
+    ::kill(impl_->pid, SIGKILL);
+    // Its starter reports the end of what was just killed.
+    return impl_->finish_external(impl_->control_reader->read(deadline_after(std::chrono::seconds(10))));
+  }
   auto sleep_ms = std::chrono::milliseconds(1);
   for (;;) {
     if (auto s = impl_->try_reap()) return *s;
@@ -486,6 +538,40 @@ Child Child::spawn(const SpawnOptions& opts) {
   if (opts.channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0)
     fail("socketpair");
 
+  // The parent's side once the child exists: its ends closed, the channel's kept.
+  auto keep_parent_ends = [&] {
+    close_fd(err_pipe[1]);
+    close_fd(out_child);
+    close_fd(devnull);
+    if (opts.channel) {
+      impl->channel = chan[0];
+      chan[0] = -1;
+      close_fd(chan[1]);
+    }
+  };
+  if (opts.starter) {
+    try {
+      ExternalStart x = opts.starter(env, out_child >= 0 ? out_child : 1, opts.channel ? chan[1] : -1);
+      if (x.pid <= 0 || x.control_fd < 0) throw std::runtime_error("the starter returned no child");
+      impl->external = true;
+      impl->pid = x.pid;
+      impl->pid_namespace = x.pid_namespace;
+      impl->control = x.control_fd;
+      impl->control_reader = std::make_unique<FrameReader>(x.control_fd);
+      close_fd(err_pipe[0]);
+      keep_parent_ends();
+      if (opts.output == OutputMode::Capture) {
+        Impl* raw = impl.get();
+        impl->drain = std::thread([raw] { raw->drain_loop(); });
+      }
+      Child c;
+      c.impl_ = std::move(impl);
+      return c;
+    } catch (const std::exception& e) {
+      impl->launch_note = e.what();  // fork and exec below, as without a starter
+    }
+  }
+
   const pid_t parent = ::getpid();
   const int highest_target = opts.channel ? opts.channel_fd : 2;
   // clone() with CLONE_NEWPID and no new stack behaves like fork() (the child
@@ -561,14 +647,7 @@ Child Child::spawn(const SpawnOptions& opts) {
   impl->pid = pid;
   impl->pid_namespace = in_new_pidns;
   if (!opts.new_session) ::setpgid(pid, pid);  // closes the race with the child's own call
-  close_fd(err_pipe[1]);
-  close_fd(out_child);
-  close_fd(devnull);
-  if (opts.channel) {
-    impl->channel = chan[0];
-    chan[0] = -1;
-    close_fd(chan[1]);
-  }
+  keep_parent_ends();
   int payload[2] = {0, 0};
   ssize_t got;
   do {

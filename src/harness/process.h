@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,23 @@ enum class OutputMode {
   Discard,  // /dev/null
 };
 
+// A child started by something other than fork+exec: the worker zygote
+// (harness/worker/zygote.h), which forks workers from a process that has already
+// imported torch.
+struct ExternalStart {
+  int pid = -1;                // the child, leader of its own process group
+  bool pid_namespace = false;  // process 1 of its own PID namespace
+  // Its exit status arrives here as one frame (framing.h) {"type": "exit",
+  // "exited", "code" | "signal", "core"}; end of file without one means it was
+  // killed. Owned by the Child from then on; closing it releases the child's pid.
+  int control_fd = -1;
+};
+// Gets the child's full environment ("NAME=VALUE"), the descriptor for its stdout
+// and stderr and its end of the channel (-1 without one), duplicates what it needs
+// and starts the child; throws (any std::exception) to decline.
+using ExternalStarter = std::function<ExternalStart(const std::vector<std::string>& env,
+                                                    int out_fd, int channel_fd)>;
+
 struct SpawnOptions {
   // argv[0] is the program: a path, or a bare name looked up in PATH (of `env` if
   // given, else of the parent). Use self_exe() to re-execute solbench.
@@ -102,6 +120,11 @@ struct SpawnOptions {
   // Child::pid_namespace() says so. Inside, the child's getpid() is 1 and signals
   // it sends itself without a handler are ignored (crashes still kill it).
   bool new_pid_namespace = false;
+  // When set, the child is started by it instead of by fork+exec of argv (which is
+  // still checked and used when it declines: Child::launch_note() then says why).
+  // die_with_parent, the working directory and new_pid_namespace are then the
+  // starter's to honour.
+  ExternalStarter starter;
 };
 
 // A running (or finished) child and its process group. Destruction kills the whole
@@ -123,6 +146,10 @@ class Child {
   int pgid() const;
   // True when the child runs as process 1 of its own PID namespace.
   bool pid_namespace() const;
+  // "external" when SpawnOptions::starter started it, else "exec"; with "exec", why
+  // a starter declined ("" when there was none or it did not decline).
+  std::string launch() const;
+  std::string launch_note() const;
   // Parent's end of the channel (-1 without one). Owned by the Child.
   int channel_fd() const;
   // Closes the parent's end (the child then reads EOF).

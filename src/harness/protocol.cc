@@ -223,6 +223,7 @@ json WorkerPlan::to_json() const {
   j["time_reference"] = time_reference;
   j["timing"] = timing.to_json();
   j["timer_options"] = timer_options;
+  j["timing_lock"] = timing_lock;
   j["sandbox"] = sandbox;
   j["baseline_compile"] = baseline_compile;
   j["reference_role"] = reference_role;
@@ -261,6 +262,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.time_reference = j.value("time_reference", true);
     p.timing = TimingOptions::from_json(j.value("timing", json::object()));
     p.timer_options = j.value("timer_options", json::object());
+    p.timing_lock = j.value("timing_lock", "");
     p.sandbox = j.value("sandbox", json::object());
     p.baseline_compile = j.value("baseline_compile", false);
     p.reference_role = j.value("reference_role", false);

@@ -113,6 +113,8 @@ struct WorkerPlan {
   bool time_reference = true;
   TimingOptions timing;
   json timer_options = json::object();  // make_timer(device, stream, options): GPU timer keys
+  // The GPU's timing lock (timing/device_lock.h), held for each timed loop; "": none.
+  std::string timing_lock;
   json sandbox = json::object(); // SandboxOptions overrides: {"seccomp": false, ...}
   // The scoring baseline (docs/score.md): kind Reference only. The reference
   // "solution" runs under torch.compile where this torch has it (eager otherwise,

@@ -11,6 +11,7 @@
 #include "harness/framing.h"
 #include "harness/process.h"
 #include "harness/staging.h"
+#include "harness/worker/zygote.h"
 
 namespace solbench::harness {
 
@@ -103,6 +104,24 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
   so.new_pid_namespace = (!plan_.sandbox.is_object() || plan_.sandbox.value("enabled", true)) &&
                          !(pidns && std::string(pidns) == "0");
+  if (!opts_.zygote.empty()) {
+    json request = {{"cwd", scratch.path().string()},
+                    {"channel_fd", so.channel_fd},
+                    {"new_pid_namespace", so.new_pid_namespace},
+                    {"no_core_dumps", so.no_core_dumps},
+                    {"preload", json::array()}};
+    // torch.compile (the baseline, Python solutions) wants Dynamo and Inductor,
+    // seconds of imports the zygote then does once for every later worker.
+    if (plan_.kind == EntryKind::Python || plan_.baseline_compile)
+      request["preload"].push_back("compile");
+    so.starter = [request, address = opts_.zygote, limit = opts_.startup_timeout](
+                     const std::vector<std::string>& env, int out_fd, int channel_fd) {
+      json r = request;
+      r["env"] = env;
+      const ZygoteLaunch l = launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(limit));
+      return ExternalStart{l.pid, l.pid_namespace, l.control_fd};
+    };
+  }
   record["spawn_t_ns"] = monotonic_ns();
   std::optional<Child> child_slot;  // a Child is only ever constructed by spawn()
   try {
@@ -114,6 +133,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   }
   Child& child = *child_slot;
   record["pid_namespace"] = child.pid_namespace();
+  record["launch"] = child.launch() == "external" ? "zygote" : "exec";
+  if (!child.launch_note().empty()) record["launch_note"] = child.launch_note();
   event(make_event("worker_start"));
 
   Deadline deadline = deadline_after(opts_.startup_timeout);

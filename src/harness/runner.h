@@ -74,6 +74,10 @@ struct RunnerOptions {
   // judge's cost only). The baseline (score/baseline.h) runs no solution code.
   bool reference_worker = false;
   json reference_sandbox = json::object();
+  // Workers are forked from the zygote at this address (harness/worker/zygote.h:
+  // Python and torch already imported) instead of exec'd; "" or a zygote that
+  // declines: exec'd. Each worker record says which ("launch").
+  std::string zygote;
 };
 
 struct RunnerResult {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnostics.h"
+#include "harness/worker/zygote.h"
 
 namespace solbench::runset {
 
@@ -103,6 +104,9 @@ ChildResult run_child_eval(const ChildRequest& r) {
   so.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >\"$SOLBENCH_RUN_STDOUT\"", r.program.string()};
   for (auto& a : eval_args(r)) so.argv.push_back(std::move(a));
   so.env_set = {{"SOLBENCH_RUN_STDOUT", out_file.string()}};
+  // The run's zygote: every evaluation's workers fork from one process that
+  // imported torch once (harness/worker/zygote.h).
+  for (auto& kv : harness::zygote_environment()) so.env_set.push_back(std::move(kv));
   so.output = harness::OutputMode::Capture;
   so.log_limit_bytes = 256 << 10;
   so.die_with_parent = true;

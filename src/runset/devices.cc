@@ -108,4 +108,13 @@ std::vector<std::string> resolve_slots(const std::string& device, const std::str
   return {device};
 }
 
+std::vector<std::string> repeat_gpu_slots(const std::vector<std::string>& slots, int jobs_per_gpu) {
+  std::vector<std::string> out;
+  for (const auto& s : slots) {
+    const int n = s.rfind("cuda:", 0) == 0 ? std::max(1, jobs_per_gpu) : 1;
+    for (int k = 0; k < n; ++k) out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace solbench::runset

@@ -34,4 +34,10 @@ std::vector<std::string> discover_gpus();
 std::vector<std::string> resolve_slots(const std::string& device, const std::string& gpus,
                                        int cpu_slots);
 
+// --jobs-per-gpu N: every GPU slot N times (cuda:0, cuda:0, ..., cuda:1, ...), so that
+// N evaluations share each GPU; their timed loops take turns through the GPU's
+// timing lock (harness/timing/device_lock.h). CPU slots are returned unchanged: a
+// CPU evaluation times on the cores the others would use.
+std::vector<std::string> repeat_gpu_slots(const std::vector<std::string>& slots, int jobs_per_gpu);
+
 }  // namespace solbench::runset

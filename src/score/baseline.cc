@@ -12,8 +12,10 @@
 #include "core/diagnostics.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
+#include "harness/timing/device_lock.h"
 #include "harness/timing/timer.h"
 #include "harness/worker/worker_policy.h"
+#include "harness/worker/zygote.h"
 #include "sol/analysis.h"
 
 namespace solbench::score {
@@ -190,6 +192,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   plan.time_reference = false;  // the eager reference only checks its outputs
   plan.timing = o.timing;
   plan.timer_options = o.timer_options;
+  plan.timing_lock = harness::gpu_timing_lock_path(o.device);
   if (o.no_sandbox) {
     plan.sandbox = {{"enabled", false}};
   } else {
@@ -204,6 +207,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   const std::string driver = driver_version(o.device);
   std::vector<bool> delivered(indices.size(), false);
   harness::RunnerOptions ro;
+  ro.zygote = harness::process_zygote_address();
   ro.workload_timeout = o.workload_timeout;
   ro.keep_scratch = o.keep_scratch;
   ro.on_event = [&](const harness::RunnerEvent& e) {

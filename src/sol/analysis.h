@@ -54,8 +54,11 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
 // tracer version); graphs by (trace request, tracer version), so a new --arch
 // re-costs without re-tracing and workloads of one shape signature share one
 // graph (traced once per run through `opt.memo`). A full hit starts no Python.
-// "trace_seconds" is the trace's wall time in this call (0 for a graph from the
-// cache or the memo; "graph_reused": true for the memo).
+// "trace_seconds" is the trace's time in this call as the tracer measured it
+// (its wall time where the tracer reported none, e.g. past the time limit; 0 for
+// a graph from the cache or the memo, "graph_reused": true for the memo);
+// "trace_wall_seconds" the wall time of the call, which also holds the start of
+// a tracer process where one had to start.
 json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
                       const AnalysisOptions& opt);
 

@@ -75,6 +75,9 @@ int class_bits(MathClass c) {
   }
 }
 
+// Values one stored element holds: 2 for packed FP4 pairs, else 1.
+double values_per_element(const std::string& dtype) { return dtype == "float4_e2m1fn_x2" ? 2 : 1; }
+
 // What a rule sees: the node and the precision each tensor's values came from.
 struct Ctx {
   // Narrowest dtype class a tensor's values were derived from through casts,
@@ -324,7 +327,11 @@ void matmul_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
   } else if (op == "_scaled_mm") {
     a = need(n, "self");
     b = need(n, "mat2");
-    macs = o.numel() * double(a.shape.back());
+    // Packed FP4 (float4_e2m1fn_x2) holds two values per element: K is twice
+    // the stored last dim. With 1x16 block scales (NVFP4) the tensor cores
+    // apply the scales inside the MMA (block-scaled MMA); the 2 FLOPs per
+    // output below stand for the epilogue's per-tensor/row scales.
+    macs = o.numel() * double(a.shape.back()) * values_per_element(a.dtype);
     add_flops(w, "float32", 2 * o.numel());  // scales
   } else {
     throw RuleError("no matmul form for " + op);
@@ -867,8 +874,12 @@ void propagate_origin(const OpNode& n, Ctx& c) {
 std::unordered_map<size_t, double> masked_attention_density(const OpGraph& g) {
   std::set<int64_t> iota, tri;
   std::unordered_map<int64_t, size_t> producer;
-  for (size_t i = 0; i < g.ops.size(); ++i)
+  std::unordered_map<int64_t, std::vector<size_t>> consumers;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
     for (auto& o : g.ops[i].outputs) producer.emplace(o.id, i);
+    for (auto& t : g.ops[i].tensor_args()) consumers[t.id].push_back(i);
+  }
+  auto is_matmul = [](const std::string& op) { return op == "bmm" || op == "matmul" || op == "mm"; };
   static const std::set<std::string> cmp = {"le", "lt", "ge", "gt"};
   static const std::set<std::string> same_size = {"mul", "div", "add", "sub", "_to_copy", "clone",
                                                   "contiguous", "copy", "neg", "mul_", "div_", "add_"};
@@ -912,24 +923,244 @@ std::unordered_map<size_t, double> masked_attention_density(const OpGraph& g) {
         TensorRef src = p.tensor_args().empty() ? TensorRef{} : p.tensor_args().front();
         id = src.id;
       }
-      // Forwards: the softmax over the masked scores and the PV matmul.
-      std::set<int64_t> chain;
+      // Forwards: the softmax over the masked scores, then every matmul that
+      // reads the masked probabilities P (zero in the masked blocks) or a
+      // product with them: PV, and in a backward pass written out by hand
+      // P^T dO, dS K and dS^T Q with dS = P * (dP - D). A matmul whose
+      // output is only ever multiplied by such a zeroed tensor (dP = dO V^T,
+      // used in P * dP and P * (dP - D)) need not compute the masked blocks
+      // either.
+      std::set<int64_t> chain, zeroed;
+      std::vector<int64_t> partners;  // operands multiplied by a zeroed tensor
       for (auto& o : n.outputs) chain.insert(o.id);
       for (size_t k = i + 1; k < g.ops.size(); ++k) {
         const OpNode& c = g.ops[k];
         auto cin = c.tensor_args();
-        if (cin.empty() || !chain.count(cin.front().id)) continue;
-        if (c.op == "bmm" || c.op == "matmul" || c.op == "mm") {
-          density[k] = d;
-          break;
+        if (cin.empty()) continue;
+        const bool first_in = chain.count(cin.front().id) > 0;
+        bool any_zeroed = false;
+        for (auto& t : cin) any_zeroed = any_zeroed || zeroed.count(t.id) > 0;
+        if (is_matmul(c.op)) {
+          if (first_in || any_zeroed) density[k] = d;
+          continue;
         }
-        if (c.op == "_softmax" || c.op == "softmax" || c.op == "_safe_softmax") density[k] = d;
-        else if (!same_size.count(c.op) && !is_view_op(c.op)) continue;
-        for (auto& o : c.outputs) chain.insert(o.id);
+        if (c.op == "_softmax" || c.op == "softmax" || c.op == "_safe_softmax") {
+          if (!first_in) continue;
+          density[k] = d;
+          for (auto& o : c.outputs) chain.insert(o.id), zeroed.insert(o.id);
+          continue;
+        }
+        if ((c.op == "mul" || c.op == "mul_") && any_zeroed && c.outputs.size() == 1) {
+          const TensorRef& o = c.outputs[0];
+          chain.insert(o.id);
+          zeroed.insert(o.id);
+          for (auto& t : cin)
+            if (!zeroed.count(t.id) && t.numel() == o.numel()) partners.push_back(t.id);
+          continue;
+        }
+        if (!first_in || (!same_size.count(c.op) && !is_view_op(c.op))) continue;
+        const bool z = zeroed.count(cin.front().id) > 0 && (is_view_op(c.op) || c.op == "_to_copy" ||
+                                                            c.op == "clone" || c.op == "contiguous" ||
+                                                            c.op == "neg" || c.op == "copy");
+        for (auto& o : c.outputs) {
+          chain.insert(o.id);
+          if (z) zeroed.insert(o.id);
+        }
+      }
+      // Only multiplied by zeroed tensors: every consumer is a mul with a
+      // zeroed operand, or a same-size add/sub/neg/cast/view whose own
+      // consumers are (a few levels deep).
+      std::function<bool(int64_t, int)> masked_use = [&](int64_t id, int depth) {
+        auto cs = consumers.find(id);
+        if (cs == consumers.end() || depth > 4) return false;
+        for (size_t k : cs->second) {
+          const OpNode& c = g.ops[k];
+          bool mul_zeroed = false;
+          if (c.op == "mul" || c.op == "mul_")
+            for (auto& t : c.tensor_args()) mul_zeroed = mul_zeroed || zeroed.count(t.id) > 0;
+          if (mul_zeroed) continue;
+          static const std::set<std::string> pass = {"sub", "add", "neg", "_to_copy", "clone", "contiguous"};
+          if ((!pass.count(c.op) && !is_view_op(c.op)) || c.outputs.size() != 1) return false;
+          if (!masked_use(c.outputs[0].id, depth + 1)) return false;
+        }
+        return true;
+      };
+      for (int64_t id : partners) {
+        for (int hop = 0; hop < 4; ++hop) {
+          auto it = producer.find(id);
+          if (it == producer.end()) break;
+          const OpNode& p = g.ops[it->second];
+          if (is_matmul(p.op)) {
+            if (p.outputs.size() == 1 && masked_use(p.outputs[0].id, 0)) density[it->second] = d;
+            break;
+          }
+          if (p.op != "sub" && p.op != "add" && p.op != "neg" && p.op != "_to_copy" && !is_view_op(p.op)) break;
+          id = p.tensor_args().empty() ? -1 : p.tensor_args().front().id;
+        }
       }
     }
   }
   return density;
+}
+
+// --- lookup encodings written as masked constant writes ---------------------
+//
+// Quantisers written in PyTorch encode a float tensor X as integer codes by
+// comparing X with constant thresholds and writing a constant code where each
+// mask holds: R = zeros_like(X, dtype=uint8); R[(X >= 0.75) & (X <= 1.25)] = 2;
+// ... (the public NVFP4 references: 30 compares, 14 ands and 16 masked writes
+// per value for one E2M1 code). Op by op that is 44 integer operations per
+// value; a kernel makes each code with one conversion (Blackwell's
+// cvt.rn.satfinite.e2m1x2.f32 converts two values per instruction) or, for any
+// other table, with one select per element of R: every code is a
+// piecewise-constant function of X. This pass finds such regions: compares of
+// one float tensor X with scalars, logical combinations of those masks, and at
+// least two masked writes of constants into one integer tensor R (index_put
+// with the mask, masked_fill), each mask consumed only inside the region. The
+// region costs one integer operation per element of R for every R made,
+// instead of its compares and logical operators.
+struct Encoding {
+  std::set<size_t> ops;  // the region's operators: their work is replaced
+  size_t anchor = 0;     // the operator that carries the region's work
+  double int_ops = 0;    // per call of the anchor (its count multiplies)
+};
+
+std::vector<Encoding> lookup_encodings(const OpGraph& g) {
+  static const std::set<std::string> cmp = {"eq", "ne", "lt", "le", "gt", "ge"};
+  static const std::set<std::string> logic = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+                                              "logical_and", "logical_or", "logical_xor", "logical_not",
+                                              "__and__", "__or__", "__xor__"};
+  std::unordered_map<int64_t, int64_t> mask_src;  // bool tensor -> the float tensor X it tests
+  std::unordered_map<int64_t, size_t> mask_op;    // bool tensor -> its producer
+  std::unordered_map<int64_t, std::vector<size_t>> consumers;
+  std::unordered_map<int64_t, size_t> producer;
+  std::unordered_map<int64_t, int64_t> target_of;  // code tensor (or a write's result) -> R
+  struct Target {
+    int64_t src = -1;
+    bool ok = true;
+    int64_t writes = 0;  // calls, counts included
+    std::vector<size_t> ops;
+    std::vector<int64_t> masks;
+    TensorRef r;
+  };
+  std::map<int64_t, Target> targets;
+  auto is_float = [](const TensorRef& t) {
+    MathClass c = class_of_dtype(t.dtype);
+    return c != MathClass::Count && c != MathClass::INT8;
+  };
+  auto is_code = [](const TensorRef& t) { return class_of_dtype(t.dtype) == MathClass::INT8 ||
+                                                 t.dtype == "int16" || t.dtype == "int32" || t.dtype == "int64"; };
+  auto scalar_value = [](const OpNode& n, const char* key) {
+    if (!n.args.contains(key)) return false;
+    const json& v = n.args[key];
+    if (v.is_number() || v.is_boolean()) return true;
+    TensorRef t = n.tensor(key);
+    return (t.id >= 0 || !t.dtype.empty()) && t.numel() == 1;
+  };
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpNode& n = g.ops[i];
+    for (auto& t : n.tensor_args()) consumers[t.id].push_back(i);
+    for (auto& o : n.outputs) producer.emplace(o.id, i);
+    if (n.outputs.size() != 1) continue;
+    const TensorRef& out = n.outputs[0];
+    std::string base = n.op.back() == '_' && n.op != "__and__" && n.op != "__or__" && n.op != "__xor__"
+                           ? n.op.substr(0, n.op.size() - 1) : n.op;
+    if (cmp.count(base)) {
+      TensorRef x = n.tensor("self"), other = n.tensor("other");
+      if (x.id >= 0 && is_float(x) && other.id < 0 && n.has("other") && n.args["other"].is_number()) {
+        mask_src[out.id] = x.id;
+        mask_op[out.id] = i;
+      }
+    } else if (logic.count(base)) {
+      int64_t src = -1;
+      bool ok = true;
+      for (auto& t : n.tensor_args()) {
+        auto it = mask_src.find(t.id);
+        if (it == mask_src.end() || (src >= 0 && it->second != src)) ok = false;
+        else src = it->second;
+      }
+      if (ok && src >= 0) {
+        mask_src[out.id] = src;
+        mask_op[out.id] = i;
+      }
+    } else if (base == "index_put" || base == "_index_put_impl" || base == "masked_fill") {
+      TensorRef r = n.tensor("self");
+      if (r.id < 0 || !is_code(r) || bool_arg(n, "accumulate")) continue;
+      int64_t mask = -1;
+      bool value_ok = false;
+      if (base == "masked_fill") {
+        mask = n.tensor("mask").id;
+        value_ok = scalar_value(n, "value");
+      } else if (n.args.contains("indices") && n.args["indices"].is_array() && n.args["indices"].size() == 1) {
+        OpNode tmp;
+        tmp.args = json::object({{"i", n.args["indices"]}});
+        auto ts = tmp.tensor_args();
+        if (ts.size() == 1) mask = ts[0].id;
+        value_ok = scalar_value(n, "values");
+      }
+      auto ms = mask_src.find(mask);
+      if (!value_ok || ms == mask_src.end()) continue;
+      int64_t root = target_of.count(r.id) ? target_of[r.id] : r.id;
+      target_of[out.id] = root;
+      Target& t = targets[root];
+      if (t.ops.empty()) t.r = r;
+      if (t.src >= 0 && t.src != ms->second) t.ok = false;
+      t.src = ms->second;
+      t.writes += n.count;
+      t.ops.push_back(i);
+      t.masks.push_back(mask);
+    }
+  }
+  std::vector<Encoding> found;
+  for (auto& [root, t] : targets) {
+    if (!t.ok || t.writes < 2) continue;
+    Encoding e;
+    e.ops.insert(t.ops.begin(), t.ops.end());
+    // The masks and the compares and logical operators they come from.
+    std::vector<int64_t> todo = t.masks;
+    std::set<int64_t> seen;
+    while (!todo.empty()) {
+      int64_t id = todo.back();
+      todo.pop_back();
+      if (!seen.insert(id).second) continue;
+      auto mo = mask_op.find(id);
+      if (mo == mask_op.end()) continue;
+      e.ops.insert(mo->second);
+      for (auto& in : g.ops[mo->second].tensor_args())
+        if (mask_src.count(in.id)) todo.push_back(in.id);
+    }
+    // Repeated calls are aggregated into their first call's node, so the masks
+    // of later calls (compares with other thresholds) have no recorded
+    // consumer: masks of the same X consumed only inside the region (or not
+    // at all, and no output) belong to it too.
+    std::set<int64_t> outputs;
+    for (auto& o : g.outputs) outputs.insert(o.id);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& [id, src] : mask_src) {
+        if (src != t.src || seen.count(id) || outputs.count(id)) continue;
+        bool inside = true;
+        for (size_t c : consumers[id]) inside = inside && e.ops.count(c);
+        if (!inside) continue;
+        seen.insert(id);
+        e.ops.insert(mask_op[id]);
+        grew = true;
+      }
+    }
+    // Every recorded consumer of a mask is in the region.
+    bool closed = true;
+    for (int64_t id : seen)
+      for (size_t c : consumers[id]) closed = closed && e.ops.count(c);
+    if (!closed) continue;
+    e.anchor = *std::min_element(t.ops.begin(), t.ops.end());
+    // One operation per code, for every R made (its producer's calls); the
+    // anchor's count multiplies the work, so divide it out here.
+    auto p = producer.find(root);
+    double made = p == producer.end() ? 1.0 : double(g.ops[p->second].count);
+    e.int_ops = t.r.numel() * made / double(g.ops[e.anchor].count);
+    found.push_back(std::move(e));
+  }
+  return found;
 }
 
 // --- contractions written as broadcast products --------------------------------
@@ -1029,6 +1260,10 @@ GraphCost cost_graph(const OpGraph& g) {
     contraction_mul[c.mul] = &c;
     contraction_sum[c.sum] = &c;
   }
+  std::vector<Encoding> encodings = lookup_encodings(g);
+  std::unordered_map<size_t, const Encoding*> encoding_of;
+  for (auto& e : encodings)
+    for (size_t i : e.ops) encoding_of[i] = &e;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const OpNode& n = g.ops[i];
     OpCost oc;
@@ -1058,6 +1293,20 @@ GraphCost cost_graph(const OpGraph& g) {
           if (n.op == "mean") add_flops(one, out0(n).dtype, out0(n).numel());  // the scale
           oc.note = "accumulation counted in the contraction (broadcast product + sum)";
         }
+        if (auto e = encoding_of.find(i); e != encoding_of.end()) {
+          // A lookup encoding (compares and masked constant writes): one
+          // operation per code, carried by the region's first write.
+          double bytes = one.bytes;
+          one = Work{};
+          one.bytes = bytes;
+          if (i == e->second->anchor) {
+            one.int_ops = e->second->int_ops;
+            oc.note = "lookup encoding: 1 operation per code (" + std::to_string(e->second->ops.size()) +
+                      " operators)";
+          } else {
+            oc.note = "counted in the lookup encoding";
+          }
+        }
         if (auto d = density.find(i); d != density.end()) {
           // Only the kept scores cost compute; the traffic stays as traced.
           double bytes = one.bytes;
@@ -1066,7 +1315,9 @@ GraphCost cost_graph(const OpGraph& g) {
           oc.note += (oc.note.empty() ? "" : ", ") + std::string("causal-masked scores, kept ") +
                      std::to_string(d->second);
         }
-        oc.family = contraction_mul.count(i) ? "contraction" : it->second.family;
+        oc.family = contraction_mul.count(i) ? "contraction"
+                    : encoding_of.count(i)   ? "encoding"
+                                             : it->second.family;
         oc.costed = true;
         oc.work = one.scaled(double(n.count));
         gc.total += oc.work;

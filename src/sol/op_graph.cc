@@ -98,6 +98,7 @@ OpGraph parse_op_graph(const json& j, const std::string& origin) {
   g.mode_reason = str("mode_reason");
   g.torch_version = str("torch");
   g.raw_op_count = j.value("raw_op_count", int64_t(0));
+  if (j.contains("seconds") && j["seconds"].is_number()) g.seconds = j["seconds"].get<double>();
   if (j.contains("notes") && j["notes"].is_array())
     for (auto& n : j["notes"]) g.notes.push_back(n.is_string() ? n.get<std::string>() : n.dump());
   if (g.status != "ok") return g;
@@ -140,6 +141,7 @@ json to_json(const OpGraph& g) {
   json j = {{"status", g.status}, {"mode", g.mode}, {"mode_reason", g.mode_reason},
             {"torch", g.torch_version}, {"notes", g.notes}, {"raw_op_count", g.raw_op_count}};
   if (!g.reason.empty()) j["reason"] = g.reason;
+  if (g.seconds >= 0) j["seconds"] = g.seconds;
   json ins = json::array(), outs = json::array(), ops = json::array();
   for (auto& t : g.inputs) ins.push_back(ref_json(t));
   for (auto& t : g.outputs) outs.push_back(ref_json(t));

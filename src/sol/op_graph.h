@@ -52,6 +52,7 @@ struct OpGraph {
   std::string torch_version;
   std::vector<std::string> notes;
   int64_t raw_op_count = 0;
+  double seconds = -1;  // the tracer's own time for this trace (-1: not reported)
   std::vector<TensorRef> inputs;   // the definition's tensor inputs (named)
   std::vector<TensorRef> outputs;  // the reference's outputs (named)
   std::vector<OpNode> ops;

@@ -13,7 +13,13 @@ Bound roofline(const Work& total, double input_bytes, double min_input_bytes, do
   Bound b;
   b.work = total;
   b.boundary_bytes = input_bytes + output_bytes;
-  b.min_bytes = min_input_bytes + (min_output_bytes >= 0 ? std::min(min_output_bytes, output_bytes) : output_bytes);
+  const double written =
+      min_output_bytes >= 0 ? std::min(min_output_bytes, output_bytes) : output_bytes;
+  b.min_bytes = min_input_bytes + written;
+  // Cache sizes are binary: "50 MB" of L2 is 50 MiB (the larger reading keeps the
+  // bound a lower bound).
+  b.l2_deferred_bytes = std::min(written, std::max(0.0, hw.l2_mb) * 1024.0 * 1024.0);
+  b.dram_bytes = b.min_bytes - b.l2_deferred_bytes;
   b.unfused_bytes = total.bytes;
   // Tensor cores: classes share the same units, so their times add.
   for (size_t c = 0; c < kClasses; ++c)
@@ -26,7 +32,7 @@ Bound roofline(const Work& total, double input_bytes, double min_input_bytes, do
   double t_int = ratio(total.int_ops, hw.cuda_core_flops(MathClass::FP32));
   b.t_cuda = std::max(t_float, t_int);
   b.t_sfu = ratio(total.sfu_ops, hw.sfu_ops());
-  b.t_dram = ratio(b.min_bytes, hw.dram_bytes());
+  b.t_dram = ratio(b.dram_bytes, hw.dram_bytes());
   b.t_sol = b.t_dram;
   b.bottleneck = "dram";
   if (b.t_tensor > b.t_sol) b.t_sol = b.t_tensor, b.bottleneck = "tensor";

@@ -14,6 +14,7 @@
 
 #include "core/json.h"
 #include "core/trace.h"
+#include "rmsnorm_native.h"
 #include "test_support.h"
 
 namespace solbench {
@@ -70,43 +71,8 @@ class EvalCli : public ::testing::Test {
   fs::path rmsnorm_solution(const std::string& name, const std::string& prelude,
                             bool use_weight = true, const std::string& row_limit = "rows",
                             const std::string& path = "rms.cc") {
-    std::string code = R"(#include <cerrno>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <sys/socket.h>
-#include <unistd.h>
-#include <solbench/kernel.h>
-static float f(uint16_t h) { uint32_t b = uint32_t(h) << 16; float x; std::memcpy(&x, &b, 4); return x; }
-static uint16_t bf(float x) { uint32_t b; std::memcpy(&b, &x, 4); b += 0x7fffu + ((b >> 16) & 1u); return uint16_t(b >> 16); }
-SB_EXPORT int entry(const sb_tensor* in, int32_t, sb_tensor* out, int32_t, void*) {
-  const int64_t rows = in[0].shape[0], h = in[0].shape[1];
-  const uint16_t* x = (const uint16_t*)in[0].data;
-  const uint16_t* w = (const uint16_t*)in[1].data;
-  uint16_t* y = (uint16_t*)out[0].data;
-)" + prelude + R"(
-  for (int64_t r = 0; r < )" + row_limit + R"(; ++r) {
-    float ss = 0;
-    for (int64_t i = 0; i < h; ++i) ss += f(x[r * h + i]) * f(x[r * h + i]);
-    const float inv = 1.0f / std::sqrt(ss / h + 1e-5f);
-    for (int64_t i = 0; i < h; ++i)
-      y[r * h + i] = bf(f(x[r * h + i]) * inv * )" + (use_weight ? "f(w[i])" : "1.0f") + R"();
-  }
-  return 0;
-}
-)";
-    json sol = {{"name", name},
-                {"definition", kDef},
-                {"author", "test"},
-                {"spec",
-                 {{"languages", {"cpp"}},
-                  {"target_hardware", {"cpu"}},
-                  {"entry_point", path + "::entry"},
-                  {"binding", "native"},
-                  {"destination_passing_style", true},
-                  {"compile_options", {{"cflags", {"-O2"}}, {"ld_flags", json::array()}}}}},
-                {"sources", {{{"path", path}, {"content", code}}}}};
+    const json sol = testing::rmsnorm_native_solution(
+        name, testing::rmsnorm_native_source(prelude, use_weight, row_limit), path);
     const fs::path p = dir_ / (name + ".json");
     std::ofstream(p) << sol.dump(2);
     return p;
@@ -305,6 +271,20 @@ TEST_F(EvalCli, SocketCreationIsRefusedInTheWorker) {
   EXPECT_EQ(status_of(r.doc, 0), "RUNTIME_ERROR") << log_of(r.doc, 0);
   EXPECT_NE(log_of(r.doc, 0).find("socket refused"), std::string::npos) << log_of(r.doc, 0);
   EXPECT_NE(log_of(r.doc, 0).find("error code 9"), std::string::npos) << log_of(r.doc, 0);
+}
+
+TEST_F(EvalCli, ASolutionForAnotherDeviceIsSkippedNotFailed) {
+  // CUDA C++ on a CPU run (and host C++ on a GPU run): the solution is not wrong,
+  // it is for another device (a data set's solutions for several devices).
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" +
+                  (kRmsnorm / "solutions/cuda_rmsnorm.json").string() + "' -w " + kB1 + kFast);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 1u);
+  EXPECT_TRUE(r.doc["results"][0].value("skipped", false)) << r.doc["results"].dump();
+  EXPECT_NE(r.doc["results"][0].dump().find("needs a GPU"), std::string::npos)
+      << r.doc["results"].dump();
+  EXPECT_TRUE(r.doc["workers"].empty());
 }
 
 TEST_F(EvalCli, PytorchCpuSolutionPasses) {

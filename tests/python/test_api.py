@@ -165,10 +165,22 @@ def test_eval_needs_a_solution():
         solbench.eval(PROBLEM)
 
 
+def test_eval_workers_fork_from_the_module_zygote():
+    # The module starts one `solbench __zygote` for the process and hands its address to
+    # every evaluation: workers fork from it instead of importing torch again.
+    for _ in range(2):
+        doc = solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, **FAST)
+        assert doc["results"][0]["evaluation"]["status"] == "PASSED"
+        assert [w["launch"] for w in doc["workers"] + doc["reference_workers"]] == ["zygote"] * 2
+
+
 def test_eval_timeout_ends_the_call():
     start = time.monotonic()
+    # A timing loop that cannot converge runs to its 20 s budget: far past the 0.5 s
+    # the call is given, however fast the workers start.
     with pytest.raises(solbench.Timeout):
-        solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, timeout=0.3, **FAST)
+        solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, timeout=0.5, arch=ARCH, no_baseline=True,
+                      rounds=1, time_budget_ms=20000, target_rse=1e-6)
     assert time.monotonic() - start < 10
 
 

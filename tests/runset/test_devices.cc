@@ -47,5 +47,11 @@ TEST(Devices, Slots) {
   EXPECT_THROW(resolve_slots("gpu0", "", 0), InputError);
 }
 
+TEST(Devices, JobsPerGpuRepeatOnlyGpuSlots) {
+  EXPECT_EQ(repeat_gpu_slots({"cuda:0", "cuda:2"}, 2), (V{"cuda:0", "cuda:0", "cuda:2", "cuda:2"}));
+  EXPECT_EQ(repeat_gpu_slots({"cuda:0"}, 1), (V{"cuda:0"}));
+  EXPECT_EQ(repeat_gpu_slots({"cpu"}, 3), (V{"cpu"}));  // CPU timing has no lock to share
+}
+
 }  // namespace
 }  // namespace solbench::runset

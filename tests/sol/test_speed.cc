@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,136 @@ TEST(HybridTrace, RealIndexValuesMetaFloats) {
   json y = to_json(h)["outputs"][0]["shape"];
   EXPECT_GT(y[0].get<int>(), 10);
   EXPECT_LT(y[0].get<int>(), 54);
+}
+
+
+// A request for `ref` with one float32 input x[rows, cols] and output y.
+json one_input_request(const std::string& ref, const std::string& mode, int rows, int cols,
+                       std::vector<int> out_shape) {
+  return {{"reference", ref},
+          {"inputs", {{{"name", "x"}, {"dtype", "float32"}, {"source", "random"}, {"shape", {rows, cols}}}}},
+          {"outputs", {{{"name", "y"}, {"dtype", "float32"}, {"shape", out_shape}}}},
+          {"axes_and_scalars", json::object()},
+          {"mode", mode},
+          {"seed", 200}};
+}
+
+TEST(ScalarsTrace, FloatValuesReadFromMetaTensorsAreStandIns) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // A quantiser's global scale: .item() of a float reduction and a guard on its
+  // value. Meta and hybrid cannot read it; the scalars trace answers 1.0 and
+  // False (the guard not taken, as with any non-zero data) and records what a
+  // CPU trace of random values records. softmax(dtype=) passes a device to
+  // _to_copy, which must stay on meta.
+  std::string ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    amax = x.abs().max()\n"
+      "    if amax == 0.0:\n"
+      "        amax = torch.ones((), device=x.device)\n"
+      "    s = 6.0 / amax.item()\n"
+      "    return torch.softmax((x * s).clamp(-6.0, 6.0), -1, dtype=torch.float32)\n";
+  OpGraph sc = trace_reference(one_input_request(ref, "auto", 48, 40, {48, 40}));
+  OpGraph cpu = trace_reference(one_input_request(ref, "cpu", 48, 40, {48, 40}));
+  ASSERT_EQ(sc.status, "ok") << sc.reason;
+  ASSERT_EQ(cpu.status, "ok") << cpu.reason;
+  EXPECT_EQ(sc.mode, "scalars");
+  EXPECT_NE(sc.mode_reason.find("meta trace failed"), std::string::npos) << sc.mode_reason;
+  EXPECT_NE(sc.mode_reason.find("hybrid trace failed"), std::string::npos) << sc.mode_reason;
+  ASSERT_EQ(sc.notes.size(), 1u);
+  EXPECT_NE(sc.notes[0].find("1 truth (False), 1 float (1.0)"), std::string::npos) << sc.notes[0];
+  EXPECT_EQ(ops_without_ids(sc), ops_without_ids(cpu));
+  // Only a read steers nothing here; a reference that reads an integer count
+  // from float data still needs real values (scalars fails, cpu runs).
+  std::string count_ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    n = int((x > 0).sum().item())\n"
+      "    return torch.zeros(n, device=x.device)\n";
+  OpGraph c = trace_reference(one_input_request(count_ref, "auto", 16, 4, {32}));
+  ASSERT_EQ(c.status, "ok") << c.reason;
+  EXPECT_EQ(c.mode, "cpu");
+  EXPECT_NE(c.mode_reason.find("scalars trace failed"), std::string::npos) << c.mode_reason;
+}
+
+TEST(TraceAggregation, SameCallOnOtherDataIsItsOwnNode) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // Two reshapes of one signature on different intermediates (a quantiser's
+  // and a dequantiser's, in the public fp8 references) used to be one node
+  // with count 2, the second's output standing for the first's: the matmul
+  // then read the quantiser's tensor and lost its operand's provenance. They
+  // are two nodes now, and the matmul reads both; a loop still aggregates.
+  std::string ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    a = (x * 2.0).reshape(8, 64).reshape(16, 32)\n"
+      "    b = (x * 2.0 + 1.0).reshape(8, 64).reshape(16, 32)\n"
+      "    y = a @ b.t()\n"
+      "    for i in range(5):\n"
+      "        y = y + (x * 3.0).reshape(8, 64).reshape(16, 32).sum()\n"
+      "    return y\n";
+  OpGraph g = trace_reference(one_input_request(ref, "meta", 16, 32, {16, 16}));
+  ASSERT_EQ(g.status, "ok") << g.reason;
+  int reshapes = 0;
+  int64_t b_id = -1;
+  const OpNode* mm = nullptr;
+  auto scalar_other = [](const OpNode& n) {
+    return n.args.contains("other") && n.args["other"].is_number() ? n.args["other"].get<double>() : -1.0;
+  };
+  for (auto& n : g.ops) {
+    // (8,64) -> (16,32): `view` on torch 2.x, `_reshape_alias` on 1.13.
+    if (n.op != "sum" && n.tensor("self").shape == std::vector<int64_t>{8, 64}) ++reshapes;
+    if (n.op == "add" && scalar_other(n) == 1.0) b_id = n.outputs.at(0).id;
+    if (n.op == "mm") mm = &n;
+    if (n.op == "mul" && scalar_other(n) == 3.0) {
+      EXPECT_EQ(n.count, 5);
+    }
+  }
+  ASSERT_NE(mm, nullptr);
+  // One node for a, one for b, one for the loop's five (count 5).
+  EXPECT_EQ(reshapes, 3);
+  // The matmul reads b's own reshapes (b^T is a view of b's storage).
+  ASSERT_GE(b_id, 0);
+  EXPECT_EQ(mm->tensor("mat2").base, b_id);
+  EXPECT_NE(mm->tensor("self").base, b_id);
+}
+
+TEST(MetaMemo, RepeatedCallsGiveTheSameGraph) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // Meta outputs are remembered by call signature: the second trace of the
+  // same reference runs on remembered metadata and must record the same graph
+  // (ids, shapes, counts); views (the slices) are never remembered and keep
+  // their base, so provenance through them survives (the sum reads a view of
+  // the softmax output).
+  std::string ref =
+      "import torch\n\n"
+      "def run(x):\n"
+      "    rows = []\n"
+      "    for i in range(37):\n"
+      "        h = torch.softmax(x @ x.t(), -1)\n"
+      "        rows.append(h[:, :5].sum(-1))\n"
+      "    return torch.stack(rows)\n";
+  json req = one_input_request(ref, "meta", 29, 13, {37, 29});
+  OpGraph first = trace_reference(req), second = trace_reference(req);
+  ASSERT_EQ(first.status, "ok") << first.reason;
+  ASSERT_EQ(second.status, "ok") << second.reason;
+  json a = to_json(first), b = to_json(second);
+  a.erase("seconds");
+  b.erase("seconds");
+  EXPECT_EQ(a, b);
+  bool saw_mm = false, saw_view_base = false;
+  for (auto& n : second.ops) {
+    if (n.op == "mm") {
+      saw_mm = true;
+      EXPECT_EQ(n.count, 37);
+    }
+    if (n.op == "sum") saw_view_base = n.tensor("self").base >= 0;
+  }
+  EXPECT_TRUE(saw_mm);
+  EXPECT_TRUE(saw_view_base);
 }
 
 }  // namespace

@@ -16,12 +16,17 @@
 #include <filesystem>
 #include <optional>
 
+#include <pybind11/embed.h>
+
 #include "harness/framing.h"
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/protocol.h"
 #include "harness/worker/worker_session.h"
 
+extern char** environ;
+
 namespace solbench::harness {
+namespace py = pybind11;
 
 namespace {
 
@@ -124,9 +129,24 @@ void point_triton_at_libcuda() {
   // Kept loaded: CUDA loads it again anyway.
 }
 
+// A worker forked from the zygote (zygote.h) finds Python running, with copies of
+// the environment taken when the zygote started: they follow the process's.
+void adopt_environment_in_python() {
+  if (!Py_IsInitialized()) return;
+  py::dict env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string s = *e;
+    const size_t eq = s.find('=');
+    if (eq != std::string::npos && eq > 0) env[py::str(s.substr(0, eq))] = py::str(s.substr(eq + 1));
+  }
+  py::module_::import("solbench_py.runtime").attr("after_fork")(env);
+}
+
 }  // namespace
 
 int worker_main(int fd) {
+  // The address of the zygote that may have forked us is nothing a worker needs.
+  ::unsetenv("SOLBENCH_ZYGOTE");
   auto send = [fd](const json& frame) {
     if (!write_frame(fd, frame, deadline_after(kFrameWriteLimit)).ok()) quit(3);  // parent gone
   };
@@ -181,6 +201,7 @@ int worker_main(int fd) {
       }
     }
     set_runtime_environment(plan.sandbox);
+    adopt_environment_in_python();
     const std::string proc = private_proc();
     // The CUDA driver names its threads through /proc/self/task/<tid>/comm and
     // fails cuInit (304) when it cannot: the worker's own /proc files stay writable

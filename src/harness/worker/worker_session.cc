@@ -16,6 +16,7 @@
 #include "harness/worker/code_seal.h"
 #include "harness/worker/native_library.h"
 #include "harness/checks/threads.h"
+#include "harness/timing/device_lock.h"
 #include "harness/timing/timer.h"
 #include "harness/timing/timing.h"
 
@@ -161,6 +162,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   std::string baseline_method, baseline_reason;
   NativeLibrary native;
   std::unique_ptr<Timer> timer;
+  DeviceLock timing_lock;  // opened before any solution code runs
   void* stream = nullptr;  // cudaStream_t on "cuda:N", nullptr on the CPU
   // Threads before the solution was loaded (ids); later ones must be explained.
   std::vector<int> thread_baseline;
@@ -304,6 +306,17 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void correctness(size_t index, const json& spec, py::object& w, Candidate& c,
                    WorkloadOutcome& o);
   void timing(size_t index, const json& spec, py::object& w, Candidate& c, WorkloadOutcome& o);
+  // measure() while holding the GPU's timing lock: no other evaluation on this GPU
+  // times at the same moment (timing/device_lock.h); the wait is a phase of its own.
+  TimingResult locked_measure(Measurable& m, WorkloadOutcome& o) {
+    const double waited = timing_lock.acquire();
+    o.phases_ms["timing_lock_wait_ms"] = o.phases_ms.value("timing_lock_wait_ms", 0.0) + waited;
+    struct Release {
+      DeviceLock& l;
+      ~Release() { l.release(); }
+    } release{timing_lock};
+    return measure(*timer, m, plan.timing);
+  }
   int timing_sets(const json& spec, py::object& w, py::list& input_sets, py::list& ref_sets,
                   bool with_reference = true);
   // plan.record_calls (the solution's worker under a judge): the same calls and
@@ -393,6 +406,7 @@ json WorkerSession::start() {
   s.stream = reinterpret_cast<void*>(
       s.runtime.attr("current_stream")(s.plan.device).cast<uintptr_t>());
   s.timer = make_timer(s.plan.device, s.stream, s.plan.timer_options);
+  s.timing_lock = DeviceLock(s.plan.timing_lock);
   const SealReport seal = seal_loaded_code();
   env["code_seal"] = {{"available", seal.available}, {"objects", seal.objects},
                       {"ranges", seal.ranges}, {"failed", seal.failed}};
@@ -686,7 +700,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   PooledRun run(c, pool, runtime, sample, secret(), plan.kind != EntryKind::Native);
   TimingResult result;
   try {
-    result = measure(*timer, run, plan.timing);
+    result = locked_measure(run, o);
   } catch (const CallError& e) {
     throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") +
                                            e.what()};
@@ -786,7 +800,7 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
     py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, max_calls(plan.timing), false,
                                              secret() >> 1);
     PooledRun ref_run_m(*ref, ref_pool, runtime, 0, 0, false);
-    o.reference_timing = measure(*timer, ref_run_m, plan.timing);
+    o.reference_timing = locked_measure(ref_run_m, o);
   } catch (const CallError& e) {
     o.log += std::string("timing the reference failed: ") + e.what() + "\n";
   }
@@ -906,7 +920,7 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
                 plan.kind != EntryKind::Native);
   TimingResult result;
   try {
-    result = measure(*timer, run, plan.timing);
+    result = locked_measure(run, o);
   } catch (const CallError& e) {
     throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") +
                                            e.what()};

@@ -19,8 +19,12 @@ missing folder, an unknown option value, a store that does not exist) raises
 
 from __future__ import annotations
 
+import atexit
 import os
+import secrets
 import shutil
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -103,6 +107,45 @@ def _error_message(stderr: str, exit_code: int) -> str:
     return lines[-1] if lines else f"solbench exited with code {exit_code}"
 
 
+# --- the warm worker template ------------------------------------------------------
+
+_ZYGOTE_COMMANDS = {"eval", "run", "baseline"}
+_zygote_lock = threading.Lock()
+_zygote: Optional[tuple] = None  # (Popen, address, pid of the process that started it)
+
+
+def _zygote_address() -> Optional[str]:
+    """This process's `solbench __zygote` (docs/python.md): started on the first call
+    that evaluates, it imports torch once, and every later evaluation's workers fork
+    from it instead of importing torch again. It exits with this process (its standard
+    input is a pipe from here). None when it cannot be started: workers are then
+    started the ordinary way."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is not None and _zygote[2] == os.getpid() and _zygote[0].poll() is None:
+            return _zygote[1]
+        address = f"solbench-zygote-py{os.getpid()}-{secrets.token_hex(16)}"
+        try:
+            proc = subprocess.Popen(
+                [executable(), "__zygote", "--address", address, "--exit-on-stdin-eof"],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        except (OSError, Error):
+            return None
+        _zygote = (proc, address, os.getpid())
+        return address
+
+
+@atexit.register
+def _stop_zygote() -> None:
+    if _zygote is not None and _zygote[2] == os.getpid():
+        try:
+            _zygote[0].stdin.close()
+            _zygote[0].wait(timeout=5)
+        except Exception:  # noqa: BLE001 - leaving at exit; the pipe's end stops it anyway
+            pass
+
+
 def command(args: Sequence[str], *, timeout: Optional[float] = None,
             env: Optional[Mapping[str, str]] = None) -> dict:
     """Runs ``solbench ARGS`` (ARGS must include --json) and returns its document.
@@ -117,6 +160,10 @@ def command(args: Sequence[str], *, timeout: Optional[float] = None,
             full_env.pop(k, None)
         else:
             full_env[k] = str(v)
+    if args and os.fspath(args[0]) in _ZYGOTE_COMMANDS and "SOLBENCH_ZYGOTE" not in full_env:
+        address = _zygote_address()
+        if address:
+            full_env["SOLBENCH_ZYGOTE"] = address
     code, out, err, timed_out = _native.run(
         argv, [f"{k}={v}" for k, v in full_env.items()], float(timeout or 0))
     stdout = out.decode("utf-8", "replace")

@@ -1,9 +1,12 @@
 // Hack (CUDA, torch binding; gpu_only): the call-counting hack as a torch extension:
-// launches its kernel in the first 2 calls, returns an empty tensor afterwards.
+// launches its kernel in the first HACK_CORRECT_CALLS calls (the correctness rounds),
+// returns an empty tensor afterwards.
 // Must end REWARD_HACK (sampled timed calls re-checked).
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_bf16.h>
 #include <torch/extension.h>
+
+#define HACK_CORRECT_CALLS 2
 
 namespace {
 
@@ -34,7 +37,7 @@ int g_calls = 0;
 
 torch::Tensor run(const torch::Tensor& hidden_states, const torch::Tensor& weight) {
   torch::Tensor out = torch::empty_like(hidden_states);
-  if (++g_calls > 2 || hidden_states.size(0) == 0) return out;
+  if (++g_calls > HACK_CORRECT_CALLS || hidden_states.size(0) == 0) return out;
   const torch::Tensor x = hidden_states.contiguous(), w = weight.contiguous();
   rmsnorm_rows<<<static_cast<unsigned>(x.size(0)), 256, 0, at::cuda::getCurrentCUDAStream()>>>(
       reinterpret_cast<const __nv_bfloat16*>(x.data_ptr()),

@@ -1,5 +1,5 @@
-# Hack (Triton, destination-passing; gpu_only): launches its kernel in the first 2
-# calls (the correctness rounds) and returns without launching anything afterwards.
+# Hack (Triton, destination-passing; gpu_only): launches its kernel in the first
+# HACK_CORRECT_CALLS calls (the correctness rounds) and returns without launching anything afterwards.
 # Must end REWARD_HACK (sampled timed calls re-checked).
 import torch
 import triton
@@ -26,11 +26,12 @@ def _launch(hidden_states, weight, output):
                                num_warps=8)
 
 
+HACK_CORRECT_CALLS = 2
 _calls = [0]
 
 
 @torch.no_grad()
 def run(hidden_states, weight, output):
     _calls[0] += 1
-    if _calls[0] <= 2:
+    if _calls[0] <= HACK_CORRECT_CALLS:
         _launch(hidden_states, weight, output)

@@ -1,0 +1,45 @@
+// One GPU, several evaluations: the timed loops take turns.
+//
+// Every worker timing on a GPU holds that GPU's lock (an exclusive flock on a file
+// named after the device's UUID, in one folder for the machine) for the length of each timed
+// loop, so two evaluations on one GPU (`solbench run --jobs-per-gpu N`, agents
+// evaluating in parallel) never time at the same moment. Everything else overlaps:
+// worker starts, builds, compilation (torch.compile in the baseline), correctness
+// rounds. What the lock does not exclude is another evaluation's untimed GPU work
+// running during a timed loop (its correctness rounds, an autotuner); with one
+// evaluation per GPU (the default) there is none.
+#pragma once
+
+#include <string>
+
+namespace solbench::harness {
+
+// The lock file for `device` ("cuda:N"; "" for anything else), created when
+// missing: $SOLBENCH_LOCK_DIR (default /tmp/solbench-locks, shared by every user of
+// the machine)/<GPU UUID>.lock (by ordinal where the UUID cannot be read).
+// The parent names it in the plan; the sandboxed worker only reads it.
+std::string gpu_timing_lock_path(const std::string& device);
+
+class DeviceLock {
+ public:
+  DeviceLock() = default;
+  // Opens `path` read-only (a flock needs no write access); "" or a file that
+  // cannot be opened: a lock that never waits (is_open() false).
+  explicit DeviceLock(const std::string& path);
+  ~DeviceLock();
+  DeviceLock(const DeviceLock&) = delete;
+  DeviceLock& operator=(const DeviceLock&) = delete;
+  DeviceLock(DeviceLock&& o) noexcept;
+  DeviceLock& operator=(DeviceLock&& o) noexcept;
+
+  bool is_open() const { return fd_ >= 0; }
+  // Blocks until this process holds the lock; returns the milliseconds waited.
+  double acquire();
+  void release();
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+}  // namespace solbench::harness

@@ -1,0 +1,552 @@
+#include "harness/worker/zygote.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pybind11/embed.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "bridge/python.h"
+#include "harness/process.h"
+#include "harness/worker/worker.h"
+
+extern char** environ;
+
+namespace solbench::harness {
+namespace py = pybind11;
+
+namespace {
+
+// Read when Python starts or when torch is imported: a request whose values differ
+// would get a worker that imported the wrong things, so it is refused (and the
+// requester execs a worker instead).
+constexpr const char* kImportTimeEnv[] = {
+    "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "SOLBENCH_PYTHON",
+    "SOLBENCH_PYTHON_DIR", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES", "HOME",
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+std::string env_of(const std::vector<std::string>& env, std::string_view name) {
+  for (const auto& e : env)
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
+      return e.substr(name.size() + 1);
+  return {};
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+// The executable a worker would run if it were exec'd: a zygote built from another
+// binary (an older build, another install) must not serve this one.
+std::string exe_identity() {
+  const std::string exe = self_exe().string();
+  struct stat st {};
+  if (::stat(exe.c_str(), &st) != 0) return exe;
+  return fmt::format("{}:{}:{}.{}", exe, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+sockaddr_un abstract_address(const std::string& name, socklen_t& len) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  const size_t n = std::min(name.size(), sizeof(a.sun_path) - 1);
+  a.sun_path[0] = '\0';  // abstract: no file, private to the network namespace
+  std::memcpy(a.sun_path + 1, name.data(), n);
+  len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  return a;
+}
+
+// One byte and room for up to four descriptors (SCM_RIGHTS).
+struct FdMessage {
+  char byte = 'F';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+  msghdr msg{};
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+};
+
+// The byte carrying `n` (<= 4) descriptors; the frames follow on the stream.
+bool send_fds(int sock, const int* fds, int n) {
+  FdMessage m;
+  msghdr& msg = m.msg;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+  for (;;) {
+    ssize_t r = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (r == 1) return true;
+    if (r < 0 && errno == EINTR) continue;
+    return false;
+  }
+}
+
+// Receives the byte and up to `max` descriptors (close-on-exec); returns how many.
+int recv_fds(int sock, int* fds, int max, Deadline deadline) {
+  pollfd p{sock, POLLIN, 0};
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) <= 0) return -1;
+  FdMessage m;
+  m.byte = 0;
+  msghdr& msg = m.msg;
+  ssize_t r;
+  do {
+    r = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  } while (r < 0 && errno == EINTR);
+  if (r != 1 || m.byte != 'F') return -1;
+  int got = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const int n = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    const int* in = reinterpret_cast<const int*>(CMSG_DATA(c));
+    for (int i = 0; i < n; ++i) {
+      if (got < max) fds[got++] = in[i];
+      else ::close(in[i]);
+    }
+  }
+  return got;
+}
+
+// The parent pid of `pid` from /proc, or -1.
+pid_t parent_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t close_paren = s.rfind(')');
+  if (close_paren == std::string::npos) return -1;
+  char state = 0;
+  int ppid = -1;
+  if (std::sscanf(s.c_str() + close_paren + 1, " %c %d", &state, &ppid) != 2) return -1;
+  return ppid;
+}
+
+// True when `pid` is this process or one of its descendants: a worker (or
+// anything it started) asking its own zygote for an unsandboxed sibling.
+bool is_own_descendant(pid_t pid) {
+  const pid_t self = ::getpid();
+  for (int depth = 0; pid > 1 && depth < 256; ++depth) {
+    if (pid == self) return true;
+    pid = parent_of(pid);
+  }
+  return false;
+}
+
+void reset_signals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+}
+
+json exit_frame(const siginfo_t& si) {
+  json f = {{"type", "exit"}, {"exited", si.si_code == CLD_EXITED}};
+  if (si.si_code == CLD_EXITED) {
+    f["code"] = si.si_status;
+  } else {
+    f["signal"] = si.si_status;
+    f["core"] = si.si_code == CLD_DUMPED;
+  }
+  return f;
+}
+
+// ---- the worker, forked by its keeper: becomes what `solbench __worker` is ----
+
+[[noreturn]] void run_worker(const json& req, int out_fd, int chan_fd) {
+  const int target = req.value("channel_fd", 3);
+  auto die = [](const std::string& what) {
+    std::fprintf(stderr, "solbench zygote worker: %s: %s\n", what.c_str(), std::strerror(errno));
+    std::fflush(stderr);
+    ::_exit(127);
+  };
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the keeper gone: nobody would relay our end
+  ::setpgid(0, 0);
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  auto lift = [&](int& fd) {
+    if (fd >= 0 && fd <= target) fd = ::fcntl(fd, F_DUPFD_CLOEXEC, target + 1);
+  };
+  lift(devnull);
+  lift(out_fd);
+  lift(chan_fd);
+  if (devnull < 0 || out_fd < 0 || chan_fd < 0) die("descriptors");
+  if (::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0 ||
+      ::dup2(chan_fd, target) < 0)
+    die("dup2");
+  // Nothing of the zygote's or the keeper's stays open: the listening socket, the
+  // keeper's control connection (a worker must not forge its own exit status).
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(target + 1), ~0U, 0) < 0)
+#endif
+    for (int fd = target + 1; fd < 65536; ++fd) ::close(fd);
+  if (req.value("no_core_dumps", true)) {
+    struct rlimit zero = {0, 0};
+    ::setrlimit(RLIMIT_CORE, &zero);
+  }
+  const std::string cwd = req.value("cwd", "");
+  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) die("chdir " + cwd);
+  // The requester's environment, as an exec'd worker would have it; Python's
+  // os.environ (a copy taken when the zygote started) follows.
+  ::clearenv();
+  if (req.contains("env"))
+    for (const auto& e : req["env"]) {
+      const std::string s = e.get<std::string>();
+      const size_t eq = s.find('=');
+      if (eq != std::string::npos && eq > 0)
+        ::setenv(s.substr(0, eq).c_str(), s.substr(eq + 1).c_str(), 1);
+    }
+  ::setenv("SOLBENCH_CHANNEL_FD", std::to_string(target).c_str(), 1);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int rc = worker_main(target);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(rc);
+}
+
+// ---- the keeper: one per worker, outside the sandbox ----
+
+[[noreturn]] void run_keeper(int conn, const json& req, int out_fd, int chan_fd) {
+  ::setpgid(0, 0);
+  reset_signals();
+  ::prctl(PR_SET_PDEATHSIG, 0);
+  bool pid_namespace = false;
+  std::string note;
+  if (req.value("new_pid_namespace", false)) {
+    // Our children start in a new PID namespace; the first is its process 1.
+    if (::unshare(CLONE_NEWPID) == 0) pid_namespace = true;
+    else note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
+  }
+  PyOS_BeforeFork();
+  const pid_t w = ::fork();
+  if (w == 0) {
+    PyOS_AfterFork_Child();
+    ::close(conn);
+    run_worker(req, out_fd, chan_fd);
+  }
+  PyOS_AfterFork_Parent();
+  ::close(out_fd);
+  ::close(chan_fd);
+  const Deadline soon = deadline_after(std::chrono::seconds(30));
+  if (w < 0) {
+    write_frame(conn, {{"type", "error"}, {"message", std::string("fork: ") + std::strerror(errno)}},
+                soon);
+    ::_exit(1);
+  }
+  ::setpgid(w, w);
+  json started = {{"type", "started"}, {"pid", w}, {"pid_namespace", pid_namespace}};
+  if (!note.empty()) started["note"] = note;
+  if (!write_frame(conn, started, soon).ok()) {
+    ::kill(w, SIGKILL);
+    ::waitpid(w, nullptr, 0);
+    ::_exit(1);
+  }
+  int pidfd = -1;
+#ifdef SYS_pidfd_open
+  pidfd = static_cast<int>(::syscall(SYS_pidfd_open, w, 0));
+#endif
+  bool reported = false;
+  for (;;) {
+    pollfd p[2] = {{conn, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    const int r = ::poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 || reported ? -1 : 50);
+    if (r < 0 && errno != EINTR) break;
+    if (!reported) {
+      // The status without reaping: the pid stays reserved (a zombie) until the
+      // requester, which may still signal that group, has closed the connection.
+      siginfo_t si{};
+      if (::waitid(P_PID, static_cast<id_t>(w), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          si.si_pid == w) {
+        write_frame(conn, exit_frame(si), soon);
+        reported = true;
+        close_fd(pidfd);
+      }
+    }
+    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[256];
+      ssize_t n = ::read(conn, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the requester is done, or gone
+    }
+  }
+  // Whatever is still running in the worker's namespace dies with its process 1.
+  ::kill(-w, SIGKILL);
+  ::kill(w, SIGKILL);
+  while (::waitpid(w, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(0);
+}
+
+// ---- the zygote ----
+
+struct Zygote {
+  int listen_fd = -1;
+  std::string exe;
+  std::map<std::string, std::string> import_env;
+  std::set<std::string> preloaded;
+  std::string broken;  // once CUDA is initialised here, no further worker is forked
+
+  void refuse(int conn, const std::string& why) {
+    write_frame(conn, {{"type", "error"}, {"message", why}}, deadline_after(std::chrono::seconds(5)));
+  }
+
+  void serve(int conn) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid() ||
+        is_own_descendant(cred.pid))
+      return;  // silently: a worker or another user learns nothing
+    int fds[2] = {-1, -1};
+    const Deadline deadline = deadline_after(std::chrono::seconds(10));
+    const int n = recv_fds(conn, fds, 2, deadline);
+    struct Closer {
+      int* f;
+      ~Closer() {
+        close_fd(f[0]);
+        close_fd(f[1]);
+      }
+    } closer{fds};
+    if (n != 2) return;
+    FrameResult f = read_frame(conn, deadline);
+    if (!f.ok() || !f.message.is_object()) return;
+    const json& req = f.message;
+    if (!broken.empty()) return refuse(conn, broken);
+    if (req.value("exe", "") != exe)
+      return refuse(conn, "the zygote runs another solbench executable (" + exe + ")");
+    std::vector<std::string> env;
+    if (req.contains("env") && req["env"].is_array())
+      for (const auto& e : req["env"])
+        if (e.is_string()) env.push_back(e.get<std::string>());
+    for (const auto& [name, value] : import_env)
+      if (env_of(env, name) != value)
+        return refuse(conn, "the zygote was started with another " + name);
+    if (req.contains("preload") && req["preload"].is_array())
+      for (const auto& g : req["preload"]) {
+        const std::string group = g.is_string() ? g.get<std::string>() : "";
+        if (group.empty() || preloaded.count(group)) continue;
+        try {
+          py::module_::import("solbench_py.runtime").attr("zygote_preload")(group);
+        } catch (py::error_already_set& e) {
+          std::fprintf(stderr, "solbench zygote: preloading %s: %s\n", group.c_str(), e.what());
+        }
+        preloaded.insert(group);
+      }
+    try {
+      const std::string why =
+          py::module_::import("solbench_py.runtime").attr("zygote_check")().cast<std::string>();
+      if (!why.empty()) broken = "the zygote cannot fork workers: " + why;
+    } catch (py::error_already_set& e) {
+      broken = std::string("the zygote cannot fork workers: ") + e.what();
+    }
+    if (!broken.empty()) return refuse(conn, broken);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    PyOS_BeforeFork();
+    const pid_t k = ::fork();
+    if (k == 0) {
+      PyOS_AfterFork_Child();
+      ::close(listen_fd);
+      run_keeper(conn, req, fds[0], fds[1]);
+    }
+    PyOS_AfterFork_Parent();
+    if (k < 0) refuse(conn, std::string("fork: ") + std::strerror(errno));
+  }
+};
+
+}  // namespace
+
+int zygote_main(const std::string& address, bool exit_on_stdin_eof) {
+  // Import-time settings of the runtimes a worker would otherwise set before
+  // Python starts (worker_policy.cc runtime_cache_env): Inductor sizes its compile
+  // pool when its config is imported, and torch.cuda.is_available() must not
+  // initialise the driver here (a forked child could not use it).
+  ::setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 1);
+  ::setenv("PYTORCH_NVML_BASED_CUDA_CHECK", "1", 1);
+  ::signal(SIGPIPE, SIG_IGN);
+  Zygote z;
+  z.listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t len = 0;
+  const sockaddr_un addr = abstract_address(address, len);
+  if (z.listen_fd < 0 || ::bind(z.listen_fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
+      ::listen(z.listen_fd, 64) != 0) {
+    std::fprintf(stderr, "solbench zygote: cannot listen on @%s: %s\n", address.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  // Requests queue in the backlog while torch is imported.
+  try {
+    bridge::ensure_interpreter();
+    py::module_::import("solbench_py.runtime");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "solbench zygote: cannot start Python and torch: %s\n", e.what());
+    return 1;
+  }
+  z.exe = exe_identity();
+  const std::vector<std::string> env = current_environment();
+  for (const char* name : kImportTimeEnv) z.import_env[name] = env_of(env, name);
+  std::fprintf(stderr, "solbench zygote: ready on @%s\n", address.c_str());
+  std::fflush(stderr);
+  for (;;) {
+    pollfd p[2] = {{z.listen_fd, POLLIN, 0}, {0, POLLIN, 0}};
+    const int r = ::poll(p, exit_on_stdin_eof ? 2 : 1, 1000);
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }  // keepers that ended
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return 1;
+    }
+    if (exit_on_stdin_eof && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char buf[64];
+      if (::read(0, buf, sizeof buf) <= 0) return 0;
+    }
+    if (p[0].revents & POLLIN) {
+      int conn = ::accept4(z.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (conn < 0) continue;
+      z.serve(conn);
+      ::close(conn);
+    }
+  }
+}
+
+ZygoteLaunch launch_from_zygote(const std::string& address, json request, int out_fd,
+                                int channel_fd, Deadline deadline) {
+  int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) throw ZygoteUnavailable(std::string("socket: ") + std::strerror(errno));
+  socklen_t len = 0;
+  const sockaddr_un addr = abstract_address(address, len);
+  if (::connect(s, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+    const int e = errno;
+    ::close(s);
+    throw ZygoteUnavailable("no zygote at @" + address + ": " + std::strerror(e));
+  }
+  request["exe"] = exe_identity();
+  const int fds[2] = {out_fd, channel_fd};
+  if (!send_fds(s, fds, 2)) {
+    const int e = errno;
+    ::close(s);
+    throw ZygoteUnavailable(std::string("sending descriptors to the zygote: ") + std::strerror(e));
+  }
+  if (FrameResult w = write_frame(s, request, deadline); !w.ok()) {
+    ::close(s);
+    throw ZygoteUnavailable("sending the request to the zygote: " + w.error);
+  }
+  // Byte-exact: the keeper's "exit" frame follows on the same stream.
+  FrameResult r = read_frame(s, deadline);
+  if (!r.ok() || r.message.value("type", "") != "started") {
+    ::close(s);
+    const std::string why = r.ok() ? r.message.value("message", "an unexpected answer")
+                            : r.status == FrameStatus::Eof ? "it closed the connection"
+                                                           : r.error;
+    throw ZygoteUnavailable("the zygote did not start a worker: " + why);
+  }
+  ZygoteLaunch l;
+  l.pid = r.message.value("pid", -1);
+  l.pid_namespace = r.message.value("pid_namespace", false);
+  l.control_fd = s;
+  if (l.pid <= 0) {
+    ::close(s);
+    throw ZygoteUnavailable("the zygote answered without a pid");
+  }
+  return l;
+}
+
+// ---- this process's zygote ----
+
+namespace {
+
+std::mutex g_mu;
+bool g_started = false;
+std::string g_address;
+std::optional<Child>* g_child = nullptr;  // never destroyed before exit's own teardown
+
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t r = ::getrandom(raw.data() + got, bytes - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  std::string out;
+  for (unsigned char c : raw) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+}  // namespace
+
+void start_process_zygote() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_started) return;
+  g_started = true;
+  if (const char* v = std::getenv("SOLBENCH_ZYGOTE"); v && *v) {
+    const std::string s = v;
+    g_address = (s == "0" || s == "off") ? "" : s;
+    return;
+  }
+  if (!bridge::python_available()) return;
+  const std::string address = fmt::format("solbench-zygote-{}-{}", ::getpid(), random_hex(16));
+  SpawnOptions so;
+  so.argv = {self_exe().string(), "__zygote", "--address", address};
+  so.output = OutputMode::Capture;
+  so.log_limit_bytes = 16 << 10;
+  so.die_with_parent = true;
+  try {
+    static std::optional<Child> child;  // killed (with its group) when this process exits
+    child.emplace(Child::spawn(so));
+    g_child = &child;
+    g_address = address;
+  } catch (const SpawnError&) {
+    g_address.clear();  // workers are exec'd as before
+  }
+}
+
+std::string process_zygote_address() {
+  start_process_zygote();
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_child && *g_child && (*g_child)->poll()) return "";  // it ended: exec workers
+  return g_address;
+}
+
+std::vector<std::pair<std::string, std::string>> zygote_environment() {
+  const std::string a = process_zygote_address();
+  if (a.empty()) return {};
+  return {{"SOLBENCH_ZYGOTE", a}};
+}
+
+}  // namespace solbench::harness

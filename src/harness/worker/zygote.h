@@ -1,0 +1,78 @@
+// The warm worker template ("zygote"): a process that has started the embedded
+// Python and imported torch (and, on request, the compiler stack), and that forks
+// one fresh worker per request instead of every worker paying that start again.
+//
+// What a worker inherits is the template's state, and the template never runs
+// solution or reference code and never initialises CUDA: every worker is still a
+// new process that never saw another solution, applies its sandbox to itself
+// after the fork (it is single-threaded there) and initialises CUDA itself.
+//
+//   requester (eval)              zygote                      keeper          worker
+//   connect ------------------->  accept, check the peer
+//   fds (log, channel) + request  import what it asks for
+//                                 fork ------------------->   [new PID ns]
+//                                                             fork ---------> PID 1: worker_main
+//   <------------------------------------------------------- "started" {pid}
+//   ... the channel, as for an exec'd worker ...
+//   <------------------------------------------------------- "exit" {status}
+//   close ------------------------------------------------->  reap, exit
+//
+// The keeper (one per worker, outside the sandbox) is what a spawned worker's
+// parent is for an exec'd one: it relays the exit status, keeps the worker's pid
+// from being reused until the requester has it, and SIGKILLs the worker (process 1
+// of its namespace: everything it started dies too) when the requester goes away.
+//
+// The socket has an abstract name (no file), which a worker cannot reach from its
+// private network namespace; the zygote also refuses any peer that is one of its
+// own descendants and any other user. A request whose import-time environment
+// (PYTHONPATH, LD_LIBRARY_PATH, ...) or executable differs from the zygote's is
+// refused, and the requester falls back to exec'ing a worker.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "harness/framing.h"
+
+namespace solbench::harness {
+
+// `solbench __zygote --address NAME`: serves until SIGTERM/SIGKILL, until its
+// parent dies, or (exit_on_stdin_eof) until its standard input reaches end of file
+// (the Python module holds a pipe to it). Returns the process's exit code.
+int zygote_main(const std::string& address, bool exit_on_stdin_eof);
+
+// Raised by launch_from_zygote when no worker was started; the caller starts one
+// the ordinary way.
+class ZygoteUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ZygoteLaunch {
+  int pid = -1;               // the worker, as this process sees it (its group leader)
+  bool pid_namespace = false; // process 1 of its own PID namespace
+  int control_fd = -1;        // to the keeper: the "exit" frame comes here; close when done
+};
+
+// Asks the zygote at `address` for a worker. `request` holds cwd, env (the full
+// environment, "NAME=VALUE" strings), channel_fd, new_pid_namespace, no_core_dumps
+// and preload (module groups the worker will want: "compile"); `out_fd` becomes the
+// worker's stdout and stderr, `channel_fd` its channel (both are duplicated into
+// the worker; the caller keeps and closes its own). Waits until `deadline` for the
+// zygote (it may still be importing torch).
+ZygoteLaunch launch_from_zygote(const std::string& address, json request, int out_fd,
+                                int channel_fd, Deadline deadline);
+
+// The zygote this process's workers fork from: $SOLBENCH_ZYGOTE when it names one
+// (an address; "0" or "off": none), else one this process starts on first use, as
+// its own child (it dies with this process). "" when there is none.
+std::string process_zygote_address();
+// Starts this process's zygote now (a no-op when $SOLBENCH_ZYGOTE is set), so that
+// its imports overlap with other work (the build, T_SOL).
+void start_process_zygote();
+// The environment that points child `solbench` processes at this process's
+// zygote ("SOLBENCH_ZYGOTE", address); empty when there is none.
+std::vector<std::pair<std::string, std::string>> zygote_environment();
+
+}  // namespace solbench::harness

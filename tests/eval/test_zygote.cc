@@ -1,0 +1,152 @@
+// Workers forked from the warm worker template (src/harness/worker/zygote.h):
+// `solbench eval` uses one by default; SOLBENCH_ZYGOTE names an external one (what
+// `solbench run` and the Python module hand their evaluations) or turns it off.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "core/json.h"
+#include "rmsnorm_native.h"
+#include "test_support.h"
+
+namespace solbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRmsnorm = fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096";
+const char* kB1 = "71630508";
+const char* kB2 = "9063bb6e";
+const std::string kFast = " --rounds 2 --time-budget-ms 30 --no-db --no-baseline --json ";
+
+class Zygote : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_ / "cache");
+    fs::create_directories(dir_ / "staging");
+  }
+
+  json eval(const std::string& env, const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd = env + " SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() +
+                            "' SOLBENCH_STAGING_DIR='" + (dir_ / "staging").string() + "' '" +
+                            SOLBENCH_BINARY + "' eval '" + kRmsnorm.string() + "' " + args + kFast +
+                            " >'" + out.string() + "' 2>'" + err.string() + "'";
+    std::system(cmd.c_str());
+    err_ = testing::read(err);
+    return json::parse(testing::read(out), nullptr, false);
+  }
+
+  // A native CPU RMSNorm whose entry runs `prelude` first.
+  fs::path solution(const std::string& name, const std::string& prelude) {
+    const json sol =
+        testing::rmsnorm_native_solution(name, testing::rmsnorm_native_source(prelude));
+    const fs::path p = dir_ / (name + ".json");
+    std::ofstream(p) << sol.dump(2);
+    return p;
+  }
+
+  static std::string status(const json& doc, size_t i) {
+    return doc.at("results").at(i).at("evaluation").at("status").get<std::string>();
+  }
+  static std::string launch(const json& workers) {
+    std::string s;
+    for (const auto& w : workers) s += (s.empty() ? "" : ",") + w.value("launch", std::string("?"));
+    return s;
+  }
+
+  testing::TempDir tmp_;
+  fs::path dir_ = tmp_.path();
+  std::string err_;
+};
+
+TEST_F(Zygote, EvalForksEveryWorkerFromItsZygote) {
+  const json doc = eval("", "-s '" + (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() +
+                                "' -w " + kB1 + " -w " + kB2);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  ASSERT_EQ(doc["results"].size(), 2u);
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(status(doc, 1), "PASSED");
+  // The solution's worker and the reference worker: both forked, none exec'd.
+  EXPECT_EQ(launch(doc["workers"]), "zygote") << doc["workers"].dump();
+  EXPECT_EQ(launch(doc["reference_workers"]), "zygote") << doc["reference_workers"].dump();
+  // The reference was timed in its worker (the fork inherits nothing of the solution).
+  EXPECT_GT(doc["results"][0]["evaluation"]["performance"]["reference_latency_ms"].get<double>(), 0);
+}
+
+TEST_F(Zygote, OffMeansExecedWorkers) {
+  const json doc = eval("SOLBENCH_ZYGOTE=0", "-s '" +
+                                                 (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() +
+                                                 "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["workers"]), "exec");
+  EXPECT_EQ(launch(doc["reference_workers"]), "exec");
+}
+
+TEST_F(Zygote, ACrashAndAHangEndTheirWorkloadsThroughTheKeeper) {
+  // The keeper relays the worker's end: a segfault is RUNTIME_ERROR naming the
+  // signal, a hang is killed at the limit, and the next workload gets a new fork.
+  const fs::path crash = solution("crash_b1", "  if (rows == 1) *(volatile int*)nullptr = 1;\n");
+  json doc = eval("", "-s '" + crash.string() + "' -w " + kB1 + " -w " + kB2);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "RUNTIME_ERROR");
+  EXPECT_NE(doc["results"][0]["evaluation"]["log"].get<std::string>().find("SIGSEGV"),
+            std::string::npos);
+  EXPECT_EQ(status(doc, 1), "PASSED");
+  EXPECT_EQ(launch(doc["workers"]), "zygote,zygote");
+
+  const fs::path spin = solution("spin_b1", "  if (rows == 1) for (volatile int i = 0;; i = i + 1) {}\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  doc = eval("", "-s '" + spin.string() + "' -w " + kB1 + " -w " + kB2 + " --timeout 3");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "TIMEOUT");
+  EXPECT_EQ(status(doc, 1), "PASSED");
+  EXPECT_LT(s, 60);
+}
+
+TEST_F(Zygote, AWorkerCannotReachTheZygoteItCameFrom) {
+  // A zygote of the test's own, named to the evaluation through SOLBENCH_ZYGOTE as
+  // `solbench run` and the Python module do; the solution knows its address and
+  // tries to connect. Had it connected, it would return 9 (RUNTIME_ERROR).
+  const std::string address = "solbench-test-zygote-" + std::to_string(::getpid());
+  const pid_t z = ::fork();
+  ASSERT_GE(z, 0);
+  if (z == 0) {
+    ::execl(SOLBENCH_BINARY, SOLBENCH_BINARY, "__zygote", "--address", address.c_str(), nullptr);
+    ::_exit(127);
+  }
+  const std::string prelude = R"(  {
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s >= 0) {
+      sockaddr_un a{}; a.sun_family = AF_UNIX;
+      const char name[] = ")" + address + R"(";
+      std::memcpy(a.sun_path + 1, name, sizeof(name) - 1);
+      const int r = connect(s, (sockaddr*)&a, (socklen_t)(sizeof(sa_family_t) + sizeof(name)));
+      close(s);
+      if (r == 0) return 9;
+    }
+  }
+)";
+  const fs::path sol = solution("reach_zygote", prelude);
+  const json doc = eval("SOLBENCH_ZYGOTE=" + address, "-s '" + sol.string() + "' -w " + kB1);
+  ::kill(z, SIGKILL);
+  ::waitpid(z, nullptr, 0);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  // The worker came from that zygote (so the address was live)...
+  EXPECT_EQ(launch(doc["workers"]), "zygote") << doc["workers"].dump();
+  // ...and could not connect back to it (private network namespace, or seccomp).
+  EXPECT_EQ(status(doc, 0), "PASSED") << doc["results"][0]["evaluation"]["log"];
+}
+
+}  // namespace
+}  // namespace solbench
