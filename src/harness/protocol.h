@@ -140,6 +140,11 @@ struct WorkerPlan {
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed
 };
 
+// How a skip reason starts when the harness's own work (inputs, the reference, its
+// copies) ran out of GPU memory: not the solution's failure, and with other
+// evaluations on the GPU perhaps not this one's either (`run` retries those alone).
+inline constexpr const char* kOutOfGpuMemory = "out of GPU memory";
+
 // The worker's report for one workload.
 struct WorkloadOutcome {
   int index = -1;

@@ -35,7 +35,10 @@ WorkOrReason work_from_analysis(const json& a) {
   WorkloadWork w;
   w.flop = sum_tflop(a["work"].value("tensor_tflop", json::object()), w.tensor_classes) +
            sum_tflop(a["work"].value("cuda_tflop", json::object()), w.cuda_classes);
-  w.bytes = a["bytes"].value("min_mb", 0.0) * 1e6;
+  // The bytes the DRAM term counts (writes the L2 can hold left out: sol/roofline.h),
+  // so that T_SOL stands on or under the roof; analyses cached before that field
+  // existed fall back to the boundary minimum.
+  w.bytes = a["bytes"].value("dram_mb", a["bytes"].value("min_mb", 0.0)) * 1e6;
   w.t_sol_ms = a["time_us"].value("sol", 0.0) / 1e3;
   w.bottleneck = a.value("bottleneck", "");
   return {w, ""};

@@ -48,7 +48,8 @@ workloads of its best solution (highest mean, as <code>solbench db leaderboard</
 workload that did not pass counts 0, a passed one without a score is left out. A category's score
 is the mean of its problems' scores.</p>
 <p><b>Roofline charts.</b> x: arithmetic intensity, the FLOP (tensor core and CUDA core) of the
-reference divided by the minimum bytes it must move through DRAM; y: achieved rate, those FLOP
+reference divided by the minimum bytes it must move through DRAM while it runs (writes the L2
+can hold at its end left out, docs/sol.md); y: achieved rate, those FLOP
 divided by a time. Both come from the SOL analysis of the workload in its problem folder on the
 chart's hardware model. The diagonal is the DRAM roof (bandwidth &times; intensity); horizontal
 lines are the dense tensor-core and CUDA-core peaks of the model (solid: the classes the

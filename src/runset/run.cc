@@ -172,6 +172,9 @@ class Runner {
   };
   void prepare();
   void evaluate(size_t task, size_t slot);
+  // --jobs-per-gpu N > 1: evaluations that ran out of GPU memory beside others are
+  // evaluated again, one per GPU at a time.
+  void retry_out_of_memory_alone();
   void absorb(size_t task, const std::string& device, const std::vector<size_t>& remaining,
               const ChildResult& c);
   std::optional<json> environment(const std::string& device, const Problem& p);
@@ -452,6 +455,34 @@ void Runner::evaluate(size_t task, size_t slot) {
                       remaining.empty(), e.seconds);
 }
 
+void Runner::retry_out_of_memory_alone() {
+  // One slot per distinct device; nothing to do when no device had several.
+  std::vector<size_t> alone;
+  for (size_t s = 0; s < o_.slots.size(); ++s)
+    if (std::find_if(alone.begin(), alone.end(),
+                     [&](size_t a) { return o_.slots[a] == o_.slots[s]; }) == alone.end())
+      alone.push_back(s);
+  if (alone.size() == o_.slots.size() || (o_.stop && o_.stop->load())) return;
+  std::vector<size_t> retry;
+  for (size_t task = 0; task < tasks_.size(); ++task) {
+    EvaluationReport& e = report(task);
+    bool again = false;
+    for (auto& r : e.results)
+      if (r && !r->status && r->skip_reason.rfind(harness::kOutOfGpuMemory, 0) == 0) {
+        r.reset();  // evaluated again below; a skip left no trace to resume from
+        again = true;
+      }
+    if (again) retry.push_back(task);
+  }
+  if (retry.empty()) return;
+  progress_->note(fmt::format(
+      "note: {} evaluation(s) ran out of GPU memory beside others; evaluating them again, one "
+      "per GPU at a time",
+      retry.size()));
+  run_on_slots(alone.size(), retry.size(),
+               [&](size_t i, size_t slot) { evaluate(retry[i], alone[slot]); }, o_.stop);
+}
+
 RunReport Runner::run() {
   const auto t0 = std::chrono::steady_clock::now();
   prepare();
@@ -473,6 +504,7 @@ RunReport Runner::run() {
 
   run_on_slots(o_.slots.size(), tasks_.size(),
                [this](size_t task, size_t slot) { evaluate(task, slot); }, o_.stop);
+  retry_out_of_memory_alone();
   progress_->clear();
   db_->finish_run(run_id_);
   report_.interrupted = o_.stop && o_.stop->load();

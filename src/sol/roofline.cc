@@ -40,7 +40,7 @@ Bound roofline(const Work& total, double input_bytes, double min_input_bytes, do
   if (b.t_sfu > b.t_sol) b.t_sol = b.t_sfu, b.bottleneck = "sfu";
   b.t_unfused = std::max({b.t_tensor, b.t_cuda, b.t_sfu, ratio(b.unfused_bytes, hw.dram_bytes())});
   double flops = total.tensor_total() + total.cuda_total();
-  b.intensity = b.min_bytes > 0 ? flops / b.min_bytes : 0;
+  b.intensity = b.dram_bytes > 0 ? flops / b.dram_bytes : 0;
   return b;
 }
 

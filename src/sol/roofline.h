@@ -26,7 +26,7 @@ struct Bound {
   double t_sol = 0;
   double t_unfused = 0;      // max(compute terms, unfused_bytes / bandwidth)
   std::string bottleneck;    // tensor | cuda | sfu | dram
-  double intensity = 0;      // FLOP (tensor + CUDA-core) per minimum byte
+  double intensity = 0;      // FLOP (tensor + CUDA-core) per DRAM byte
 };
 
 // `output_bytes` and `input_bytes` come from the resolved workload (boundary);

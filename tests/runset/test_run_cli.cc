@@ -352,3 +352,38 @@ TEST_F(RunCli, ACrashingEvalKeepsWhatFinishedAndRecordsTheRestAsRuntimeError) {
 
 }  // namespace
 }  // namespace solbench::runset
+
+namespace solbench::runset::testing {
+namespace {
+
+TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAlone) {
+  // A problem whose reference reports that the GPU ran out of memory (as torch says
+  // it): the harness's own work failed, so the workload is skipped (no trace) with a
+  // reason that says so, and with two evaluations sharing a device `run` evaluates it
+  // once more alone. Here it fails the same way again and stays skipped.
+  TempDir tmp;
+  const fs::path prob = tmp.path() / "data" / "oom_problem";
+  fs::create_directories(prob);
+  json def = json::parse(read(kProblems / kRms / "definition.json"));
+  def["name"] = "oom_problem";
+  def["reference"] =
+      "import torch\n\ndef run(hidden_states, weight):\n"
+      "    raise RuntimeError('CUDA out of memory. Tried to allocate 8.00 GiB (a test)')\n";
+  write(prob / "definition.json", def.dump(2));
+  const std::string first = read(kProblems / kRms / "workload.jsonl");
+  write(prob / "workload.jsonl", first.substr(0, first.find('\n') + 1));
+  const CliRun r = solbench(tmp.path(), "run '" + (tmp.path() / "data").string() +
+                                            "' --reference --cpu-slots 2 --rounds 1 --no-timing "
+                                            "--no-baseline --db '" + (tmp.path() / "r.db").string() +
+                                            "' --json");
+  ASSERT_FALSE(r.doc.is_discarded()) << r.out << r.err;
+  EXPECT_HAS(r.err, "ran out of GPU memory beside others");
+  const json& s = r.doc["problems"][0]["solutions"][0];
+  EXPECT_EQ(s["skipped"], 1) << s.dump();
+  const json& w = s["workload_results"][0];
+  EXPECT_EQ(w.value("skip_reason", "").rfind("out of GPU memory: CUDA out of memory", 0), 0u)
+      << w.dump();
+}
+
+}  // namespace
+}  // namespace solbench::runset::testing

@@ -32,8 +32,8 @@ TEST(CostModel, Bf16Gemm4096CubedIsTensorBound) {
   EXPECT_NEAR(b.t_dram * 1e6, 20.0325, 0.01);
   EXPECT_EQ(b.bottleneck, "tensor");
   EXPECT_DOUBLE_EQ(b.t_sol, b.t_tensor);
-  // Intensity: 137.4e9 / 100.66e6 = 1365.3 FLOP/B.
-  EXPECT_NEAR(b.intensity, 1365.33, 0.01);
+  // Intensity per DRAM byte: 137.4e9 / 67.11e6 = 2048 FLOP/B.
+  EXPECT_NEAR(b.intensity, 2048.0, 0.01);
 }
 
 TEST(CostModel, SkinnyGemmIsMemoryBound) {

@@ -202,7 +202,22 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   }
 
   // Why a Python error means "cannot evaluate this workload here", or nullopt.
+  // Only for errors of the harness's own work (inputs, the reference, copies): a
+  // solution's errors come as CallError.
+  // The harness ran out of GPU memory (the workload is too large for what is free:
+  // with other evaluations on the GPU, perhaps only now): kOutOfGpuMemory and torch's
+  // first line, which says how much was free.
+  static std::optional<std::string> out_of_gpu_memory(py::error_already_set& e) {
+    const std::string text = py::str(e.value()).cast<std::string>();
+    if (!e.matches(PyExc_Exception) ||
+        (text.find("CUDA out of memory") == std::string::npos &&
+         std::string(e.what()).find("OutOfMemoryError") == std::string::npos))
+      return std::nullopt;
+    return std::string(kOutOfGpuMemory) + ": " + text.substr(0, text.find('\n')).substr(0, 300);
+  }
+
   std::optional<std::string> skip_reason(py::error_already_set& e, bool from_reference) {
+    if (auto oom = out_of_gpu_memory(e)) return oom;
     py::module_ inputs = py::module_::import("solbench_py.inputs");
     if (e.matches(inputs.attr("MissingBlob")))
       return std::string("safetensors blob missing: ") + py::str(e.value()).cast<std::string>();
@@ -559,6 +574,11 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   } catch (py::error_already_set& e) {
     o.status = Status::RuntimeError;
     o.log = "internal error in the worker: " + detail::python_error_text(e);
+    if (auto oom = out_of_gpu_memory(e)) {
+      o.skipped = true;
+      o.skip_reason = *oom;
+      o.log.clear();
+    }
     o.correctness.reset();
     if (plan.record_calls) attach_record(o, true);
   } catch (const std::exception& e) {
@@ -727,6 +747,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
       pristine = pool.attr("pristine")(s.pool_call).cast<py::list>();
       refs = w.attr("run_reference")(pristine).cast<py::list>();
     } catch (py::error_already_set& e) {
+      if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
       throw Finish{Status::InvalidReference,
                    "the reference failed on a timed call's inputs: " +
                        detail::python_error_text(e)};
