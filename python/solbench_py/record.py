@@ -16,8 +16,15 @@ output, contiguous, in order:
      "inputs_before": [digest | null, ...],   # correctness rounds only
      "inputs_after": [digest | null, ...]}
 
-A digest is the SHA-256 of the input's dtype, shape and bytes (digest()); scalars
-have none. Everything that touches the solution's outputs and inputs here runs
+A digest is the SHA-256 of the input's dtype, shape and bytes (digest()) for a
+tensor in host memory; for one on a GPU it is a fingerprint computed there (so an
+input is not copied to the host twice per call: on the H100 the host copies and
+hashes of inputs took a third of a judged evaluation): two sums, exact modulo 2**64,
+of the tensor's 32-bit words weighted by a splitmix64 sequence of their positions
+and by its square, then SHA-256 of those with dtype and shape. Any change a kernel
+makes by mistake changes it; only a change crafted to solve for the weights would
+not, and the solution's process could forge a digest in any case (docs/anti-hack.md,
+in-process forgery). Scalars have none. Everything that touches the solution's outputs and inputs here runs
 with the torch function and dispatch modes suspended (harness_only()): a mode the
 solution entered, and left active outside its call, cannot change what is written.
 The functions this module needs are bound when it is imported, before any
@@ -105,7 +112,41 @@ def _dtype_name(dt: torch.dtype) -> str:
     return str(dt).replace("torch.", "")
 
 
+_WORDS = 16 << 20  # 32-bit words per step of a device fingerprint (bounds its scratch)
+_M1, _M2 = -4658895280553007687, -7723592293110705685  # splitmix64's multipliers, as int64
+
+
+def _mix(x: torch.Tensor) -> torch.Tensor:
+    """splitmix64's finaliser on int64 (wrapping; >> is arithmetic, which only
+    changes which sequence this is, the same in every process)."""
+    x = x ^ (x >> 30)
+    x = x * _M1
+    x = x ^ (x >> 27)
+    x = x * _M2
+    return x ^ (x >> 31)
+
+
+def _device_fingerprint(t: torch.Tensor) -> str:
+    flat = _bytes_of(t)
+    n = flat.numel()
+    pad = (-n) % 4
+    if pad:
+        flat = torch.cat([flat, flat.new_zeros(pad)])
+    words = flat.view(torch.int32)
+    s1 = torch.zeros((), dtype=torch.int64, device=t.device)
+    s2 = torch.zeros((), dtype=torch.int64, device=t.device)
+    for start in range(0, words.numel(), _WORDS):
+        w = words[start:start + _WORDS].to(torch.int64)
+        k = _mix(torch.arange(start, start + w.numel(), dtype=torch.int64, device=t.device))
+        s1 += (w * k).sum()
+        s2 += (w * w * (k | 1)).sum()
+    return _sha256(f"fp1|{_dtype_name(t.dtype)}|{list(t.shape)}|{n}|{int(s1)}|{int(s2)}"
+                   .encode()).hexdigest()
+
+
 def _digest(t: torch.Tensor) -> str:
+    if t.device.type != "cpu":
+        return _device_fingerprint(t)
     h = _sha256(f"{_dtype_name(t.dtype)}|{list(t.shape)}|".encode())
     for chunk in _host_chunks(t):
         h.update(chunk)

@@ -19,7 +19,6 @@
 
 #include "cli/commands.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
-#include "harness/worker/zygote.h"
 #include "runset/runset.h"
 #include "store/store.h"
 
@@ -189,7 +188,6 @@ int run_run(const RunCliOptions& c) {
   runset::RunReport r;
   {
     StopOnSignal signals;
-    harness::start_process_zygote();  // from this thread: it lives as long as the run
     r = runset::run_dataset(o);
   }
   if (c.json_output) {

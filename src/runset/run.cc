@@ -12,6 +12,7 @@
 #include "harness/eval_plan.h"
 #include "harness/process.h"
 #include "harness/staging.h"
+#include "harness/worker/zygote.h"
 #include "runset/progress.h"
 #include "runset/resume.h"
 #include "runset/scheduler.h"
@@ -500,6 +501,9 @@ RunReport Runner::run() {
   recording_ = plan_recording(probe_eval_support(program_), db_path_);
   report_.recording = recording_.who == Recording::Run ? "run" : "eval";
   run_id_ = db_->begin_run({o_.command_line, o_.dataset.string(), "", ""});
+  // One zygote for every evaluation of the run (harness/worker/zygote.h), of the
+  // executable the evaluations run.
+  harness::start_process_zygote(program_);
   scratch_ = harness::StagingDir::create(harness::default_staging_base(), "run-");
 
   run_on_slots(o_.slots.size(), tasks_.size(),

@@ -161,6 +161,21 @@ def main() -> int:
     expect("solbench_py.runtime.Workload.check.__code__" in changed, f"new code: {changed!r}")
     expect(runtime.torch_changes(fp) == "", f"unchanged: {runtime.torch_changes(fp)!r}")
 
+    # The fingerprint GPU inputs get (computed here on host tensors: the same torch ops):
+    # equal for equal bytes, different after one element, two swapped ones, or a size.
+    x = torch.randn(1000, 37).to(torch.bfloat16)
+    fx = record._device_fingerprint(x)
+    expect(fx == record._device_fingerprint(x.clone()), "fingerprint of a copy differs")
+    y = x.clone()
+    y[500, 3] = 1.5 if float(y[500, 3]) != 1.5 else -1.5
+    expect(fx != record._device_fingerprint(y), "one element changed, same fingerprint")
+    z = x.clone().view(-1)
+    i, j = 7, 8 if float(z[7]) != float(z[8]) else 9
+    z[[i, j]] = z[[j, i]]
+    expect(fx != record._device_fingerprint(z.view(1000, 37)), "two elements swapped, same fingerprint")
+    expect(record._device_fingerprint(torch.zeros(5, dtype=torch.uint8))
+           != record._device_fingerprint(torch.zeros(6, dtype=torch.uint8)), "size not in it")
+
     for f in failures:
         print("FAIL:", f)
     print("ok" if not failures else f"{len(failures)} failure(s)")

@@ -510,7 +510,7 @@ std::string random_hex(size_t bytes) {
 
 }  // namespace
 
-void start_process_zygote() {
+void start_process_zygote(const std::filesystem::path& program) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_started) return;
   g_started = true;
@@ -522,7 +522,7 @@ void start_process_zygote() {
   if (!bridge::python_available()) return;
   const std::string address = fmt::format("solbench-zygote-{}-{}", ::getpid(), random_hex(16));
   SpawnOptions so;
-  so.argv = {self_exe().string(), "__zygote", "--address", address};
+  so.argv = {(program.empty() ? self_exe() : program).string(), "__zygote", "--address", address};
   so.output = OutputMode::Capture;
   so.log_limit_bytes = 16 << 10;
   so.die_with_parent = true;
@@ -544,6 +544,10 @@ std::string process_zygote_address() {
 }
 
 std::vector<std::pair<std::string, std::string>> zygote_environment() {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_started) return {};  // only one already started: never this executable by accident
+  }
   const std::string a = process_zygote_address();
   if (a.empty()) return {};
   return {{"SOLBENCH_ZYGOTE", a}};

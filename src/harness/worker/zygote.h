@@ -29,6 +29,7 @@
 // refused, and the requester falls back to exec'ing a worker.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,13 @@ ZygoteLaunch launch_from_zygote(const std::string& address, json request, int ou
 // its own child (it dies with this process). "" when there is none.
 std::string process_zygote_address();
 // Starts this process's zygote now (a no-op when $SOLBENCH_ZYGOTE is set), so that
-// its imports overlap with other work (the build, T_SOL).
-void start_process_zygote();
+// its imports overlap with other work (the build, T_SOL). `program` is the solbench
+// executable whose workers it will fork (default: this one; `run` passes the one
+// it starts its evaluations with, which is another when a test runs it in-process).
+// Call it from a thread that lives as long as the zygote is wanted (it dies with it).
+void start_process_zygote(const std::filesystem::path& program = {});
 // The environment that points child `solbench` processes at this process's
-// zygote ("SOLBENCH_ZYGOTE", address); empty when there is none.
+// zygote ("SOLBENCH_ZYGOTE", address); empty when none was started.
 std::vector<std::pair<std::string, std::string>> zygote_environment();
 
 }  // namespace solbench::harness
