@@ -2,13 +2,19 @@
 """Per-category table of a `solbench run` over a data set in the public layout, from its
 results store, beside the data set's published B200 figures (metadata.json).
 
-Usage: run_table.py DB DATASET_DIR [--solutions reference|all] [--json]
+Usage: run_table.py DB DATASET_DIR [--solutions reference|all] [--tsol SOL_JSON]... [--anchor] [--json]
 
 For every (definition, workload, solution) the latest trace in DB counts. Per category:
 problems and workloads evaluated, statuses, mean SOL Score (a failed workload counts 0,
 as in `solbench run`'s summary; the mean over PASSED ones beside it), and the medians of
 T_b/T_SOL and T_ref/T_SOL on the GPU of the run, next to the published B200
-baseline/SOL ratio of the same workloads. Standard library only.
+baseline/SOL ratio of the same workloads. --tsol takes `solbench sol --json` outputs
+(same hardware model as the run) and re-scores every trace with their T_SOL: the SOL
+Score is S = 1 / (1 + (T_k - T_SOL) / (T_b - T_SOL)), 0 where T_b <= T_SOL unless
+T_k <= T_SOL too (then 1), as `solbench eval` computes it. --anchor prints, per
+problem and solution, the smallest T/T_SOL over its PASSED workloads (T = T_k, and T_b
+for the baseline): a value below 1 is a bound above a measured time. Standard library
+only.
 """
 import argparse
 import json
@@ -46,6 +52,29 @@ def dataset_index(root):
     return out
 
 
+def sol_score(t_k, t_sol, t_b):
+    """S as score/sol_score.h computes it (None when an input is missing)."""
+    if not t_k or not t_sol or not t_b:
+        return None
+    if t_b <= t_sol:
+        return 1.0 if t_k <= t_sol else 0.0
+    return 1.0 / (1.0 + (t_k - t_sol) / (t_b - t_sol))
+
+
+def load_tsol(paths):
+    """(definition name, workload uuid) -> T_SOL in ms, from `solbench sol --json` outputs."""
+    out = {}
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        for p in doc.get("problems", []):
+            for w in p.get("workloads", []):
+                t = (w.get("time_us") or {}).get("sol")
+                if w.get("status") == "ok" and t:
+                    out[(p["name"], w["uuid"])] = t / 1000.0
+    return out
+
+
 def median(xs):
     return statistics.median(xs) if xs else None
 
@@ -54,15 +83,44 @@ def fmt(x, spec=".2f"):
     return "-" if x is None else format(x, spec)
 
 
+def anchor_table(latest, index):
+    """Smallest T/T_SOL per (problem, solution) and of its baseline, PASSED workloads only."""
+    rows = defaultdict(lambda: {"tk": [], "tb": []})
+    for (definition, _uuid, sol), r in latest.items():
+        if r[3] != "PASSED" or not r[6]:
+            continue
+        key = (index[definition][0], definition, sol)
+        if r[4]:
+            rows[key]["tk"].append(r[4] / r[6])
+        if r[7]:
+            rows[key]["tb"].append(r[7] / r[6])
+    print("| category | problem | solution | workloads | min T_k/T_SOL | min T_b/T_SOL |")
+    print("|---|---|---|---:|---:|---:|")
+    below = 0
+    for (cat, definition, sol), v in sorted(rows.items()):
+        lo_k = min(v["tk"]) if v["tk"] else None
+        lo_b = min(v["tb"]) if v["tb"] else None
+        below += sum(1 for x in v["tk"] + v["tb"] if x < 1.0)
+        print(f"| {cat} | {definition} | {sol.split('/')[-1] if sol.endswith('/reference') else sol} "
+              f"| {len(v['tk'])} | {fmt(lo_k)} | {fmt(lo_b)} |")
+    print(f"\nmeasured times below T_SOL: {below}")
+    return 1 if below else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("db")
     ap.add_argument("dataset")
     ap.add_argument("--solutions", choices=["reference", "all"], default="reference",
                     help="the references evaluated as solutions (run --reference), or every solution")
+    ap.add_argument("--tsol", action="append", default=[],
+                    help="`solbench sol --json` output whose T_SOL re-scores the traces")
+    ap.add_argument("--anchor", action="store_true",
+                    help="per problem and solution: the smallest T/T_SOL (T_k, and T_b)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     index = dataset_index(a.dataset)
+    tsol = load_tsol(a.tsol)
     con = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
     rows = con.execute(
         "SELECT t.definition, t.workload_uuid, s.name, t.status, t.latency_ms, "
@@ -74,7 +132,14 @@ def main():
             continue
         if a.solutions == "reference" and not r[2].endswith("/reference"):
             continue
+        r = list(r)
+        if (r[0], r[1]) in tsol:  # re-scored with the given bound
+            r[6] = tsol[(r[0], r[1])]
+            if r[3] == "PASSED":
+                r[8] = sol_score(r[4], r[6], r[7])
         latest[(r[0], r[1], r[2])] = r
+    if a.anchor:
+        return anchor_table(latest, index)
     cats = defaultdict(lambda: defaultdict(list))
     for (definition, uuid, _sol), r in latest.items():
         category, published = index[definition]
