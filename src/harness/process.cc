@@ -549,6 +549,16 @@ Child Child::spawn(const SpawnOptions& opts) {
       close_fd(chan[1]);
     }
   };
+  // The Child, with its log drained from now on.
+  auto started = [&] {
+    if (opts.output == OutputMode::Capture) {
+      Impl* raw = impl.get();
+      impl->drain = std::thread([raw] { raw->drain_loop(); });
+    }
+    Child c;
+    c.impl_ = std::move(impl);
+    return c;
+  };
   if (opts.starter) {
     try {
       ExternalStart x = opts.starter(env, out_child >= 0 ? out_child : 1, opts.channel ? chan[1] : -1);
@@ -560,13 +570,7 @@ Child Child::spawn(const SpawnOptions& opts) {
       impl->control_reader = std::make_unique<FrameReader>(x.control_fd);
       close_fd(err_pipe[0]);
       keep_parent_ends();
-      if (opts.output == OutputMode::Capture) {
-        Impl* raw = impl.get();
-        impl->drain = std::thread([raw] { raw->drain_loop(); });
-      }
-      Child c;
-      c.impl_ = std::move(impl);
-      return c;
+      return started();
     } catch (const std::exception& e) {
       impl->launch_note = e.what();  // fork and exec below, as without a starter
     }
@@ -670,13 +674,7 @@ Child Child::spawn(const SpawnOptions& opts) {
   impl->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (impl->pidfd >= 0) ::fcntl(impl->pidfd, F_SETFD, FD_CLOEXEC);
 #endif
-  if (opts.output == OutputMode::Capture) {
-    Impl* raw = impl.get();
-    impl->drain = std::thread([raw] { raw->drain_loop(); });
-  }
-  Child c;
-  c.impl_ = std::move(impl);
-  return c;
+  return started();
 }
 
 // ---------------------------------------------------------------- run_command

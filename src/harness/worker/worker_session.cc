@@ -332,6 +332,28 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
     } release{timing_lock};
     return measure(*timer, m, plan.timing);
   }
+  // The solution's timed loop and the checks on what it left behind (threads,
+  // processes, libraries, torch, lazy outputs), judged or not.
+  TimingResult timed_calls(PooledRun& run, WorkloadOutcome& o) {
+    Stopwatch sw;
+    TimingResult result;
+    try {
+      result = locked_measure(run, o);
+    } catch (const CallError& e) {
+      throw Finish{Status::RuntimeError,
+                   std::string("the solution failed during timing: ") + e.what()};
+    }
+    o.phases_ms["timing_ms"] = sw.ms();
+    check_threads("after the timed calls");
+    check_processes("after the timed calls");
+    check_libraries("during the timed calls");
+    check_torch("during the timed calls");
+    if (!run.lazy().empty())
+      throw Finish{Status::RewardHack,
+                   "the outputs are not plain tensors (timed " + run.lazy() +
+                       "); tensor subclasses can defer or fake work"};
+    return result;
+  }
   int timing_sets(const json& spec, py::object& w, py::list& input_sets, py::list& ref_sets,
                   bool with_reference = true);
   // plan.record_calls (the solution's worker under a judge): the same calls and
@@ -716,24 +738,8 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                                        fresh_seed(spec));
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  Stopwatch sw;
   PooledRun run(c, pool, runtime, sample, secret(), plan.kind != EntryKind::Native);
-  TimingResult result;
-  try {
-    result = locked_measure(run, o);
-  } catch (const CallError& e) {
-    throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") +
-                                           e.what()};
-  }
-  o.phases_ms["timing_ms"] = sw.ms();
-  check_threads("after the timed calls");
-  check_processes("after the timed calls");
-  check_libraries("during the timed calls");
-  check_torch("during the timed calls");
-  if (!run.lazy().empty())
-    throw Finish{Status::RewardHack,
-                 "the outputs are not plain tensors (timed " + run.lazy() +
-                     "); tensor subclasses can defer or fake work"};
+  const TimingResult result = timed_calls(run, o);
 
   // Gap 1 of docs/harness.md: re-check what timed calls produced, against the
   // reference run on the values each sampled call saw (generated again).
@@ -936,25 +942,9 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
                                        c.destination_passing(), fresh_seed(spec));
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  Stopwatch sw;
   PooledRun run(c, pool, runtime, sampled_calls(plan.verify_samples, spec), secret(),
                 plan.kind != EntryKind::Native);
-  TimingResult result;
-  try {
-    result = locked_measure(run, o);
-  } catch (const CallError& e) {
-    throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") +
-                                           e.what()};
-  }
-  o.phases_ms["timing_ms"] = sw.ms();
-  check_threads("after the timed calls");
-  check_processes("after the timed calls");
-  check_libraries("during the timed calls");
-  check_torch("during the timed calls");
-  if (!run.lazy().empty())
-    throw Finish{Status::RewardHack,
-                 "the outputs are not plain tensors (timed " + run.lazy() +
-                     "); tensor subclasses can defer or fake work"};
+  const TimingResult result = timed_calls(run, o);
 
   Stopwatch rsw;
   int k = 0;
