@@ -143,14 +143,6 @@ void close_fd(int& fd) {
   }
 }
 
-std::string env_lookup(const std::vector<std::string>& env, std::string_view name) {
-  for (const auto& e : env) {
-    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
-      return e.substr(name.size() + 1);
-  }
-  return {};
-}
-
 void env_put(std::vector<std::string>& env, const std::string& name, const std::string& value) {
   std::string entry = name + "=" + value;
   for (auto& e : env) {
@@ -168,6 +160,19 @@ bool is_executable_file(const fs::path& p) {
 }
 
 }  // namespace
+
+std::vector<std::string> environment_list() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::string environment_value(const std::vector<std::string>& env, std::string_view name) {
+  for (const auto& e : env)
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
+      return e.substr(name.size() + 1);
+  return {};
+}
 
 fs::path self_exe() {
   std::error_code ec;
@@ -469,12 +474,12 @@ Child Child::spawn(const SpawnOptions& opts) {
   if (opts.env) {
     env = *opts.env;
   } else {
-    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    env = environment_list();
   }
   for (const auto& [k, v] : opts.env_set) env_put(env, k, v);
   if (opts.channel) env_put(env, "SOLBENCH_CHANNEL_FD", std::to_string(opts.channel_fd));
 
-  const std::string path_value = env_lookup(env, "PATH");
+  const std::string path_value = environment_value(env, "PATH");
   auto program = find_program(opts.argv[0], path_value.empty() ? nullptr : path_value.c_str());
   if (!program)
     throw SpawnError("cannot execute " + opts.argv[0] + ": program not found or not executable",

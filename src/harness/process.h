@@ -180,6 +180,11 @@ class Child {
   std::unique_ptr<Impl> impl_;
 };
 
+// This process's environment as "NAME=VALUE" strings, and the value of NAME in
+// such a list ("" when absent).
+std::vector<std::string> environment_list();
+std::string environment_value(const std::vector<std::string>& env, std::string_view name);
+
 // The running executable (/proc/self/exe resolved), for re-executing solbench in
 // worker mode.
 std::filesystem::path self_exe();

@@ -20,10 +20,9 @@
 
 #include "harness/framing.h"
 #include "harness/timing/gpu/gpu_errors.h"
+#include "harness/process.h"
 #include "harness/protocol.h"
 #include "harness/worker/worker_session.h"
-
-extern char** environ;
 
 namespace solbench::harness {
 namespace py = pybind11;
@@ -134,8 +133,7 @@ void point_triton_at_libcuda() {
 void adopt_environment_in_python() {
   if (!Py_IsInitialized()) return;
   py::dict env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string s = *e;
+  for (const std::string& s : environment_list()) {
     const size_t eq = s.find('=');
     if (eq != std::string::npos && eq > 0) env[py::str(s.substr(0, eq))] = py::str(s.substr(eq + 1));
   }

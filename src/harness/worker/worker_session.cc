@@ -201,9 +201,6 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
     return detail::make_python_candidate(solution_fn, dps, workload);
   }
 
-  // Why a Python error means "cannot evaluate this workload here", or nullopt.
-  // Only for errors of the harness's own work (inputs, the reference, copies): a
-  // solution's errors come as CallError.
   // The harness ran out of GPU memory (the workload is too large for what is free:
   // with other evaluations on the GPU, perhaps only now): kOutOfGpuMemory and torch's
   // first line, which says how much was free.
@@ -216,6 +213,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
     return std::string(kOutOfGpuMemory) + ": " + text.substr(0, text.find('\n')).substr(0, 300);
   }
 
+  // Why a Python error means "cannot evaluate this workload here", or nullopt.
+  // Only for errors of the harness's own work (inputs, the reference, copies): a
+  // solution's errors come as CallError.
   std::optional<std::string> skip_reason(py::error_already_set& e, bool from_reference) {
     if (auto oom = out_of_gpu_memory(e)) return oom;
     py::module_ inputs = py::module_::import("solbench_py.inputs");
@@ -367,6 +367,10 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // plan.reference_role with a record: the verdict on the solution's recorded calls.
   py::list reference_outputs(py::object& w, const py::list& inputs, const std::string& what);
   py::dict load_record(const fs::path& dir, const RecordedCall& c, const std::string& what);
+  // Workload.judge_inputs on a loaded record: (inputs not the ones generated here,
+  // inputs the call changed); a malformed digest list is an unreadable record.
+  py::tuple judge_inputs(py::object& w, const py::list& inputs, py::dict& got,
+                         const py::object& before, const std::string& what);
   void judge(size_t index, const json& spec, py::object& w, const CallRecord& r,
              WorkloadOutcome& o);
   void time_reference(size_t index, py::object& w, const py::list& input_sets,
@@ -990,6 +994,13 @@ void WorkerSession::Impl::attach_record(WorkloadOutcome& o, bool failed) {
 // reference that cannot run at that stage still decides first (the parent keeps
 // the solution's failure otherwise).
 
+namespace {
+Finish unreadable_record(const std::string& what, const std::string& why) {
+  return Finish{Status::RuntimeError,
+                fmt::format("the solution's worker left an unreadable record of {}: {}", what, why)};
+}
+}  // namespace
+
 py::list WorkerSession::Impl::reference_outputs(py::object& w, const py::list& inputs,
                                                 const std::string& what) {
   try {
@@ -1013,10 +1024,7 @@ py::dict WorkerSession::Impl::load_record(const fs::path& dir, const RecordedCal
                    fmt::format("the record of {} is not what the solution's worker wrote ({}): "
                                "it was changed after the call",
                                what, msg)};
-    if (e.matches(record_mod.attr("RecordError")))
-      throw Finish{Status::RuntimeError,
-                   fmt::format("the solution's worker left an unreadable record of {}: {}", what,
-                               msg)};
+    if (e.matches(record_mod.attr("RecordError"))) throw unreadable_record(what, msg);
     throw;
   }
   const auto devices = got["devices"].cast<std::vector<std::string>>();
@@ -1026,6 +1034,16 @@ py::dict WorkerSession::Impl::load_record(const fs::path& dir, const RecordedCal
                    fmt::format("{}: output {} is on {}; the evaluation runs on {}", what, i,
                                devices[i], plan.device)};
   return got;
+}
+
+py::tuple WorkerSession::Impl::judge_inputs(py::object& w, const py::list& inputs, py::dict& got,
+                                            const py::object& before, const std::string& what) {
+  try {
+    return w.attr("judge_inputs")(inputs, got["inputs_after"], before).cast<py::tuple>();
+  } catch (py::error_already_set& e) {
+    if (!e.matches(record_mod.attr("RecordError"))) throw;
+    throw unreadable_record(what, py::str(e.value()).cast<std::string>());
+  }
 }
 
 void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
@@ -1045,16 +1063,7 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
     reference_ms += rsw.ms();
     Stopwatch csw;
     py::dict got = load_record(dir, c, what);
-    py::tuple seen;
-    try {
-      seen = w.attr("judge_inputs")(inputs, got["inputs_after"], got["inputs_before"])
-                 .cast<py::tuple>();
-    } catch (py::error_already_set& e) {
-      if (!e.matches(record_mod.attr("RecordError"))) throw;
-      throw Finish{Status::RuntimeError,
-                   fmt::format("the solution's worker left an unreadable record of {}: {}", what,
-                               py::str(e.value()).cast<std::string>())};
-    }
+    const py::tuple seen = judge_inputs(w, inputs, got, got["inputs_before"], what);
     const auto unreproduced = seen[0].cast<std::vector<std::string>>();
     if (!unreproduced.empty())
       throw Finish{Status::RuntimeError,
@@ -1132,15 +1141,7 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
     py::list refs = reference_outputs(w, pristine, "the reference failed on a timed call's inputs: ");
     py::dict got = load_record(dir, c, what);
     if (input_change.empty()) {
-      py::tuple seen;
-      try {
-        seen = w.attr("judge_inputs")(pristine, got["inputs_after"], py::none()).cast<py::tuple>();
-      } catch (py::error_already_set& e) {
-        if (!e.matches(record_mod.attr("RecordError"))) throw;
-        throw Finish{Status::RuntimeError,
-                     fmt::format("the solution's worker left an unreadable record of {}: {}",
-                                 what, py::str(e.value()).cast<std::string>())};
-      }
+      const py::tuple seen = judge_inputs(w, pristine, got, py::none(), what);
       const auto names = seen[1].cast<std::vector<std::string>>();
       if (!names.empty()) input_change = fmt::format("{}: '{}'", what, names.front());
     }

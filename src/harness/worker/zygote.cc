@@ -33,8 +33,6 @@
 #include "harness/process.h"
 #include "harness/worker/worker.h"
 
-extern char** environ;
-
 namespace solbench::harness {
 namespace py = pybind11;
 
@@ -53,19 +51,6 @@ void close_fd(int& fd) {
     ::close(fd);
     fd = -1;
   }
-}
-
-std::string env_of(const std::vector<std::string>& env, std::string_view name) {
-  for (const auto& e : env)
-    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
-      return e.substr(name.size() + 1);
-  return {};
-}
-
-std::vector<std::string> current_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
 }
 
 // The executable a worker would run if it were exec'd: a zygote built from another
@@ -353,7 +338,7 @@ struct Zygote {
       for (const auto& e : req["env"])
         if (e.is_string()) env.push_back(e.get<std::string>());
     for (const auto& [name, value] : import_env)
-      if (env_of(env, name) != value)
+      if (environment_value(env, name) != value)
         return refuse(conn, "the zygote was started with another " + name);
     if (req.contains("preload") && req["preload"].is_array())
       for (const auto& g : req["preload"]) {
@@ -417,8 +402,8 @@ int zygote_main(const std::string& address, bool exit_on_stdin_eof) {
     return 1;
   }
   z.exe = exe_identity();
-  const std::vector<std::string> env = current_environment();
-  for (const char* name : kImportTimeEnv) z.import_env[name] = env_of(env, name);
+  const std::vector<std::string> env = environment_list();
+  for (const char* name : kImportTimeEnv) z.import_env[name] = environment_value(env, name);
   std::fprintf(stderr, "solbench zygote: ready on @%s\n", address.c_str());
   std::fflush(stderr);
   for (;;) {
