@@ -56,6 +56,30 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
         # worker exit, scoring, the store's transaction, the JSON document, process exit
         "after_worker": ms(wl["result_t_ns"], t1),
     }
+    # The parent's own stages (eval's "timeline_t_ns") and the reference worker's.
+    tl = doc.get("timeline_t_ns") or {}
+    if tl:
+        stages["parent:exec_to_main"] = ms(t0, tl["start"])
+        stages["parent:inputs"] = ms(tl["start"], tl["inputs_loaded"])
+        stages["parent:t_sol_lookup"] = ms(tl["zygote_asked"], tl["t_sol"])
+        stages["parent:store_open"] = ms(tl["t_sol"], tl["store_ready"])
+        stages["parent:build_lookup"] = ms(tl["store_ready"], tl["built"])
+        stages["parent:plan"] = ms(tl["built"], tl.get("plan_ready", tl["built"]))
+        stages["parent:first_spawn"] = ms(tl.get("plan_ready", tl["built"]), w["spawn_t_ns"])
+    refs = doc.get("reference_workers") or []
+    if refs and refs[0].get("workloads"):
+        r = refs[0]
+        rw = r["workloads"][0]
+        stages["judge:started_early"] = 1.0 if r.get("started_early") else 0.0
+        stages["judge:ready_after_solution_result"] = ms(wl["result_t_ns"], r.get("ready_t_ns", 0))
+        stages["judge:begin_after_solution_result"] = ms(wl["result_t_ns"], rw["begin_t_ns"])
+        stages["judge:workload"] = ms(rw["begin_t_ns"], rw["result_t_ns"])
+        if tl:
+            stages["parent:after_judge"] = ms(rw["result_t_ns"], tl["workers_done"])
+    if tl:
+        stages["parent:baseline_lookup"] = ms(tl["workers_done"], tl["baseline_done"])
+        stages["parent:record"] = ms(tl["baseline_done"], tl["recorded"])
+        stages["parent:document_and_exit"] = ms(tl["recorded"], t1)
     # Phases this script does not name (e.g. a GPU worker's own), as reported.
     known = {"python_init_ms", "reference_load_ms", "solution_load_ms", "inputs_ms",
              "correctness_ms", "timing_setup_ms", "timing_ms", "verify_ms",

@@ -382,15 +382,15 @@ void put_score(Trace& t, const ScoreState& st, const score::ArchChoice& arch) {
 
 // The nvcc target for --cuda-arch on `device`: built for the GPU that runs it,
 // as SOL-ExecBench does (nvcc's default, sm_75 in CUDA 13, would JIT-compile PTX at
-// load and refuse Hopper-only instructions). Asking the runtime for the compute
-// capability creates no context.
+// load and refuse Hopper-only instructions). NVML names the compute capability
+// without initialising CUDA in this process (device.h identify_device).
 std::string resolve_cuda_arch(const std::string& choice, const std::string& device) {
   if (choice == "default") return "";
   if (choice != "auto") return choice;
   const int ordinal = harness::cuda_ordinal(device);
   if (ordinal < 0) return "";
   try {
-    const gpu::DeviceInfo d = gpu::query_device(ordinal);
+    const gpu::DeviceIdentity d = gpu::identify_device(ordinal);
     return gpu::sm_arch_name(d.cc_major, d.cc_minor).substr(3);  // "sm_90a" -> "90a"
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warning: --cuda-arch auto: %s; building for nvcc's default\n", e.what());
@@ -399,6 +399,11 @@ std::string resolve_cuda_arch(const std::string& choice, const std::string& devi
 }
 
 int run_eval(const EvalOptions& o) {
+  // The parent's own stages on CLOCK_MONOTONIC (the workers' timestamps' clock),
+  // for `--json`'s "timeline_t_ns": where an agent's call spends its time.
+  json timeline = json::object();
+  auto mark = [&timeline](const char* stage) { timeline[stage] = harness::monotonic_ns(); };
+  mark("start");
   // --- inputs: everything is checked before anything is built or run.
   Diagnostics diags;
   Problem problem = load_problem(problem_paths(o.problem_dir), diags);
@@ -417,8 +422,10 @@ int run_eval(const EvalOptions& o) {
     return 1;
   }
   if (const int rc = check_device_and_timer(o.device, o.timer)) return rc;
+  mark("inputs_loaded");
   // Workers fork from a process that imports torch while the build and T_SOL run.
   harness::start_process_zygote();
+  mark("zygote_asked");
   score::ArchChoice arch;
   try {
     arch = score::choose_arch(o.arch, o.device);
@@ -441,6 +448,7 @@ int run_eval(const EvalOptions& o) {
   } else {
     for (auto& st : sc) st.bound.reason = "no T_SOL: " + arch.reason;
   }
+  mark("t_sol");
   std::string published_note;
   if (arch.model && score::is_b200(*arch.model)) {
     try {
@@ -464,6 +472,7 @@ int run_eval(const EvalOptions& o) {
     return *predicted;
   });
   const std::string def_hash = store::definition_hash(problem.definition);
+  mark("store_ready");
 
   // --- build (or cache hit), outside any worker: compilers are trusted, the code is not run.
   harness::PrepareOptions po;
@@ -475,6 +484,7 @@ int run_eval(const EvalOptions& o) {
   harness::PreparedSolution prep = o.reference
                                        ? harness::reference_as_solution()
                                        : harness::prepare_solution(solution, problem.definition, po);
+  mark("built");
   json build_info = prep.build ? prep.build->to_json() : json(nullptr);
   if (!build_info.is_null()) build_info.erase("log");
   if (prep.build && !prep.build->import_violations.empty() && !o.json_output) {
@@ -662,7 +672,9 @@ int run_eval(const EvalOptions& o) {
         progress.show("worker ready");
       }
     };
+    mark("plan_ready");
     rr = harness::run_plan(plan, ro);
+    mark("workers_done");
     progress.clear();
     outs = rr.outcomes;
     // Outcomes the event stream did not deliver (failures decided by the runner
@@ -730,8 +742,10 @@ int run_eval(const EvalOptions& o) {
     }
   }
   progress.clear();
+  mark("baseline_done");
   for (size_t k = 0; k < sel.size(); ++k) finalize(k);  // none left; be safe
   rec.finish();
+  mark("recorded");
   for (const auto& w : rec.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (!published_note.empty()) std::fprintf(stderr, "warning: %s\n", published_note.c_str());
 
@@ -778,6 +792,8 @@ int run_eval(const EvalOptions& o) {
                                  {"skipped", o.no_baseline}}}};
     if (!published_note.empty()) j["score"]["published_note"] = published_note;
     j["db"] = rec.to_json();
+    mark("document");
+    j["timeline_t_ns"] = timeline;
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("{} / {} on {}\n", problem.definition.name, solution_name,

@@ -365,6 +365,7 @@ struct Child::Impl {
   }
 };
 
+Child::Child() = default;
 Child::Child(Child&&) noexcept = default;
 Child& Child::operator=(Child&&) noexcept = default;
 Child::~Child() = default;

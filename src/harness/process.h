@@ -135,7 +135,7 @@ class Child {
   // reported back through a close-on-exec pipe, so this is synchronous).
   static Child spawn(const SpawnOptions& opts);
 
-  Child() = default;
+  Child();
   Child(Child&&) noexcept;
   Child& operator=(Child&&) noexcept;
   Child(const Child&) = delete;

@@ -200,6 +200,54 @@ int64_t monotonic_ns() {
       .count();
 }
 
+namespace {
+
+json records_json(const std::vector<std::optional<CallRecord>>& records) {
+  json rs = json::array();
+  for (const auto& r : records) rs.push_back(r ? r->to_json() : json(nullptr));
+  return rs;
+}
+
+// j["records"]: absent or null (none), else one entry (a record or null) per workload.
+std::vector<std::optional<CallRecord>> records_from_json(const json& j, size_t workloads,
+                                                         const char* what) {
+  std::vector<std::optional<CallRecord>> out;
+  auto it = j.find("records");
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array() || it->size() != workloads)
+    throw std::runtime_error(std::string("malformed ") + what +
+                             ": records must have one entry per workload");
+  for (const auto& r : *it)
+    out.push_back(r.is_null() ? std::nullopt : std::optional<CallRecord>(CallRecord::from_json(r)));
+  return out;
+}
+
+}  // namespace
+
+json WorkOrder::to_json() const {
+  if (cancel) return {{"type", "cancel"}};
+  json j = {{"type", "work"}, {"workloads", workloads}};
+  if (!records.empty()) j["records"] = records_json(records);
+  return j;
+}
+
+WorkOrder WorkOrder::from_json(const json& j) {
+  try {
+    WorkOrder w;
+    const std::string type = j.value("type", "");
+    if (type == "cancel") {
+      w.cancel = true;
+      return w;
+    }
+    if (type != "work") throw std::runtime_error("expected a \"work\" or \"cancel\" frame");
+    for (const auto& x : j.at("workloads")) w.workloads.push_back(x);
+    w.records = records_from_json(j, w.workloads.size(), "work order");
+    return w;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("malformed work order: ") + e.what());
+  }
+}
+
 json WorkerPlan::to_json() const {
   json j = json::object();
   j["type"] = "plan";
@@ -229,11 +277,8 @@ json WorkerPlan::to_json() const {
   j["reference_role"] = reference_role;
   j["record_calls"] = record_calls;
   j["fresh_secret"] = fresh_secret;
-  if (!records.empty()) {
-    json rs = json::array();
-    for (const auto& r : records) rs.push_back(r ? r->to_json() : json(nullptr));
-    j["records"] = rs;
-  }
+  if (!records.empty()) j["records"] = records_json(records);
+  if (work_follows) j["work_follows"] = true;
   return j;
 }
 
@@ -268,13 +313,11 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.reference_role = j.value("reference_role", false);
     p.record_calls = j.value("record_calls", false);
     p.fresh_secret = j.value("fresh_secret", uint64_t{0});
-    if (auto it = j.find("records"); it != j.end() && !it->is_null()) {
-      if (!it->is_array() || it->size() != p.workloads.size())
-        throw std::runtime_error("malformed worker plan: records must have one entry per workload");
-      for (const auto& r : *it)
-        p.records.push_back(r.is_null() ? std::nullopt
-                                        : std::optional<CallRecord>(CallRecord::from_json(r)));
-    }
+    p.records = records_from_json(j, p.workloads.size(), "worker plan");
+    p.work_follows = j.value("work_follows", false);
+    if (p.work_follows && (!p.reference_role || !p.workloads.empty()))
+      throw std::runtime_error(
+          "malformed worker plan: work_follows needs reference_role and no workloads yet");
     if (p.reference_role && p.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: reference_role needs kind \"reference\"");
     if (p.record_calls && p.reference_role)

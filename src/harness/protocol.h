@@ -135,9 +135,25 @@ struct WorkerPlan {
   uint64_t fresh_secret = 0;
   // reference_role: one entry per workload (none: only T_ref).
   std::vector<std::optional<CallRecord>> records;
+  // A reference worker started while the solution's worker still runs (runner.cc
+  // judge_batch), so that its start (process, CUDA, the reference's import) is off
+  // the critical path: its plan holds no workloads; they and their records come in
+  // a second frame, WorkOrder, after it said "ready". Its start holds the GPU's
+  // timing lock, so that it never creates a context during a timed loop.
+  bool work_follows = false;
 
   json to_json() const;
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed
+};
+
+// The second frame of a plan with work_follows: {"type": "work", workloads,
+// records}, or {"type": "cancel"} when nothing is left to judge.
+struct WorkOrder {
+  bool cancel = false;
+  std::vector<json> workloads;
+  std::vector<std::optional<CallRecord>> records;
+  json to_json() const;
+  static WorkOrder from_json(const json& j);  // throws std::runtime_error when malformed
 };
 
 // How a skip reason starts when the harness's own work (inputs, the reference, its

@@ -49,12 +49,72 @@ struct RunHooks {
       on_result;
 };
 
+// A worker process, its scratch folder and the start of its record.
+struct Launch {
+  StagingDir scratch;
+  Child child;
+  json record;
+};
+
+// Starts a worker for `plan` (from the zygote where there is one), without sending
+// it anything; throws SpawnError.
+Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
+  Launch l;
+  l.record = {{"workloads", json::array()}};
+  l.scratch = StagingDir::create(
+      opts.staging_base.empty() ? default_staging_base() : opts.staging_base, "worker-");
+  if (opts.keep_scratch) {
+    l.scratch.keep();
+    l.record["scratch"] = l.scratch.path().string();
+  }
+
+  SpawnOptions so;
+  so.argv = {self_exe().string(), "__worker", "--channel-fd", "3"};
+  so.cwd = l.scratch.path();
+  so.channel = true;
+  so.channel_fd = 3;
+  so.output = OutputMode::Capture;
+  so.log_limit_bytes = opts.log_limit_bytes;
+  // Process 1 of its own PID namespace: whatever the solution starts dies with the
+  // worker, however it detached itself (docs/sandbox.md).
+  const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
+  so.new_pid_namespace = (!plan.sandbox.is_object() || plan.sandbox.value("enabled", true)) &&
+                         !(pidns && std::string(pidns) == "0");
+  if (!opts.zygote.empty()) {
+    json request = {{"cwd", l.scratch.path().string()},
+                    {"channel_fd", so.channel_fd},
+                    {"new_pid_namespace", so.new_pid_namespace},
+                    {"no_core_dumps", so.no_core_dumps},
+                    {"preload", json::array()}};
+    // torch.compile (the baseline, Python solutions) wants Dynamo and Inductor,
+    // seconds of imports the zygote then does once for every later worker.
+    if (plan.kind == EntryKind::Python || plan.baseline_compile)
+      request["preload"].push_back("compile");
+    so.starter = [request, address = opts.zygote, limit = opts.startup_timeout](
+                     const std::vector<std::string>& env, int out_fd, int channel_fd) {
+      json r = request;
+      r["env"] = env;
+      const ZygoteLaunch z = launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(limit));
+      return ExternalStart{z.pid, z.pid_namespace, z.control_fd};
+    };
+  }
+  l.record["spawn_t_ns"] = monotonic_ns();
+  l.child = Child::spawn(so);
+  l.record["pid_namespace"] = l.child.pid_namespace();
+  l.record["launch"] = l.child.launch() == "external" ? "zygote" : "exec";
+  if (!l.child.launch_note().empty()) l.record["launch_note"] = l.child.launch_note();
+  return l;
+}
+
 // One worker process working through `indices` (positions in the full plan).
 class WorkerRun {
  public:
+  // `early`: a worker started ahead with the plan less its work (work_follows); it
+  // gets the work (a WorkOrder) instead of the plan.
   WorkerRun(const WorkerPlan& plan, std::vector<int> indices, const RunnerOptions& opts,
-            RunnerResult& result, const RunHooks* hooks)
-      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result), hooks_(hooks) {}
+            RunnerResult& result, const RunHooks* hooks, std::optional<Launch> early = {})
+      : plan_(plan), indices_(std::move(indices)), opts_(opts), result_(result), hooks_(hooks),
+        early_(std::move(early)) {}
 
   // Returns the outcomes it produced, keyed by plan index.
   std::vector<WorkloadOutcome> run();
@@ -76,6 +136,7 @@ class WorkerRun {
   const RunnerOptions& opts_;
   RunnerResult& result_;
   const RunHooks* hooks_;
+  std::optional<Launch> early_;
 };
 
 std::vector<WorkloadOutcome> WorkerRun::run() {
@@ -83,66 +144,38 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   WorkerPlan sub = plan_;
   sub.workloads.clear();
   for (int i : indices_) sub.workloads.push_back(plan_.workloads[i]);
-
-  json record = {{"workloads", json::array()}};
-  StagingDir scratch = StagingDir::create(
-      opts_.staging_base.empty() ? default_staging_base() : opts_.staging_base, "worker-");
-  if (opts_.keep_scratch) {
-    scratch.keep();
-    record["scratch"] = scratch.path().string();
+  if (!plan_.records.empty()) {
+    sub.records.clear();
+    for (int i : indices_) sub.records.push_back(plan_.records.at(static_cast<size_t>(i)));
   }
 
-  SpawnOptions so;
-  so.argv = {self_exe().string(), "__worker", "--channel-fd", "3"};
-  so.cwd = scratch.path();
-  so.channel = true;
-  so.channel_fd = 3;
-  so.output = OutputMode::Capture;
-  so.log_limit_bytes = opts_.log_limit_bytes;
-  // Process 1 of its own PID namespace: whatever the solution starts dies with the
-  // worker, however it detached itself (docs/sandbox.md).
-  const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
-  so.new_pid_namespace = (!plan_.sandbox.is_object() || plan_.sandbox.value("enabled", true)) &&
-                         !(pidns && std::string(pidns) == "0");
-  if (!opts_.zygote.empty()) {
-    json request = {{"cwd", scratch.path().string()},
-                    {"channel_fd", so.channel_fd},
-                    {"new_pid_namespace", so.new_pid_namespace},
-                    {"no_core_dumps", so.no_core_dumps},
-                    {"preload", json::array()}};
-    // torch.compile (the baseline, Python solutions) wants Dynamo and Inductor,
-    // seconds of imports the zygote then does once for every later worker.
-    if (plan_.kind == EntryKind::Python || plan_.baseline_compile)
-      request["preload"].push_back("compile");
-    so.starter = [request, address = opts_.zygote, limit = opts_.startup_timeout](
-                     const std::vector<std::string>& env, int out_fd, int channel_fd) {
-      json r = request;
-      r["env"] = env;
-      const ZygoteLaunch l = launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(limit));
-      return ExternalStart{l.pid, l.pid_namespace, l.control_fd};
-    };
+  std::optional<Launch> launched = std::move(early_);
+  const bool early = launched.has_value();
+  if (!launched) {
+    try {
+      launched.emplace(launch_worker(plan_, opts_));
+    } catch (const SpawnError& e) {
+      fail_rest(out, 0, Status::RuntimeError, std::string("cannot start a worker: ") + e.what());
+      result_.workers.push_back({{"workloads", json::array()}, {"exit", "not started"}});
+      return out;
+    }
   }
-  record["spawn_t_ns"] = monotonic_ns();
-  std::optional<Child> child_slot;  // a Child is only ever constructed by spawn()
-  try {
-    child_slot.emplace(Child::spawn(so));
-  } catch (const SpawnError& e) {
-    fail_rest(out, 0, Status::RuntimeError, std::string("cannot start a worker: ") + e.what());
-    result_.workers.push_back(record);
-    return out;
-  }
-  Child& child = *child_slot;
-  record["pid_namespace"] = child.pid_namespace();
-  record["launch"] = child.launch() == "external" ? "zygote" : "exec";
-  if (!child.launch_note().empty()) record["launch_note"] = child.launch_note();
+  json& record = launched->record;
+  StagingDir& scratch = launched->scratch;
+  Child& child = launched->child;
+  if (early) record["started_early"] = true;
   event(make_event("worker_start"));
 
   Deadline deadline = deadline_after(opts_.startup_timeout);
-  if (!write_frame(child.channel_fd(), sub.to_json(), deadline).ok()) {
+  WorkOrder order;
+  order.workloads = sub.workloads;
+  order.records = sub.records;
+  if (!write_frame(child.channel_fd(), early ? order.to_json() : sub.to_json(), deadline).ok()) {
     child.kill_group();
     ExitStatus st = child.wait(deadline_after(std::chrono::seconds(5)));
     fail_rest(out, 0, Status::RuntimeError,
-              "the worker did not accept its plan (" + st.describe() + ")\n" + tail(child.log()));
+              std::string("the worker did not accept its ") + (early ? "work" : "plan") + " (" +
+                  st.describe() + ")\n" + tail(child.log()));
     result_.workers.push_back(record);
     return out;
   }
@@ -325,8 +358,9 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   return out;
 }
 
+// `early`: the first worker, started ahead (WorkerRun).
 RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
-                         const RunHooks* hooks) {
+                         const RunHooks* hooks, std::optional<Launch> early = {}) {
   RunnerResult result;
   const int n = static_cast<int>(plan.workloads.size());
   std::vector<std::optional<WorkloadOutcome>> slots(n);
@@ -341,7 +375,8 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
     if (opts.on_event) opts.on_event(e);
   };
   while (!remaining.empty()) {
-    WorkerRun run(plan, remaining, wopts, result, hooks);
+    WorkerRun run(plan, remaining, wopts, result, hooks, std::move(early));
+    early.reset();
     std::vector<WorkloadOutcome> got = run.run();
     for (const auto& o : got) {
       if (o.index < 0 || o.index >= n || reported[o.index]) continue;
@@ -543,13 +578,31 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     }
     emit(x);
   };
+  WorkerPlan jp = reference_plan(plan, opts);
+  jp.fresh_secret = secret;
+  // The reference worker starts now, beside the solution's, and gets its work
+  // when the records exist (WorkerPlan::work_follows): its start is off the
+  // critical path. SOLBENCH_EARLY_REFERENCE_WORKER=0 starts it afterwards.
+  std::optional<Launch> early;
+  const char* early_env = std::getenv("SOLBENCH_EARLY_REFERENCE_WORKER");
+  if (!(early_env && std::string(early_env) == "0")) {
+    WorkerPlan head = jp;
+    head.work_follows = true;
+    try {
+      Launch l = launch_worker(head, opts);
+      if (write_frame(l.child.channel_fd(), head.to_json(), deadline_after(opts.startup_timeout))
+              .ok())
+        early.emplace(std::move(l));
+    } catch (const SpawnError&) {
+      // Started the usual way below, which reports the failure if it repeats.
+    }
+  }
+
   RunnerResult sr = run_workers(sp, so, &hooks);
   for (auto& w : sr.workers) result.workers.push_back(std::move(w));
   if (!sr.env.empty()) result.env = sr.env;
   if (!sr.sandbox.empty()) result.sandbox = sr.sandbox;
 
-  WorkerPlan jp = reference_plan(plan, opts);
-  jp.fresh_secret = secret;
   std::vector<size_t> judged;  // positions in the batch
   for (size_t pos = 0; pos < batch.size(); ++pos) {
     WorkloadOutcome& o = sr.outcomes[pos];
@@ -575,7 +628,7 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     jp.workloads.push_back(plan.workloads[idx]);
     jp.records.push_back(*o.record);
   }
-  if (judged.empty()) return;
+  if (judged.empty()) return;  // an early reference worker is killed unused
 
   RunnerOptions ro = opts;
   ro.reference_worker = false;
@@ -599,7 +652,7 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
       emit(x);
     }
   };
-  RunnerResult jr = run_workers(jp, ro, nullptr);
+  RunnerResult jr = run_workers(jp, ro, nullptr, std::move(early));
   for (auto& w : jr.workers) result.reference_workers.push_back(std::move(w));
   for (size_t j = 0; j < judged.size(); ++j) {  // every result was reported; be safe
     const int idx = batch[judged[j]];

@@ -78,6 +78,28 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   bad["reference_role"] = false;
   bad["kind"] = "python";
   EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
+  // A reference worker started ahead: no workloads in its plan, then a work order
+  // with them and their records (or a cancel).
+  harness::WorkerPlan head = p;
+  head.workloads.clear();
+  head.records.clear();
+  head.work_follows = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(head.to_json()).work_follows);
+  json early_bad = head.to_json();
+  early_bad["workloads"] = json::array({json::object()});
+  EXPECT_THROW(harness::WorkerPlan::from_json(early_bad), std::runtime_error);  // work too soon
+  harness::WorkOrder order;
+  order.workloads = p.workloads;
+  order.records = p.records;
+  harness::WorkOrder order_back = harness::WorkOrder::from_json(order.to_json());
+  EXPECT_FALSE(order_back.cancel);
+  ASSERT_EQ(order_back.records.size(), 2u);
+  EXPECT_EQ(order_back.records[0]->rounds.size(), 2u);
+  EXPECT_TRUE(harness::WorkOrder::from_json(json{{"type", "cancel"}}).cancel);
+  json order_bad = order.to_json();
+  order_bad["records"].erase(1);
+  EXPECT_THROW(harness::WorkOrder::from_json(order_bad), std::runtime_error);
+  EXPECT_THROW(harness::WorkOrder::from_json(json{{"type", "plan"}}), std::runtime_error);
   bad = p.to_json();
   bad["records"].erase(1);
   EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
@@ -249,7 +271,10 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
               0.0);
   }
   EXPECT_EQ(doc["workers"].size(), 2u);
-  EXPECT_EQ(doc["reference_workers"].size(), 2u);
+  ASSERT_EQ(doc["reference_workers"].size(), 2u);
+  // Each batch's reference worker started beside its solution's worker and got
+  // its work afterwards (WorkerPlan::work_follows).
+  for (const auto& w : doc["reference_workers"]) EXPECT_TRUE(w.value("started_early", false)) << w;
   // Every record was deleted once judged (and the scratch folders with their workers).
   for (const auto& e : fs::directory_iterator(dir_ / "staging"))
     ADD_FAILURE() << "left behind: " << e.path();
@@ -272,6 +297,19 @@ TEST_F(Judge, CorrectnessOnlyRunsAreJudgedToo) {
   EXPECT_EQ(status(ok), "PASSED") << log(ok);
   EXPECT_EQ(ok["results"][0]["evaluation"]["solbench_checks"].value("judged_in", ""),
             "reference worker");
+}
+
+TEST_F(Judge, AnEarlyReferenceWorkerWithNothingToJudgeIsStoppedAndLeavesNothing) {
+  // The solution fails to load: no record to judge. The reference worker started
+  // beside it is stopped unused; no reference worker is reported, nothing is left.
+  json doc = eval(solution("broken", "raise RuntimeError('no import for you')\n"),
+                  std::string(" -w ") + testing::kB1);
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "RUNTIME_ERROR") << log(doc);
+  EXPECT_NE(log(doc).find("no import for you"), std::string::npos) << log(doc);
+  EXPECT_EQ(doc["reference_workers"].size(), 0u);
+  for (const auto& e : fs::directory_iterator(dir_ / "staging"))
+    ADD_FAILURE() << "left behind: " << e.path();
 }
 
 }  // namespace

@@ -182,3 +182,44 @@ TEST(SpanSummary, SpanIsFirstStartToLastEndAndBusyIsTheUnion) {
 
 }  // namespace
 }  // namespace solbench::gpu
+
+// ------------------------------------------------- CUDA ordinals onto NVML devices
+namespace {
+std::vector<solbench::gpu::NvmlDeviceEntry> four_h100() {
+  std::vector<solbench::gpu::NvmlDeviceEntry> v;
+  for (const char* u : {"GPU-aaaa1111", "GPU-bbbb2222", "GPU-cccc3333", "GPU-aaab4444"})
+    v.push_back({u, "NVIDIA H100 80GB HBM3", false});
+  return v;
+}
+}  // namespace
+
+TEST(NvmlOrdinal, SameModelFollowsVisibleDevices) {
+  using solbench::gpu::nvml_index_for_cuda_ordinal;
+  const auto d = four_h100();
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(0, d, nullptr, nullptr), 0);
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(3, d, nullptr, nullptr), 3);
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(4, d, nullptr, nullptr));  // no such device
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(0, d, "2,1", nullptr), 2);
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(1, d, " 2 , 1 ", nullptr), 1);
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(0, d, "GPU-bbbb", nullptr), 1);  // a UUID prefix
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, d, "GPU-aaa", nullptr));   // ambiguous prefix
+  // CUDA stops at the first invalid entry: "1,7,2" shows devices 1 only.
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(0, d, "1,7,2", nullptr), 1);
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(1, d, "1,7,2", nullptr));
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, d, "", nullptr));  // no device visible
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, d, "MIG-1234", nullptr));
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, d, "1,1", nullptr));  // CUDA's business
+}
+
+TEST(NvmlOrdinal, MixedModelsOrMigNeedCuda) {
+  using solbench::gpu::nvml_index_for_cuda_ordinal;
+  auto d = four_h100();
+  d[2].name = "NVIDIA A100-SXM4-80GB";
+  // Fastest first (CUDA's default) may put the H100s before the A100: only CUDA knows.
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, d, nullptr, nullptr));
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, d, nullptr, "FASTEST_FIRST"));
+  EXPECT_EQ(nvml_index_for_cuda_ordinal(2, d, nullptr, "PCI_BUS_ID"), 2);
+  auto m = four_h100();
+  m[1].mig = true;
+  EXPECT_FALSE(nvml_index_for_cuda_ordinal(0, m, nullptr, "PCI_BUS_ID"));
+}

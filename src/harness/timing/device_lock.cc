@@ -23,7 +23,7 @@ std::string gpu_timing_lock_path(const std::string& device) {
   // By UUID: cuda:0 of one process may be cuda:1 of another (CUDA_VISIBLE_DEVICES).
   std::string key = "cuda-" + std::to_string(ordinal);
   try {
-    const std::string uuid = gpu::query_device(ordinal).uuid;
+    const std::string uuid = gpu::identify_device(ordinal).uuid;
     if (!uuid.empty()) key = uuid;
   } catch (const std::exception&) {
     // No driver here: the worker will say so; the ordinal names the lock.

@@ -19,6 +19,7 @@
 #include <pybind11/embed.h>
 
 #include "harness/framing.h"
+#include "harness/timing/device_lock.h"
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/process.h"
 #include "harness/protocol.h"
@@ -221,6 +222,15 @@ int worker_main(int fd) {
 
   WorkerSession session(plan, send);
   json started;
+  // Started ahead of its work (WorkerPlan::work_follows): another evaluation's
+  // timed loop on this GPU (the solution's, most likely) never sees this
+  // process create its context.
+  DeviceLock start_lock;
+  double start_lock_wait_ms = 0;
+  if (plan.work_follows && plan.device.rfind("cuda", 0) == 0) {
+    start_lock = DeviceLock(plan.timing_lock);
+    start_lock_wait_ms = start_lock.acquire();
+  }
   try {
     started = session.start();
   } catch (const LoadError& e) {
@@ -231,12 +241,37 @@ int worker_main(int fd) {
     send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
     quit(2);
   }
+  start_lock.release();
+  if (plan.work_follows) started["phases_ms"]["start_lock_wait_ms"] = start_lock_wait_ms;
   send({{"type", "ready"},
         {"t_ns", monotonic_ns()},
         {"sandboxed_t_ns", sandboxed_ns},
         {"env", started["env"]},
         {"phases_ms", started["phases_ms"]},
         {"sandbox", sandbox_report}});
+
+  if (plan.work_follows) {
+    // The parent sends the work once the solution's worker has ended: no limit
+    // here (a closed channel, the parent's end, ends this process too).
+    FrameResult next = reader.read(deadline_after(std::chrono::hours(24 * 365)));
+    if (!next.ok()) quit(0);
+    WorkOrder order;
+    try {
+      order = WorkOrder::from_json(next.message);
+      if (!order.records.empty() && plan.fresh_secret == 0)
+        throw std::runtime_error("malformed work order: records need the plan's fresh_secret");
+    } catch (const std::exception& e) {
+      send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
+      quit(2);
+    }
+    if (order.cancel) {
+      send({{"type", "done"}, {"t_ns", monotonic_ns()}});
+      quit(0);
+    }
+    plan.workloads = order.workloads;
+    plan.records = order.records;
+    session.assign_work(std::move(order.workloads), std::move(order.records));
+  }
 
   for (size_t i = 0; i < plan.workloads.size(); ++i) {
     std::fflush(stdout);

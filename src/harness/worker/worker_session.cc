@@ -545,6 +545,12 @@ json WorkerSession::start() {
   return json{{"env", env}, {"phases_ms", phases}};
 }
 
+void WorkerSession::assign_work(std::vector<json> workloads,
+                                std::vector<std::optional<CallRecord>> records) {
+  impl_->plan.workloads = std::move(workloads);
+  impl_->plan.records = std::move(records);
+}
+
 WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }
 
 bool WorkerSession::processes_left() const { return impl_->processes_left; }

@@ -81,6 +81,9 @@ class WorkerSession {
   // std::runtime_error for problems of the worker itself.
   json start();
 
+  // A plan with work_follows: its workloads and records, which came after start().
+  void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
+
   // Evaluates plan.workloads[i]. Never throws for problems of the solution.
   WorkloadOutcome evaluate(size_t i);
 

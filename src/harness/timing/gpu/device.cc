@@ -2,9 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/nvml_library.h"
 
 namespace solbench::gpu {
 
@@ -76,6 +79,54 @@ DeviceInfo query_device(int ordinal) {
     d.free_memory_bytes = static_cast<int64_t>(free_b);
   }
   return d;
+}
+
+namespace {
+
+std::optional<DeviceIdentity> identify_with_nvml(int ordinal) {
+  using namespace detail;
+  NvmlLibrary& nv = NvmlLibrary::get();
+  if (!nv.ok() || !nv.DeviceGetCount || !nv.DeviceGetHandleByIndex || !nv.DeviceGetUUID ||
+      !nv.DeviceGetName || !nv.DeviceGetCudaComputeCapability)
+    return std::nullopt;
+  unsigned n = 0;
+  if (nv.DeviceGetCount(&n) != NVML_SUCCESS || n == 0) return std::nullopt;
+  std::vector<NvmlDeviceEntry> devices;
+  std::vector<nvmlDevice_t> handles;
+  for (unsigned i = 0; i < n; ++i) {
+    nvmlDevice_t h = nullptr;
+    if (nv.DeviceGetHandleByIndex(i, &h) != NVML_SUCCESS) return std::nullopt;
+    char uuid[96] = {}, name[96] = {};  // NVML_DEVICE_UUID_V2_BUFFER_SIZE, _NAME_V2_
+    if (nv.DeviceGetUUID(h, uuid, sizeof uuid) != NVML_SUCCESS ||
+        nv.DeviceGetName(h, name, sizeof name) != NVML_SUCCESS)
+      return std::nullopt;
+    NvmlDeviceEntry e{uuid, name, false};
+    unsigned current = 0, pending = 0;
+    if (nv.DeviceGetMigMode && nv.DeviceGetMigMode(h, &current, &pending) == NVML_SUCCESS)
+      e.mig = current != 0;
+    devices.push_back(std::move(e));
+    handles.push_back(h);
+  }
+  const std::optional<int> index = nvml_index_for_cuda_ordinal(
+      ordinal, devices, std::getenv("CUDA_VISIBLE_DEVICES"), std::getenv("CUDA_DEVICE_ORDER"));
+  if (!index) return std::nullopt;
+  DeviceIdentity id;
+  id.ordinal = ordinal;
+  id.uuid = devices[static_cast<size_t>(*index)].uuid;
+  id.name = devices[static_cast<size_t>(*index)].name;
+  if (nv.DeviceGetCudaComputeCapability(handles[static_cast<size_t>(*index)], &id.cc_major,
+                                        &id.cc_minor) != NVML_SUCCESS)
+    return std::nullopt;
+  id.source = "nvml";
+  return id;
+}
+
+}  // namespace
+
+DeviceIdentity identify_device(int ordinal) {
+  if (auto id = identify_with_nvml(ordinal)) return *id;
+  const DeviceInfo d = query_device(ordinal);
+  return DeviceIdentity{ordinal, d.name, d.uuid, d.cc_major, d.cc_minor, "cuda"};
 }
 
 void select_device(int ordinal) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/json.h"
 
@@ -46,6 +48,39 @@ struct DeviceInfo {
 
 // Properties of device `ordinal` (throws CudaError when it cannot be queried).
 DeviceInfo query_device(int ordinal);
+
+// What the parent process needs of CUDA device `ordinal` before any worker runs
+// (the nvcc target, the timing lock's UUID): NVML's answer where CUDA's ordinal
+// maps onto one NVML device without doubt (nvml_index_for_cuda_ordinal), else
+// query_device's. NVML answers in milliseconds; the runtime's first call
+// initialises the driver (cuInit: 0.3-0.4 s on an H100) in a process that
+// otherwise never touches CUDA. Throws where neither can answer.
+struct DeviceIdentity {
+  int ordinal = -1;
+  std::string name;
+  std::string uuid;
+  int cc_major = 0;
+  int cc_minor = 0;
+  std::string source;  // "nvml" or "cuda"
+};
+DeviceIdentity identify_device(int ordinal);
+
+// NVML's view of one GPU, in NVML's order (PCI bus order).
+struct NvmlDeviceEntry {
+  std::string uuid;
+  std::string name;
+  bool mig = false;  // MIG mode on: CUDA enumerates its instances instead
+};
+
+// The NVML index of CUDA's device `ordinal` under CUDA_VISIBLE_DEVICES `visible`
+// and CUDA_DEVICE_ORDER `order` (either null when unset), or nullopt where only
+// CUDA can tell: CUDA's default order (fastest first) equals NVML's only when every
+// GPU is the same model; MIG instances and entries NVML cannot place are CUDA's
+// business. Visible entries are indices or (prefixes of) GPU UUIDs; CUDA stops at
+// the first invalid one.
+std::optional<int> nvml_index_for_cuda_ordinal(int ordinal,
+                                               const std::vector<NvmlDeviceEntry>& devices,
+                                               const char* visible, const char* order);
 
 // Makes `ordinal` the calling thread's current device and creates its primary
 // context now (so later timings do not pay for it). Throws on a bad ordinal.

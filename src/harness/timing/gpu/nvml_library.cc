@@ -48,6 +48,14 @@ NvmlLibrary::NvmlLibrary() {
       sym("nvmlDeviceResetMemoryLockedClocks"));
   SystemGetDriverVersion = reinterpret_cast<decltype(SystemGetDriverVersion)>(
       sym("nvmlSystemGetDriverVersion"));
+  DeviceGetCount = reinterpret_cast<decltype(DeviceGetCount)>(sym("nvmlDeviceGetCount_v2"));
+  DeviceGetHandleByIndex = reinterpret_cast<decltype(DeviceGetHandleByIndex)>(
+      sym("nvmlDeviceGetHandleByIndex_v2"));
+  DeviceGetUUID = reinterpret_cast<decltype(DeviceGetUUID)>(sym("nvmlDeviceGetUUID"));
+  DeviceGetName = reinterpret_cast<decltype(DeviceGetName)>(sym("nvmlDeviceGetName"));
+  DeviceGetCudaComputeCapability = reinterpret_cast<decltype(DeviceGetCudaComputeCapability)>(
+      sym("nvmlDeviceGetCudaComputeCapability"));
+  DeviceGetMigMode = reinterpret_cast<decltype(DeviceGetMigMode)>(sym("nvmlDeviceGetMigMode"));
 
   if (!init || !DeviceGetHandleByPciBusId || !DeviceGetClockInfo) {
     error_ = "NVML library lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2/nvmlDeviceGetClockInfo";

@@ -46,6 +46,13 @@ struct NvmlLibrary {
   nvmlReturn_t (*DeviceSetMemoryLockedClocks)(nvmlDevice_t, unsigned, unsigned) = nullptr;
   nvmlReturn_t (*DeviceResetMemoryLockedClocks)(nvmlDevice_t) = nullptr;
   nvmlReturn_t (*SystemGetDriverVersion)(char*, unsigned) = nullptr;
+  // Enumeration and identity (device.h identify_device).
+  nvmlReturn_t (*DeviceGetCount)(unsigned*) = nullptr;                    // _v2
+  nvmlReturn_t (*DeviceGetHandleByIndex)(unsigned, nvmlDevice_t*) = nullptr;  // _v2
+  nvmlReturn_t (*DeviceGetUUID)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*DeviceGetName)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*DeviceGetCudaComputeCapability)(nvmlDevice_t, int*, int*) = nullptr;
+  nvmlReturn_t (*DeviceGetMigMode)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;  // current, pending
 
  private:
   NvmlLibrary();
