@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -91,6 +92,28 @@ struct Ctx {
     MathClass own = class_of_dtype(t.dtype);
     if (it == origin.end()) return own;
     return class_bits(it->second) < class_bits(own) ? it->second : own;
+  }
+
+  // Replication: along dim d a tensor's value depends only on i_d mod
+  // period[d] (cat([x, x], d) has period x.shape[d]; an expanded size-1 dim,
+  // period 1). Only tensors with some period below its size are listed. A
+  // kernel computes each distinct value once (see propagate_periods).
+  std::unordered_map<int64_t, std::vector<int64_t>> period;
+  std::unordered_map<int64_t, int64_t> period_root;  // id -> its storage's base id
+
+  std::vector<int64_t> periods(const TensorRef& t) const {
+    auto it = period.find(t.id);
+    if (it != period.end() && it->second.size() == t.shape.size()) return it->second;
+    return t.shape;
+  }
+  // Distinct values over all values (1 for a tensor with no replication).
+  double distinct_fraction(const TensorRef& t) const {
+    auto it = period.find(t.id);
+    if (it == period.end() || it->second.size() != t.shape.size()) return 1;
+    double f = 1;
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      if (t.shape[d] > 0) f *= double(std::min(t.shape[d], it->second[d])) / double(t.shape[d]);
+    return f;
   }
 };
 
@@ -295,6 +318,39 @@ void softmax_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
   w.bytes += io_bytes(n);
 }
 
+// Replicated matmul operands (Ctx::period). An operand whose contraction dim
+// repeats with period p < K (a = [x, x] along K) lets a kernel fold the other
+// operand's K rows first: [x, x] W^T = x (W1 + W2)^T, p of the K MACs per
+// output. Rows of `a` (or columns of `b`) that repeat give equal output rows
+// (columns), computed once. Returns the fraction of the written MACs a kernel
+// needs. The fold's adds ((K - p) per folded column) are not counted: a kernel
+// that does not fold needs none, and each term must bound every kernel.
+double replicated_matmul_fraction(const OpNode& n, const Ctx& c, const TensorRef& a,
+                                  const TensorRef& b, std::string& note) {
+  static const std::set<std::string> forms = {"mm", "bmm", "matmul", "_int_mm", "addmm",
+                                              "baddbmm", "addbmm", "linear"};
+  if (!forms.count(n.op) || a.shape.size() < 2 || b.shape.size() < 2) return 1;
+  const bool lin = n.op == "linear";  // weight [N, K]; else b is [..., K, N]
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  std::vector<int64_t> pa = c.periods(a), pb = c.periods(b);
+  auto frac = [](int64_t size, int64_t p) { return size > 0 ? double(std::min(size, p)) / double(size) : 1.0; };
+  double k = frac(a.shape[ra - 1], std::min(pa[ra - 1], lin ? pb[rb - 1] : pb[rb - 2]));
+  double m = 1;
+  if (lin)
+    for (size_t d = 0; d + 1 < ra; ++d) m *= frac(a.shape[d], pa[d]);  // every leading dim is a row dim
+  else
+    m = frac(a.shape[ra - 2], pa[ra - 2]);
+  double nn = lin ? frac(b.shape[0], pb[0]) : frac(b.shape[rb - 1], pb[rb - 1]);
+  double f = k * m * nn;
+  if (f < 1) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, ", replicated operands: %.4g of the MACs (K %.4g, rows %.4g, cols %.4g)",
+                  f, k, m, nn);
+    note += buf;
+  }
+  return f;
+}
+
 void matmul_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
   const std::string& op = n.op;
   TensorRef o = out0(n);
@@ -336,7 +392,10 @@ void matmul_rule(const OpNode& n, const Ctx& c, Work& w, std::string& note) {
   } else {
     throw RuleError("no matmul form for " + op);
   }
+  std::string rep;
+  macs *= replicated_matmul_fraction(n, c, a, b, rep);
   add_matmul(w, c, a, b, macs, note);
+  note += rep;
   w.bytes += io_bytes(n);
 }
 
@@ -488,6 +547,8 @@ RuleFn copy_like(bool converts) {
 
 // Factories: write the output (empty* writes nothing).
 void factory_rule(const OpNode& n, const Ctx&, Work& w, std::string&) { w.bytes += io_bytes(n); }
+// zeros_like(x), x.new_full(...): write the output; x is not read.
+void shape_only_factory_rule(const OpNode& n, const Ctx&, Work& w, std::string&) { w.bytes += out_bytes(n); }
 void iota_rule(const OpNode& n, const Ctx&, Work& w, std::string&) {
   TensorRef o = out0(n);
   w.int_ops += o.numel();
@@ -781,16 +842,27 @@ const Catalogue& catalogue() {
           resample(3));
     c.add("resample", {"upsample_bicubic2d", "_upsample_bicubic2d_aa", "upsample_bicubic2d_backward"},
           resample(7));
-    c.add("factory", {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros",
-                      "new_ones", "new_full", "scalar_tensor", "fill", "fill_", "zero_", "tensor",
-                      "rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
-                      "normal", "normal_", "uniform_", "bernoulli", "bernoulli_", "randperm",
-                      "eye", "dropout", "native_dropout", "masked_fill_scalar_placeholder"},
+    c.add("factory", {"zeros", "ones", "full", "scalar_tensor", "fill", "fill_", "zero_", "tensor",
+                      "rand", "randn", "randint", "normal", "normal_", "uniform_", "bernoulli",
+                      "bernoulli_", "randperm", "eye", "dropout", "native_dropout",
+                      "masked_fill_scalar_placeholder"},
           factory_rule);
+    c.add("factory", {"zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "new_full",
+                      "rand_like", "randn_like", "randint_like"},
+          shape_only_factory_rule);
     c.add("factory", {"arange", "linspace", "logspace"}, iota_rule);
     return c;
   }();
   return cat;
+}
+
+// Operators that use only an input's shape, dtype and device (zeros_like(x),
+// x.new_zeros(...)): they do not read its values.
+bool is_shape_only(const std::string& op) {
+  static const std::set<std::string> ops = {"zeros_like", "ones_like", "empty_like", "full_like",
+                                            "rand_like", "randn_like", "randint_like", "new_zeros",
+                                            "new_ones", "new_empty", "new_full", "new_empty_strided"};
+  return ops.count(op) > 0;
 }
 
 bool is_view_op(const std::string& op) {
@@ -863,6 +935,345 @@ void propagate_origin(const OpNode& n, Ctx& c) {
   }
 }
 
+
+// --- replication ----------------------------------------------------------------
+//
+// Tensors that hold the same values several times: cat or stack of one tensor
+// with itself, repeat, expand of a size-1 dim. Ctx::period records, per dim,
+// the period of the values; views, casts and elementwise operators carry it
+// on. A kernel computes each distinct value once: elementwise work, casts and
+// reductions on such a tensor count its distinct values, a matmul with a
+// replicated operand the MACs of replicated_matmul_fraction (cost_graph).
+// Bytes are not affected (boundary I/O counts every written element).
+
+// Which tensor ids stand for exactly one tensor. The tracer aggregates
+// repeated calls into their first call's node and aliases their outputs to the
+// first call's ids; past 8 data variants of one signature calls on other data
+// join the last variant, so an id produced by a node with count > 1 may stand
+// for several different tensors. It stands for one when its producer ran
+// once, or is a view (same arguments, same aliased storage, same values) of
+// ids that do, in a signature with fewer than 8 variants.
+class UniqueIds {
+ public:
+  explicit UniqueIds(const OpGraph& g) : g_(g) {
+    for (size_t i = 0; i < g.ops.size(); ++i)
+      for (auto& o : g.ops[i].outputs) producers_[o.id].push_back(i);
+  }
+
+  bool unique(int64_t id, int depth = 0) {
+    if (auto m = memo_.find(id); m != memo_.end()) return m->second;
+    bool ok = true;
+    auto p = producers_.find(id);
+    if (p != producers_.end()) {
+      for (size_t i : p->second) {
+        const OpNode& n = g_.ops[i];
+        if (n.count == 1) continue;
+        if (depth > 64 || !is_view_family(n.op) || overflowed(i)) { ok = false; break; }
+        for (auto& t : n.tensor_args())
+          if (t.id == id || !unique(t.id, depth + 1)) ok = false;
+        if (!ok) break;
+      }
+    }
+    return memo_[id] = ok;
+  }
+
+ private:
+  static bool is_view_family(const std::string& op);
+  // Whether view node i's signature has 8 or more variants (worked out once,
+  // on first use: only a cat of an id with itself asks).
+  bool overflowed(size_t i) {
+    if (!sigs_built_) {
+      sigs_built_ = true;
+      std::map<std::string, int> variants;
+      std::vector<std::string> sigs(g_.ops.size());
+      for (size_t k = 0; k < g_.ops.size(); ++k) {
+        const OpNode& n = g_.ops[k];
+        if (!is_view_family(n.op)) continue;
+        json args = n.args;
+        strip_ids(args);
+        sigs[k] = n.op + "." + n.overload + args.dump();
+        ++variants[sigs[k]];
+      }
+      for (size_t k = 0; k < g_.ops.size(); ++k)
+        if (!sigs[k].empty() && variants[sigs[k]] >= 8) overflow_.insert(k);
+    }
+    return overflow_.count(i) > 0;
+  }
+  static void strip_ids(json& j) {
+    if (j.is_object()) {
+      j.erase("id");
+      j.erase("base");
+      for (auto& [k, v] : j.items()) strip_ids(v);
+    } else if (j.is_array()) {
+      for (auto& v : j) strip_ids(v);
+    }
+  }
+  const OpGraph& g_;
+  std::unordered_map<int64_t, std::vector<size_t>> producers_;
+  std::set<size_t> overflow_;
+  bool sigs_built_ = false;
+  std::unordered_map<int64_t, bool> memo_;
+};
+
+bool UniqueIds::is_view_family(const std::string& op) { return is_view_op(op) && !is_shape_only(op); }
+
+// Normalises and records the periods of `o` (none when nothing repeats).
+void set_periods(Ctx& c, const TensorRef& o, std::vector<int64_t> p) {
+  bool rep = false;
+  if (p.size() == o.shape.size()) {
+    for (size_t d = 0; d < p.size(); ++d) {
+      p[d] = std::max<int64_t>(1, std::min(p[d], o.shape[d]));
+      rep = rep || p[d] < o.shape[d];
+    }
+  }
+  if (rep) {
+    c.period[o.id] = std::move(p);
+    c.period_root[o.id] = o.base >= 0 ? o.base : o.id;
+  } else {
+    c.period.erase(o.id);
+  }
+}
+
+// Periods through a reshape (view, reshape, flatten, squeeze, unsqueeze):
+// dims kept one to one keep theirs; dims merged into one keep the outermost's
+// (times the inner sizes) when the inner ones do not repeat; a dim split into
+// several keeps its period p where one new dim j has I_j | p | I_j * s_j (I_j:
+// the sizes inside j): period p / I_j along j, 1 outside, full inside. Other
+// groupings: none (counted in full).
+std::vector<int64_t> reshape_periods(const std::vector<int64_t>& in, const std::vector<int64_t>& pin,
+                                     const std::vector<int64_t>& out) {
+  std::vector<int64_t> pout(out);
+  std::vector<size_t> a, b;  // dims of size > 1
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 0) return pout;
+    if (in[d] > 1) a.push_back(d);
+  }
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 0) return pout;
+    if (out[d] > 1) b.push_back(d);
+  }
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    size_t i0 = i, j0 = j;
+    double pa = double(in[a[i++]]), pb = double(out[b[j++]]);
+    while (pa != pb) {
+      if (pa < pb) {
+        if (i >= a.size()) return pout;
+        pa *= double(in[a[i++]]);
+      } else {
+        if (j >= b.size()) return pout;
+        pb *= double(out[b[j++]]);
+      }
+    }
+    if (i - i0 == 1 && j - j0 == 1) {
+      pout[b[j0]] = pin[a[i0]];
+    } else if (j - j0 == 1) {  // merge: only the outermost may repeat
+      bool inner_full = true;
+      int64_t inner = 1;
+      for (size_t k = i0 + 1; k < i; ++k) {
+        inner_full = inner_full && pin[a[k]] >= in[a[k]];
+        inner *= in[a[k]];
+      }
+      if (inner_full) pout[b[j0]] = pin[a[i0]] * inner;
+    } else if (i - i0 == 1) {  // split
+      const int64_t p = pin[a[i0]];
+      if (p >= in[a[i0]]) continue;
+      int64_t inner = 1;
+      for (size_t k = j; k-- > j0;) {
+        const int64_t s = out[b[k]];
+        if (p % inner == 0 && (p / inner) <= s && s % (p / inner) == 0) {
+          pout[b[k]] = p / inner;
+          for (size_t o = j0; o < k; ++o) pout[b[o]] = 1;
+          break;
+        }
+        inner *= s;
+      }
+    }
+  }
+  return pout;
+}
+
+int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + int64_t(rank) : d; }
+
+// Elementwise operators whose output element depends only on the same
+// (broadcast) element of each operand.
+bool periodic_elementwise(const std::string& op, const std::string& family) {
+  static const std::set<std::string> positional = {"tril", "triu", "tril_", "triu_", "isin",
+                                                   "prelu", "_prelu_kernel", "glu"};
+  static const std::set<std::string> families = {"elementwise", "division", "transcendental",
+                                                 "compare/select"};
+  static const std::set<std::string> copies = {"_to_copy", "to", "clone", "contiguous",
+                                               "lift_fresh_copy", "_to_dim_order_copy",
+                                               "alias_copy", "detach_copy"};
+  if (positional.count(op)) return false;
+  return families.count(family) || copies.count(op);
+}
+
+using Periods = std::vector<std::pair<TensorRef, std::vector<int64_t>>>;
+
+// The periods of n's outputs from its operands' (Ctx::period), into `res`.
+void output_periods(const OpNode& n, const std::string& family, UniqueIds& unique, const Ctx& c,
+                    Periods& res) {
+  if (n.outputs.empty()) return;
+  const std::string& op = n.op;
+  const TensorRef& o = n.outputs.front();
+  const size_t R = o.shape.size();
+  std::vector<int64_t> p;
+  if (periodic_elementwise(op, family)) {
+    p.assign(R, 1);
+    bool any = false;
+    for (auto& t : n.tensor_args()) {
+      if (t.shape.size() > R) return;
+      std::vector<int64_t> pt = c.periods(t);
+      const size_t off = R - t.shape.size();
+      for (size_t d = off; d < R; ++d) {
+        const int64_t s = t.shape[d - off];
+        if (s == 1) continue;
+        if (s != o.shape[d]) return;  // not a broadcast operand
+        const int64_t q = std::max<int64_t>(1, pt[d - off]);
+        p[d] = std::min(o.shape[d], p[d] / std::gcd(p[d], q) * q);
+      }
+      any = true;
+    }
+    if (!any) return;
+    for (auto& out : n.outputs)
+      if (out.shape == o.shape) res.emplace_back(out, p);
+    return;
+  }
+  if (op == "cat" || op == "concat" || op == "concatenate" || op == "stack") {
+    auto ts = n.tensor_args();
+    if (ts.size() < 2) return;
+    for (auto& t : ts)
+      if (t.id != ts[0].id || t.shape != ts[0].shape) return;
+    if (!unique.unique(ts[0].id)) return;
+    std::vector<int64_t> pin = c.periods(ts[0]);
+    const size_t rin = ts[0].shape.size();
+    if (op == "stack") {
+      int64_t d = norm_dim(int_arg(n, "dim", 0), rin + 1);
+      if (d < 0 || d > int64_t(rin) || R != rin + 1) return;
+      pin.insert(pin.begin() + d, 1);
+      res.emplace_back(o, pin);
+    } else {
+      int64_t d = norm_dim(int_arg(n, "dim", 0), rin);
+      if (d < 0 || d >= int64_t(rin) || R != rin) return;
+      const int64_t s = ts[0].shape[size_t(d)];
+      if (s > 0 && s % pin[size_t(d)] != 0) pin[size_t(d)] = s;  // a period that does not tile
+      res.emplace_back(o, pin);
+    }
+    return;
+  }
+  auto ins = n.tensor_args();
+  if (ins.empty()) return;
+  const TensorRef& in = ins.front();
+  const bool makes = op == "repeat" || op == "expand" || op == "expand_as" || op == "expand_copy";
+  if (!makes && !c.period.count(in.id)) return;  // nothing repeats in the input
+  const std::vector<int64_t> pin = c.periods(in);
+  const size_t rin = in.shape.size();
+  if (op == "repeat") {
+    std::vector<int64_t> reps = int_list(n, "repeats");
+    if (reps.size() != R || R < rin) return;
+    p.assign(R, 1);
+    for (size_t d = 0; d < R; ++d) {
+      if (d < R - rin) continue;  // a new leading dim: one copy after another
+      const int64_t s = in.shape[d - (R - rin)], q = pin[d - (R - rin)];
+      p[d] = reps[d] > 1 && s > 0 && s % q != 0 ? s : q;
+    }
+  } else if (op == "expand" || op == "expand_as" || op == "expand_copy") {
+    if (R < rin) return;
+    p.assign(R, 1);
+    for (size_t d = R - rin; d < R; ++d) {
+      const int64_t s = in.shape[d - (R - rin)];
+      p[d] = s == 1 ? 1 : pin[d - (R - rin)];
+    }
+  } else if (op == "view" || op == "_unsafe_view" || op == "reshape" || op == "_reshape_alias" ||
+             op == "view_as" || op == "flatten" || op == "unflatten" || op == "squeeze" ||
+             op == "squeeze_" || op == "unsqueeze" || op == "unsqueeze_") {
+    p = reshape_periods(in.shape, pin, o.shape);
+  } else if (op == "alias" || op == "detach" || op == "detach_" || op == "lift_fresh" ||
+             op == "resolve_conj" || op == "resolve_neg") {
+    p = pin;
+  } else if (op == "permute") {
+    std::vector<int64_t> dims = int_list(n, "dims");
+    if (dims.size() != rin || R != rin) return;
+    p.resize(R);
+    for (size_t d = 0; d < R; ++d) {
+      int64_t s = norm_dim(dims[d], rin);
+      if (s < 0 || s >= int64_t(rin)) return;
+      p[d] = pin[size_t(s)];
+    }
+  } else if (op == "transpose" || op == "transpose_" || op == "t" || op == "t_") {
+    p = pin;
+    int64_t d0 = norm_dim(int_arg(n, "dim0", 0), rin), d1 = norm_dim(int_arg(n, "dim1", 1), rin);
+    if (rin < 2) {
+      // t() of a vector is itself
+    } else if (d0 >= 0 && d1 >= 0 && d0 < int64_t(rin) && d1 < int64_t(rin)) {
+      std::swap(p[size_t(d0)], p[size_t(d1)]);
+    } else {
+      return;
+    }
+  } else if (op == "slice" || op == "narrow") {
+    // A contiguous run of a periodic dim is periodic with the same period.
+    p = pin;
+    int64_t d = norm_dim(int_arg(n, "dim", 0), rin);
+    if (d < 0 || d >= int64_t(rin) || R != rin) return;
+    if (int_arg(n, "step", 1) != 1) p[size_t(d)] = o.shape[size_t(d)];
+  } else if (op == "select") {
+    p = pin;
+    int64_t d = norm_dim(int_arg(n, "dim", 0), rin);
+    if (d < 0 || d >= int64_t(rin) || R + 1 != rin) return;
+    p.erase(p.begin() + d);
+  } else if (op == "split" || op == "split_with_sizes" || op == "chunk" || op == "tensor_split" ||
+             op == "unbind") {
+    int64_t d = norm_dim(int_arg(n, "dim", 0), rin);
+    if (d < 0 || d >= int64_t(rin)) return;
+    for (auto& out : n.outputs) {
+      std::vector<int64_t> q = pin;
+      if (op == "unbind") q.erase(q.begin() + d);
+      if (q.size() == out.shape.size()) res.emplace_back(out, q);
+    }
+    return;
+  } else {
+    return;
+  }
+  res.emplace_back(o, p);
+}
+
+// Records the periods of n's outputs (Ctx::period).
+void propagate_periods(const OpNode& n, const std::string& family, UniqueIds& unique, Ctx& c) {
+  Periods res;
+  try {
+    output_periods(n, family, unique, c, res);
+  } catch (const std::exception&) {
+    res.clear();  // arguments it cannot read: no replication (counted in full)
+  }
+  // An in-place write changes the values of every view of its storage.
+  if (is_in_place(n.op) && family != "view") {
+    TensorRef self = n.tensor("self");
+    if (self.id >= 0) {
+      const int64_t root = self.base >= 0 ? self.base : self.id;
+      for (auto it = c.period.begin(); it != c.period.end();) {
+        if (c.period_root[it->first] == root || it->first == self.id) it = c.period.erase(it);
+        else ++it;
+      }
+    }
+  }
+  for (auto& o : n.outputs) c.period.erase(o.id);
+  for (auto& [o, p] : res) set_periods(c, o, std::move(p));
+}
+
+// The fraction of an operator's compute a kernel needs when its operands
+// repeat: elementwise operators and casts compute each distinct output value
+// once, a reduction of a single tensor reads each distinct value once (a sum
+// over k copies is k times the sum of one). 1 when nothing repeats.
+double replicated_fraction(const OpNode& n, const std::string& family, const Ctx& c) {
+  if (n.outputs.empty()) return 1;
+  if (periodic_elementwise(n.op, family)) return c.distinct_fraction(n.outputs.front());
+  if (family == "reduction") {
+    auto ts = n.tensor_args();
+    if (ts.size() == 1) return c.distinct_fraction(ts.front());
+  }
+  return 1;
+}
 
 // --- causal masks written out by hand ------------------------------------------
 //
@@ -1264,6 +1675,7 @@ GraphCost cost_graph(const OpGraph& g) {
   std::unordered_map<size_t, const Encoding*> encoding_of;
   for (auto& e : encodings)
     for (size_t i : e.ops) encoding_of[i] = &e;
+  UniqueIds unique(g);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const OpNode& n = g.ops[i];
     OpCost oc;
@@ -1271,6 +1683,7 @@ GraphCost cost_graph(const OpGraph& g) {
     oc.op = n.op;
     oc.count = n.count;
     auto it = rules.find(n.op);
+    propagate_periods(n, it == rules.end() ? std::string() : it->second.family, unique, ctx);
     if (it == rules.end()) {
       oc.note = "no rule for aten::" + n.op + "." + n.overload;
       gc.uncosted[n.op] += n.count;
@@ -1278,6 +1691,16 @@ GraphCost cost_graph(const OpGraph& g) {
       Work one;
       try {
         it->second.fn(n, ctx, one, oc.note);
+        if (double f = replicated_fraction(n, it->second.family, ctx); f < 1) {
+          // Replicated operands: each distinct value computed once; the
+          // traffic stays as traced.
+          double bytes = one.bytes;
+          one = one.scaled(f);
+          one.bytes = bytes;
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "replicated values: %.4g distinct", f);
+          oc.note += (oc.note.empty() ? "" : ", ") + std::string(buf);
+        }
         if (auto c = contraction_mul.find(i); c != contraction_mul.end()) {
           // The product and its sum run as one GEMM on the tensor cores; the
           // traffic stays as traced (unfused diagnostic).
@@ -1330,6 +1753,12 @@ GraphCost cost_graph(const OpGraph& g) {
     // through views smaller than the input), and which are written in place.
     bool view = is_view_op(n.op);
     const double count = double(n.count);
+    // zeros_like(x) and the like use x's shape only: no read, no alias.
+    if (is_shape_only(n.op)) {
+      propagate_origin(n, ctx);
+      gc.ops.push_back(std::move(oc));
+      continue;
+    }
     for (auto& [k, v] : n.args.items()) {
       OpNode tmp;
       tmp.args = json::object({{k, v}});

@@ -714,5 +714,130 @@ TEST(CostModel, BroadcastProductThenSumIsAContraction) {
   EXPECT_DOUBLE_EQ(cost_graph(graph({c, b}, {gmat}, ops)).total.tensor_total(), 0.0);
 }
 
+TEST(CostModel, ShapeOnlyOperatorsDoNotReadTheirInput) {
+  // zeros_like(x) and empty_like(x) with x[1024,1024] fp32 (4,194,304 B) use x's
+  // shape only: x is not read (0 B). Before, zeros_like counted x as read and
+  // empty_like (a view) aliased x, so the add reading its result read x too.
+  // y[1024,1024] fp32, read by the add, counts 4,194,304 B; ones_like(y) does
+  // not change that. Unfused bytes of zeros_like: its output only, 4,194,304 B.
+  json x = T(0, {1024, 1024}, "float32"), y = T(1, {1024, 1024}, "float32");
+  json z = T(2, {1024, 1024}, "float32"), e = T(3, {1024, 1024}, "float32");
+  json s = T(4, {1024, 1024}, "float32"), o = T(5, {1024, 1024}, "float32"), one = T(6, {1024, 1024}, "float32");
+  OpGraph g = graph({x, y}, {o},
+                    {op("zeros_like", {{"self", x}}, {z}), op("empty_like", {{"self", x}}, {e}),
+                     op("ones_like", {{"self", y}}, {one}), op("add", {{"self", z}, {"other", e}}, {s}),
+                     op("add", {{"self", s}, {"other", y}}, {o})});
+  GraphCost gc = cost_graph(g);
+  EXPECT_DOUBLE_EQ(gc.input_touched_bytes.at("in0"), 0.0);
+  EXPECT_DOUBLE_EQ(gc.input_touched_bytes.at("in1"), 4194304.0);
+  EXPECT_DOUBLE_EQ(gc.ops[0].work.bytes, 4194304.0);
+}
+
+TEST(CostModel, MatmulOnACatOfATensorWithItselfFoldsTheWeight) {
+  // L1/081's form: cat([x, x], -1) with x[1,128,256] fp32 -> [1,128,512], viewed
+  // [128,512], times W^T (W [512,512]: t -> [512,512]). [x, x] W^T = x (W1 + W2)^T:
+  // M 128, N 512, K 256 after the fold: 16,777,216 MACs = 33,554,432 FLOP at the
+  // 16-bit rate (fp32 operands), half the 67,108,864 written. The fold's 256 * 512
+  // adds are not counted (a kernel that does not fold needs none). With y (another
+  // tensor) in place of the second x: 67,108,864. With x produced by a node
+  // aggregating 2 calls (its id may stand for two tensors): 67,108,864.
+  auto build = [](bool same, int64_t producer_count) {
+    json in = T(0, {1, 128, 256}, "float32"), y = T(1, {1, 128, 256}, "float32"), w = T(2, {512, 512}, "float32");
+    json x = T(3, {1, 128, 256}, "float32"), c = T(4, {1, 128, 512}, "float32"), wt = T(5, {512, 512}, "float32");
+    json cv = T(6, {128, 512}, "float32"), o = T(7, {128, 512}, "float32");
+    wt["base"] = 2;
+    cv["base"] = 4;
+    return graph({in, y, w}, {o},
+                 {op("neg", {{"self", in}}, {x}, producer_count),
+                  op("cat", {{"tensors", {x, same ? x : y}}, {"dim", -1}}, {c}), op("t", {{"self", w}}, {wt}),
+                  op("view", {{"self", c}, {"size", {128, 512}}}, {cv}),
+                  op("mm", {{"self", cv}, {"mat2", wt}}, {o})});
+  };
+  EXPECT_DOUBLE_EQ(cls(cost_graph(build(true, 1)).total, MathClass::FP16), 33554432.0);
+  EXPECT_DOUBLE_EQ(cls(cost_graph(build(false, 1)).total, MathClass::FP16), 67108864.0);
+  EXPECT_DOUBLE_EQ(cls(cost_graph(build(true, 2)).total, MathClass::FP16), 67108864.0);
+  // linear(input, weight [N, K]) with the weight's K replicated (repeat(1, 2) of
+  // v[512,256] bf16 -> [512,512]) folds the input: a[64,512] bf16, 64 * 512 * 256 =
+  // 8,388,608 MACs = 16,777,216 BF16 FLOP.
+  json a = T(0, {64, 512}, "bfloat16"), v = T(1, {512, 256}, "bfloat16"), wr = T(2, {512, 512}, "bfloat16");
+  json lo = T(3, {64, 512}, "bfloat16");
+  GraphCost lin = cost_graph(graph({a, v}, {lo},
+                                   {op("repeat", {{"self", v}, {"repeats", {1, 2}}}, {wr}),
+                                    op("linear", {{"input", a}, {"weight", wr}}, {lo})}));
+  EXPECT_DOUBLE_EQ(cls(lin.total, MathClass::BF16), 16777216.0);
+}
+
+TEST(CostModel, ElementwiseWorkOnReplicatedValuesCountsDistinctValues) {
+  // Quant/014's form: e = cat([f, f], -1) with f[1024,32] fp32 -> [1024,64]
+  // (65,536 values, 32,768 distinct); cos(e) * 1.0 cast to bf16. A kernel takes
+  // the cosine of the 32,768 distinct values and writes each twice: 32,768 SFU
+  // results (was 65,536), 32,768 fp32 FLOPs for the cos and 32,768 for the mul
+  // (1 each per value), 32,768 bf16 conversions.
+  json f = T(0, {1024, 32}, "float32"), e = T(1, {1024, 64}, "float32"), c = T(2, {1024, 64}, "float32");
+  json m = T(3, {1024, 64}, "float32"), out = T(4, {1024, 64}, "bfloat16");
+  std::vector<json> ops = {op("cat", {{"tensors", {f, f}}, {"dim", -1}}, {e}), op("cos", {{"self", e}}, {c}),
+                           op("mul", {{"self", c}, {"other", 1.0}}, {m}),
+                           op("_to_copy", {{"self", m}, {"dtype", "bfloat16"}}, {out})};
+  GraphCost gc = cost_graph(graph({f}, {out}, ops));
+  EXPECT_DOUBLE_EQ(gc.total.sfu_ops, 32768.0);
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::FP32), 65536.0);
+  EXPECT_DOUBLE_EQ(cuda(gc.total, MathClass::BF16), 32768.0);
+  // cat((w[:, :32], w[:, :32]), -1) with w[1024,128] fp32, the two slices one
+  // aggregated view node (count 2, one id): the same values, so the same 32,768.
+  json w = T(5, {1024, 128}, "float32"), ws = T(6, {1024, 32}, "float32");
+  ws["base"] = 5;
+  json ec = T(7, {1024, 64}, "float32"), cc = T(8, {1024, 64}, "float32");
+  GraphCost gs = cost_graph(graph({w}, {cc},
+                                  {op("slice", {{"self", w}, {"dim", 1}, {"start", 0}, {"end", 32}}, {ws}, 2),
+                                   op("cat", {{"tensors", {ws, ws}}, {"dim", -1}}, {ec}), op("cos", {{"self", ec}}, {cc})}));
+  EXPECT_DOUBLE_EQ(gs.total.sfu_ops, 32768.0);
+  // The boundary output is written in full: 65,536 * 2 = 131,072 B.
+  EXPECT_EQ(gc.output_written_bytes.count("out0"), 0u);
+  // Other ways values repeat, each exp'd (1 SFU + 1 FLOP per distinct value):
+  // - f.repeat(1, 2) [1024,64]: 32,768;
+  // - g[1024,1].expand(1024, 64): 1,024;
+  // - e viewed [1024,2,32] (the 2 halves along a dim of their own): 32,768;
+  // - e[:, 16:48] (a run of 32 of a dim with period 32; every value distinct): 32,768;
+  // - e + h, h[1024,64] not replicated: 65,536 (an add, then exp);
+  // - sum(e, -1): 1 FLOP per input + 1 per output, 65,536 + 1,024 = 66,560, of
+  //   which a kernel needs half (a sum of two copies is twice one): 33,280 FLOPs.
+  auto sfu_of = [&](std::vector<json> more, std::vector<json> ins) {
+    std::vector<json> all = ops;
+    all.insert(all.end(), more.begin(), more.end());
+    ins.insert(ins.begin(), f);
+    GraphCost g2 = cost_graph(graph(ins, {out}, all));
+    return g2.total.sfu_ops - 32768.0;
+  };
+  json r = T(10, {1024, 64}, "float32"), g = T(11, {1024, 1}, "float32"), x = T(12, {1024, 64}, "float32");
+  json v = T(13, {1024, 2, 32}, "float32"), sl = T(14, {1024, 32}, "float32"), h = T(15, {1024, 64}, "float32");
+  json y = T(16, {1024, 64}, "float32"), ex = T(17, {1024, 64}, "float32");
+  v["base"] = 1;
+  sl["base"] = 1;
+  x["base"] = 11;
+  EXPECT_DOUBLE_EQ(sfu_of({op("repeat", {{"self", f}, {"repeats", {1, 2}}}, {r}), op("exp", {{"self", r}}, {ex})}, {}),
+                   32768.0);
+  EXPECT_DOUBLE_EQ(sfu_of({op("expand", {{"self", g}, {"size", {1024, 64}}}, {x}), op("exp", {{"self", x}}, {ex})}, {g}),
+                   1024.0);
+  json vex = T(17, {1024, 2, 32}, "float32");
+  EXPECT_DOUBLE_EQ(sfu_of({op("view", {{"self", e}, {"size", {1024, 2, 32}}}, {v}), op("exp", {{"self", v}}, {vex})}, {}),
+                   32768.0);
+  json slex = T(17, {1024, 32}, "float32");
+  EXPECT_DOUBLE_EQ(sfu_of({op("slice", {{"self", e}, {"dim", 1}, {"start", 16}, {"end", 48}}, {sl}),
+                           op("exp", {{"self", sl}}, {slex})}, {}),
+                   32768.0);
+  EXPECT_DOUBLE_EQ(sfu_of({op("add", {{"self", e}, {"other", h}}, {y}), op("exp", {{"self", y}}, {ex})}, {h}), 65536.0);
+  json rowsum = T(18, {1024}, "float32");
+  std::vector<json> summed = ops;
+  summed.push_back(op("sum", {{"self", e}, {"dim", {-1}}}, {rowsum}));
+  EXPECT_DOUBLE_EQ(cuda(cost_graph(graph({f}, {out}, summed)).total, MathClass::FP32), 65536.0 + 33280.0);
+  // An in-place write into the replicated tensor ends its replication: e.add_(h)
+  // then exp(e): 65,536; e.mul_(2) keeps it (32,768 multiplies, then 32,768 exp).
+  json ea = T(1, {1024, 64}, "float32");
+  EXPECT_DOUBLE_EQ(sfu_of({op("add_", {{"self", ea}, {"other", h}}, {ea}), op("exp", {{"self", ea}}, {ex})}, {h}),
+                   65536.0);
+  EXPECT_DOUBLE_EQ(sfu_of({op("mul_", {{"self", ea}, {"other", 2.0}}, {ea}), op("exp", {{"self", ea}}, {ex})}, {}),
+                   32768.0);
+}
+
 }  // namespace
 }  // namespace solbench::sol
