@@ -33,6 +33,7 @@ A dtype this torch lacks (torch 1.13 has no float8/float4) makes the problem
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import sys
@@ -104,7 +105,9 @@ def _jsonable_scalar(v):
 # nodes; see _Graph.record().
 _MAX_VARIANTS = 8
 
-# Operator -> (name, overload, argument names), looked up once per operator.
+# id(operator) -> (name, overload, argument names, the names of the first n
+# arguments by n, the operator: kept alive so that its id stays its own),
+# looked up once per operator.
 _SCHEMA_NAMES: dict = {}
 
 
@@ -139,18 +142,6 @@ class _Graph:
             b = b._base
         return self.tid(b)
 
-    def input_of(self, t):
-        """The definition input `t` is (a view of), or None. Walks the view
-        chain and stops at the first input: a custom input may itself be a
-        view (get_inputs() returning weight.squeeze(0))."""
-        b = t
-        while b is not None:
-            name = self.input_ids.get(self.tid(b))
-            if name is not None:
-                return name
-            b = getattr(b, "_base", None)
-        return None
-
     def ref(self, t) -> dict:
         r = {"id": self.tid(t), "shape": list(t.shape), "dtype": _dtype_name(t.dtype)}
         base = self.root(t)
@@ -171,58 +162,102 @@ class _Graph:
             return _dtype_name(v)
         return str(v)
 
-    def signature_of(self, v):
-        """An argument as it matters for cost: shapes and values, not identities.
-        Tensors derived from a definition input keep that input's name so that
-        aggregated nodes read the same inputs."""
-        if isinstance(v, torch.Tensor):
-            return ("T", v.shape, v.dtype, self.input_of(v) if self.input_ids else None)
-        if isinstance(v, (list, tuple)):
-            return tuple(self.signature_of(x) for x in v)
-        if isinstance(v, float) and not math.isfinite(v):
-            return str(v)
-        if isinstance(v, (bool, int, float, str)) or v is None:
-            return v
-        return str(v)
-
     def record(self, func, args, kwargs, out, name=None, overload=None):
         """Adds one operator call. `func` is an aten OpOverload; a synthetic
-        operator (func None) passes its name, overload and arguments by keyword."""
+        operator (func None) passes its name, overload and arguments by keyword.
+
+        One pass over the arguments gives both the signature (what matters for
+        cost: shapes, dtypes, scalar values, the definition input a tensor
+        derives from; see _sig_of()) and the tensors read: a loop issues tens
+        of thousands of calls, and this is most of the tracer's own time per
+        call (FlashInfer 012 at batch 64: 43,656 calls)."""
         self.raw_ops += 1
+        read = []  # the ids of the tensors read, in _flatten_tensors() order
+        sig_of = self._sig_of
         if func is not None:
-            named = _SCHEMA_NAMES.get(func)
+            named = _SCHEMA_NAMES.get(id(func))
             if named is None:
                 schema = func._schema
-                named = _SCHEMA_NAMES[func] = (schema.name, func._overloadname,
-                                               [a.name for a in schema.arguments])
-            name, overload, names = named
-            bound = [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)]
-            bound += [(k, v) for k, v in kwargs.items()]
+                named = _SCHEMA_NAMES[id(func)] = (schema.name, func._overloadname,
+                                                   [a.name for a in schema.arguments], {}, func)
+            name, overload, names, keys_by_count, _ = named
+            # The argument names and the arguments' signatures side by side (as
+            # a key, equal exactly when the (name, signature) pairs are).
+            keys = keys_by_count.get(len(args))
+            if keys is None:
+                keys = keys_by_count[len(args)] = tuple(
+                    names[i] if i < len(names) else f"arg{i}" for i in range(len(args)))
+            vals = []
+            input_ids = self.input_ids
+            alias = self.alias
+            for v in args:
+                if type(v) is _Tensor and input_ids:
+                    # _sig_of(v, read), inline: most arguments are tensors.
+                    i = getattr(v, "_solbench_id", None)
+                    i = self.tid(v) if i is None else alias.get(i, i)
+                    read.append(i)
+                    src = input_ids.get(i)
+                    if src is None:
+                        b = getattr(v, "_base", None)
+                        while b is not None:
+                            i = getattr(b, "_solbench_id", None)
+                            src = input_ids.get(self.tid(b) if i is None else alias.get(i, i))
+                            if src is not None:
+                                break
+                            b = getattr(b, "_base", None)
+                    vals.append(("T", v.shape, v.dtype, src))
+                elif type(v) is int:
+                    vals.append(v)
+                else:
+                    vals.append(sig_of(v, read))
+            if kwargs:
+                keys += tuple(kwargs)
+                vals += [sig_of(v, read) for v in kwargs.values()]
         else:
-            bound = list(kwargs.items())
-        outs = _flatten_tensors(out)
-        sig = (name, overload, tuple((k, self.signature_of(v)) for k, v in bound),
-               tuple((o.shape, o.dtype) for o in outs))
+            keys = tuple(kwargs)
+            vals = [sig_of(v, read) for v in kwargs.values()]
+        if type(out) is _Tensor:
+            outs = (out,)
+            sig = (name, overload, keys, tuple(vals), ((out.shape, out.dtype),))
+        else:
+            outs = _flatten_tensors(out)
+            sig = (name, overload, keys, tuple(vals), tuple([(o.shape, o.dtype) for o in outs]))
         # The tensors read (aliases resolved): a loop's later iterations read
         # the first iteration's ids and join its node; the same operator on
         # other data (a quantiser's and a dequantiser's reshape of one shape)
         # is a node of its own, so dataflow (value provenance, contractions)
         # stays right. Past _MAX_VARIANTS data variants of one signature (a
         # recurrence h = f(h) over many steps) calls join the last variant.
-        in_ids = tuple(self.tid(t) for t in _flatten_tensors([v for _, v in bound]))
+        in_ids = tuple(read)
         variants = self.nodes.get(sig)
         if variants is None:
             variants = self.nodes[sig] = []
-        node = next((n for ids, n in variants if ids == in_ids), None)
+        node = None
+        for ids, n in variants:
+            if ids == in_ids:
+                node = n
+                break
         if node is None and len(variants) >= _MAX_VARIANTS:
             node = variants[-1][1]
         if node is not None:
             node["count"] += 1
+            alias = self.alias
+            input_ids = self.input_ids
             for o, first in zip(outs, node["outputs"]):
-                raw = self.tid(o)
-                if raw != first["id"] and raw not in self.input_ids:
-                    self.alias[raw] = first["id"]
+                raw = getattr(o, "_solbench_id", None)
+                if raw is None:  # a new tensor (the usual case): tid() without alias
+                    raw = self.tid(o)
+                else:
+                    raw = alias.get(raw, raw)
+                if raw != first["id"] and raw not in input_ids:
+                    alias[raw] = first["id"]
             return
+        if func is not None:
+            bound = list(zip(keys, args))
+            if kwargs:
+                bound += kwargs.items()
+        else:
+            bound = list(kwargs.items())
         node = {
             "op": name,
             "overload": overload or "default",
@@ -232,6 +267,42 @@ class _Graph:
         }
         variants.append((in_ids, node))
         self.order.append(node)
+
+    def _sig_of(self, v, read):
+        """An argument as it matters for cost: shapes and values, not
+        identities. A tensor derived from a definition input keeps that input's
+        name (the first input on its view chain: a custom input may itself be a
+        view, get_inputs() returning weight.squeeze(0)), so that aggregated
+        nodes read the same inputs. The ids (tid()) of the tensors in `v` are
+        appended to `read`, in _flatten_tensors() order."""
+        if type(v) is int:
+            return v
+        if isinstance(v, _Tensor):
+            i = getattr(v, "_solbench_id", None)
+            if i is None:
+                i = self.tid(v)
+            else:
+                i = self.alias.get(i, i)
+            read.append(i)
+            input_ids = self.input_ids
+            if not input_ids:
+                return ("T", v.shape, v.dtype, None)
+            src = input_ids.get(i)
+            if src is None:
+                b = getattr(v, "_base", None)
+                while b is not None:
+                    src = input_ids.get(self.tid(b))
+                    if src is not None:
+                        break
+                    b = getattr(b, "_base", None)
+            return ("T", v.shape, v.dtype, src)
+        if isinstance(v, (list, tuple)):
+            return tuple([self._sig_of(x, read) for x in v])
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        return str(v)
 
 
 def _distinct_numel(t):
@@ -278,6 +349,7 @@ def _tree_map(fn, x):
 
 
 _GRAPH: _Graph | None = None
+_Tensor = torch.Tensor if torch is not None else None
 
 
 def _estimate_macs(name, args):
@@ -313,12 +385,17 @@ class _Recorder(TorchDispatchMode):
         self.stand_ins = {}  # "float"/"bool" -> reads answered with a stand-in
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        return self._dispatch(func, args, kwargs)
+
+    def _dispatch(self, func, args, kwargs):
         kwargs = kwargs or {}
         if self.scalars and func._schema.name == "aten::_local_scalar_dense" and args \
                 and _is_meta(args[0]) and not _is_integral(args[0].dtype):
             out = self._stand_in(args[0])
+        elif self.hybrid:
+            out = _hybrid_execute(func, args, kwargs, self._cpu_execute)
         else:
-            out = self._execute(func, args, kwargs)
+            out = self._cpu_execute(func, args, kwargs)
         if self.graph.recording:
             self.graph.record(func, args, kwargs, out)
         return out
@@ -330,11 +407,6 @@ class _Recorder(TorchDispatchMode):
         if kind == "bool":
             return False
         return complex(1.0) if t.dtype.is_complex else 1.0
-
-    def _execute(self, func, args, kwargs):
-        if self.hybrid:
-            return _hybrid_execute(func, args, kwargs, self._cpu_execute)
-        return self._cpu_execute(func, args, kwargs)
 
     def _cpu_execute(self, func, args, kwargs):
         if not self.cpu:
@@ -386,6 +458,26 @@ class _Recorder(TorchDispatchMode):
         return _tree_map(real, m)
 
 
+# torch 2.x wraps a mode's __torch_dispatch__ in torch._disable_dynamo (so that
+# torch.compile never traces into it), a generic wrapper that costs about a
+# microsecond per operator, a tenth of the tracer's time on a reference that
+# loops over tens of thousands of operators. This does what it does for a
+# dispatch mode, directly: the frame evaluation hook is off while the mode runs.
+try:
+    from torch._C._dynamo.eval_frame import set_eval_frame as _set_eval_frame
+except Exception:  # noqa: BLE001 - torch without dynamo: no wrapper to replace
+    _set_eval_frame = None
+if _set_eval_frame is not None and getattr(_Recorder.__dict__["__torch_dispatch__"],
+                                           "__wrapped__", None) is not None:
+    def _dispatch_without_dynamo(self, func, types_, args=(), kwargs=None):
+        prior = _set_eval_frame(None)
+        try:
+            return self._dispatch(func, args, kwargs)
+        finally:
+            _set_eval_frame(prior)
+    _Recorder.__torch_dispatch__ = _dispatch_without_dynamo
+
+
 
 def _is_meta(x):
     return isinstance(x, torch.Tensor) and x.is_meta
@@ -435,8 +527,18 @@ def _meta_call(func, args, kwargs):
     """func(*args, **kwargs) on meta tensors, through the memo above."""
     if not _memoisable(func):
         return func(*args, **kwargs)
+    # The operator by id (an OpOverload hashes in Python; _MEMO_FUNCS keeps
+    # every operator in the memo alive, so its id stays its own).
     try:
-        key = (func, _meta_key(list(args)), _meta_key(sorted(kwargs.items())))
+        parts = []
+        for x in args:
+            if isinstance(x, _Tensor):
+                if not x.is_meta:
+                    return func(*args, **kwargs)
+                parts.append(("T", x.shape, x.stride(), x.dtype))
+            else:
+                parts.append(_meta_key(x))
+        key = (id(func), tuple(parts), _meta_key(sorted(kwargs.items())) if kwargs else None)
     except TypeError:
         return func(*args, **kwargs)
     spec = _META_MEMO.get(key)
@@ -444,8 +546,12 @@ def _meta_call(func, args, kwargs):
         return _from_spec(spec)
     out = func(*args, **kwargs)
     if spec is None and len(_META_MEMO) < _META_MEMO_LIMIT:
+        _MEMO_FUNCS.add(func)
         _META_MEMO[key] = _to_spec(out)
     return out
+
+
+_MEMO_FUNCS: set = set()
 
 
 def _to_spec(out):
@@ -540,6 +646,34 @@ def _gives_indices(base, func):
     return base not in ("max", "min") or func._overloadname in ("dim", "names_dim")
 
 
+# id(operator) -> (its name, whether the fast path of _hybrid_execute() may
+# take it, the operator: kept alive so that its id stays its own).
+_HYBRID_FAST: dict = {}
+
+
+def _all_meta(args, kwargs):
+    """Whether the arguments hold a tensor and every tensor is meta."""
+    seen = False
+    for a in args:
+        if type(a) is int:
+            continue
+        if isinstance(a, _Tensor):
+            if not a.is_meta:
+                return False
+            seen = True
+        elif isinstance(a, (list, tuple)):
+            for t in _flatten_tensors(a):
+                if not t.is_meta:
+                    return False
+                seen = True
+    if kwargs:
+        for t in _flatten_tensors(list(kwargs.values())):
+            if not t.is_meta:
+                return False
+            seen = True
+    return seen
+
+
 def _hybrid_execute(func, args, kwargs, real_execute):
     """One operator in hybrid mode. Meta when any tensor argument is meta (the
     real ones are replaced by meta stand-ins of their shapes), or when a factory
@@ -548,6 +682,20 @@ def _hybrid_execute(func, args, kwargs, real_execute):
     meta and leaves the real tensor as it was (its values no longer matter: only
     a float computation writes into it)."""
     dev = kwargs.get("device")
+    info = _HYBRID_FAST.get(id(func))
+    if info is None:
+        name = func._schema.name
+        info = _HYBRID_FAST[id(func)] = (
+            name, name not in _INDEX_OPS and name.split("::")[-1] not in _ROUTING_OPS, func)
+    if dev is None and info[1] and _all_meta(args, kwargs):
+        # The common case (a loop of float operators on meta tensors): what the
+        # general path below does for it (no index or routing operator), without
+        # its checks.
+        try:
+            return _meta_call(func, args, kwargs)
+        except (NotImplementedError, RuntimeError) as e:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise NeedsValues(f"{info[0]}: {msg[:160]}") from e
     if dev is not None and torch.device(dev).type == "meta":
         # `device=x.device` of a meta (float) input: the tensor made here is
         # meta or real by the rules below, as if the reference had said "cuda".
@@ -610,10 +758,12 @@ class _DeviceMap(TorchFunctionMode):
         return d
 
     def __torch_function__(self, func, types_, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        name = getattr(func, "__name__", "")
-        if "device" in kwargs:
+        if not kwargs:
+            kwargs = {}
+        elif "device" in kwargs:
+            kwargs = dict(kwargs)
             kwargs["device"] = self._map(kwargs["device"])
+        name = getattr(func, "__name__", "")
         if name == "cuda":
             return args[0]
         if name == "to" and len(args) > 1 and isinstance(args[1], (str, torch.device)):
@@ -946,6 +1096,12 @@ def ready(arg: str) -> str:
     time limit starts."""
     if torch is not None:
         _one_thread()
+        try:
+            # Meta kernels of torch 2.x import it on first use (through
+            # torch._disable_dynamo); about 0.7 s, once per process.
+            importlib.import_module("torch._dynamo")
+        except Exception:  # noqa: BLE001 - torch 1.x has no torch._dynamo
+            pass
         for mode in ("meta", "hybrid"):
             try:
                 trace(json.dumps(dict(_WARM_UP, mode=mode)))
