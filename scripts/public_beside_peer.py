@@ -93,6 +93,7 @@ def main() -> int:
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     sub = a.out / "subset"
+    shutil.rmtree(sub, ignore_errors=True)
     problems = subset(a.dataset, sub, a.per_category, a.workloads,
                       [o for o in a.only.split(",") if o])
     print(f"{len(problems)} problems, up to {a.workloads} workloads each", flush=True)

@@ -141,6 +141,10 @@ struct WorkerPlan {
   // a second frame, WorkOrder, after it said "ready". Its start holds the GPU's
   // timing lock, so that it never creates a context during a timed loop.
   bool work_follows = false;
+  // With work_follows: a workload whose first correctness round the worker runs
+  // (the reference and the comparison, results dropped) while it waits, so that
+  // loading kernels and libraries is off the critical path too. null: none.
+  json warm_up = nullptr;
 
   json to_json() const;
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed

@@ -340,8 +340,15 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       break;
     } else if (type == "done") {
       child.close_channel();
-      ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
-      end_how = st.describe();
+      if (plan_.reference_role && plan_.kind == EntryKind::Reference) {
+        // A reference worker ran no solution code and has reported everything:
+        // its exit (CUDA's teardown, 0.15 s on an H100) is not waited for; the
+        // Child's end signals what is left of it (a zygote's keeper reaps it).
+        end_how = "done (its exit not awaited)";
+      } else {
+        ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
+        end_how = st.describe();
+      }
       if (next_pos < indices_.size())
         fail_rest(out, next_pos, Status::RuntimeError,
                   "the worker finished without evaluating this workload");
@@ -580,14 +587,17 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
   };
   WorkerPlan jp = reference_plan(plan, opts);
   jp.fresh_secret = secret;
-  // The reference worker starts now, beside the solution's, and gets its work
-  // when the records exist (WorkerPlan::work_follows): its start is off the
-  // critical path. SOLBENCH_EARLY_REFERENCE_WORKER=0 starts it afterwards.
+  // On a GPU the reference worker starts now, beside the solution's, and gets its
+  // work when the records exist (WorkerPlan::work_follows): its start is off the
+  // critical path. Not on the CPU, where its start would share the cores with the
+  // solution's timed calls. SOLBENCH_EARLY_REFERENCE_WORKER=0 / 1: never / always.
   std::optional<Launch> early;
   const char* early_env = std::getenv("SOLBENCH_EARLY_REFERENCE_WORKER");
-  if (!(early_env && std::string(early_env) == "0")) {
+  const std::string early_mode = early_env ? early_env : "";
+  if (early_mode == "1" || (early_mode != "0" && plan.device.rfind("cuda", 0) == 0)) {
     WorkerPlan head = jp;
     head.work_follows = true;
+    head.warm_up = sp.workloads.front();
     try {
       Launch l = launch_worker(head, opts);
       if (write_frame(l.child.channel_fd(), head.to_json(), deadline_after(opts.startup_timeout))

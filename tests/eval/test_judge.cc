@@ -258,8 +258,10 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   // with its own solution worker and reference worker.
   const fs::path sol = solution("honest", testing::pytorch_source("", ""));
   ::setenv("SOLBENCH_RECORD_BUDGET_BYTES", "1", 1);
+  ::setenv("SOLBENCH_EARLY_REFERENCE_WORKER", "1", 1);  // as on a GPU
   json doc = eval(sol, std::string(" -w ") + testing::kB1 + " -w " + testing::kB2);
   ::unsetenv("SOLBENCH_RECORD_BUDGET_BYTES");
+  ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
   ASSERT_FALSE(doc.empty());
   ASSERT_EQ(doc["results"].size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
@@ -274,7 +276,12 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   ASSERT_EQ(doc["reference_workers"].size(), 2u);
   // Each batch's reference worker started beside its solution's worker and got
   // its work afterwards (WorkerPlan::work_follows).
-  for (const auto& w : doc["reference_workers"]) EXPECT_TRUE(w.value("started_early", false)) << w;
+  // It warmed up on the batch's first workload (the reference and the comparison
+  // once) while it waited.
+  for (const auto& w : doc["reference_workers"]) {
+    EXPECT_TRUE(w.value("started_early", false)) << w;
+    EXPECT_GT(w["phases_ms"].value("warm_up_ms", 0.0), 0.0) << w;
+  }
   // Every record was deleted once judged (and the scratch folders with their workers).
   for (const auto& e : fs::directory_iterator(dir_ / "staging"))
     ADD_FAILURE() << "left behind: " << e.path();
@@ -302,8 +309,10 @@ TEST_F(Judge, CorrectnessOnlyRunsAreJudgedToo) {
 TEST_F(Judge, AnEarlyReferenceWorkerWithNothingToJudgeIsStoppedAndLeavesNothing) {
   // The solution fails to load: no record to judge. The reference worker started
   // beside it is stopped unused; no reference worker is reported, nothing is left.
+  ::setenv("SOLBENCH_EARLY_REFERENCE_WORKER", "1", 1);  // as on a GPU
   json doc = eval(solution("broken", "raise RuntimeError('no import for you')\n"),
                   std::string(" -w ") + testing::kB1);
+  ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
   ASSERT_FALSE(doc.empty());
   EXPECT_EQ(status(doc), "RUNTIME_ERROR") << log(doc);
   EXPECT_NE(log(doc).find("no import for you"), std::string::npos) << log(doc);

@@ -241,6 +241,11 @@ int worker_main(int fd) {
     send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
     quit(2);
   }
+  if (plan.work_follows && !plan.warm_up.is_null()) {
+    const int64_t t = monotonic_ns();
+    session.warm_up(plan.warm_up);
+    started["phases_ms"]["warm_up_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
+  }
   start_lock.release();
   if (plan.work_follows) started["phases_ms"]["start_lock_wait_ms"] = start_lock_wait_ms;
   send({{"type", "ready"},

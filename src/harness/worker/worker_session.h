@@ -81,6 +81,12 @@ class WorkerSession {
   // std::runtime_error for problems of the worker itself.
   json start();
 
+  // Runs the reference and the comparison once on `spec`'s first correctness
+  // inputs and drops the results (a reference worker waiting for its work): the
+  // kernels and libraries they load are loaded. Never throws; skips workloads with
+  // more than 256 MiB of inputs.
+  void warm_up(const json& spec);
+
   // A plan with work_follows: its workloads and records, which came after start().
   void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
 
