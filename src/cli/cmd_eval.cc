@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -425,6 +426,12 @@ int run_eval(const EvalOptions& o) {
   mark("inputs_loaded");
   // Workers fork from a process that imports torch while the build and T_SOL run.
   harness::start_process_zygote();
+  // The workers' sandbox plans need the toolchain probes (compiler drivers and the
+  // interpreter, run as child processes: 0.1 s on the H100 machine); they run
+  // while T_SOL and the build are looked up (find_toolchains memoises them).
+  std::future<void> toolchains;
+  if (!o.no_sandbox)
+    toolchains = std::async(std::launch::async, [] { (void)harness::find_toolchains(); });
   mark("zygote_asked");
   score::ArchChoice arch;
   try {
