@@ -138,8 +138,8 @@ struct WorkerPlan {
   // A reference worker started while the solution's worker still runs (runner.cc
   // judge_batch), so that its start (process, CUDA, the reference's import) is off
   // the critical path: its plan holds no workloads; they and their records come in
-  // a second frame, WorkOrder, after it said "ready". Its start holds the GPU's
-  // timing lock, so that it never creates a context during a timed loop.
+  // a second frame, WorkOrder, after it said "ready". Its warm-up (below) holds
+  // the GPU's timing lock, so that it never runs kernels during a timed loop.
   bool work_follows = false;
   // With work_follows: a workload whose first correctness round the worker runs
   // (the reference and the comparison, results dropped) while it waits, so that
