@@ -281,6 +281,7 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   for (const auto& w : doc["reference_workers"]) {
     EXPECT_TRUE(w.value("started_early", false)) << w;
     EXPECT_GT(w["phases_ms"].value("warm_up_ms", 0.0), 0.0) << w;
+    EXPECT_EQ(w["phases_ms"].value("warm_up_steps", 0), 3) << w;  // no lock on the CPU
   }
   // Every record was deleted once judged (and the scratch folders with their workers).
   for (const auto& e : fs::directory_iterator(dir_ / "staging"))

@@ -48,6 +48,15 @@ TEST(DeviceLock, TwoProcessesNeverHoldItAtOnce) {
   EXPECT_GT(elapsed, 250);
   EXPECT_NEAR(waited, elapsed, 50);
   mine.release();
+  // While the other process holds it, a try is refused at once; once it is free,
+  // taken.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  DeviceLock other(file.string());
+  ASSERT_TRUE(other.try_acquire());
+  EXPECT_FALSE(mine.try_acquire());
+  other.release();
+  EXPECT_TRUE(mine.try_acquire());
+  mine.release();
   int st = 0;
   ::waitpid(child, &st, 0);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -62,6 +71,7 @@ TEST(DeviceLock, NoFileMeansNoWaiting) {
   DeviceLock missing("/nonexistent/solbench.lock");
   EXPECT_FALSE(missing.is_open());
   EXPECT_EQ(missing.acquire(), 0);
+  EXPECT_TRUE(missing.try_acquire());
   EXPECT_EQ(gpu_timing_lock_path("cpu"), "");
 }
 

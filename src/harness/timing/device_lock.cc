@@ -70,6 +70,15 @@ double DeviceLock::acquire() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+bool DeviceLock::try_acquire() {
+  if (fd_ < 0 || held_) return true;
+  int r;
+  while ((r = ::flock(fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
+  }
+  held_ = r == 0;
+  return held_;
+}
+
 void DeviceLock::release() {
   if (fd_ < 0 || !held_) return;
   ::flock(fd_, LOCK_UN);

@@ -35,6 +35,9 @@ class DeviceLock {
   bool is_open() const { return fd_ >= 0; }
   // Blocks until this process holds the lock; returns the milliseconds waited.
   double acquire();
+  // Takes the lock only if nobody holds it now; true when held (always for a lock
+  // that is not open).
+  bool try_acquire();
   void release();
 
  private:

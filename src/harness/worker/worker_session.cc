@@ -545,15 +545,30 @@ json WorkerSession::start() {
   return json{{"env", env}, {"phases_ms", phases}};
 }
 
-void WorkerSession::warm_up(const json& spec) {
+int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_run,
+                           const std::function<void()>& done) {
   Impl& s = *impl_;
-  if (!s.reference_error.empty() || !spec.is_object() || input_bytes(spec) > (256ull << 20)) return;
+  if (!s.reference_error.empty() || !spec.is_object() || input_bytes(spec) > (256ull << 20))
+    return 0;
+  int steps = 0;
   try {
     py::object w = s.runtime.attr("Workload")(to_py(spec), s.plan.device, s.plan.seed, s.ref_run,
                                               s.custom_fn);
-    py::list inputs = w.attr("make_inputs")(0).cast<py::list>();
-    py::list refs = w.attr("run_reference")(inputs).cast<py::list>();
-    w.attr("check")(refs, refs, true);
+    py::list inputs, refs;
+    const std::function<void()> step[] = {
+        [&] { inputs = w.attr("make_inputs")(0).cast<py::list>(); },
+        [&] { refs = w.attr("run_reference")(inputs).cast<py::list>(); },
+        [&] { w.attr("check")(refs, refs, true); },
+    };
+    for (const auto& run : step) {
+      if (!may_run()) break;
+      struct Done {
+        const std::function<void()>& f;
+        ~Done() { f(); }
+      } after{done};
+      run();
+      ++steps;
+    }
   } catch (const std::exception&) {
     // The judge's own run meets (and reports) whatever failed here.
   }
@@ -561,6 +576,7 @@ void WorkerSession::warm_up(const json& spec) {
     s.runtime.attr("release_memory")(s.plan.device);
   } catch (const std::exception&) {
   }
+  return steps;
 }
 
 void WorkerSession::assign_work(std::vector<json> workloads,

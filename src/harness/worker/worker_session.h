@@ -83,9 +83,12 @@ class WorkerSession {
 
   // Runs the reference and the comparison once on `spec`'s first correctness
   // inputs and drops the results (a reference worker waiting for its work): the
-  // kernels and libraries they load are loaded. Never throws; skips workloads with
-  // more than 256 MiB of inputs.
-  void warm_up(const json& spec);
+  // kernels and libraries they load are loaded. Each of its three steps (inputs,
+  // reference, comparison) runs only if `may_run()` says so, and `done()` follows
+  // it; a refusal ends the warm-up. Returns the steps run. Never throws; skips
+  // workloads with more than 256 MiB of inputs.
+  int warm_up(const json& spec, const std::function<bool()>& may_run,
+              const std::function<void()>& done);
 
   // A plan with work_follows: its workloads and records, which came after start().
   void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
