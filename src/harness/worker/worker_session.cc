@@ -76,6 +76,43 @@ struct Finish {
   bool skip = false;
 };
 
+// The verdict on the sampled timed calls, the same where the solution's worker
+// checks them (in-process) and where the reference worker judges their records:
+// the first changed input and the first wrong output, each named by its call.
+struct SampledCalls {
+  int failed = 0;
+  std::string first_failure, input_change;
+
+  void wrong_output(const std::string& call, const std::string& message) {
+    if (failed++ == 0) first_failure = call + ": " + message;
+  }
+  void changed_input(const std::string& call, const std::string& name) {
+    if (input_change.empty()) input_change = fmt::format("{}: '{}'", call, name);
+  }
+  // Records what was checked (`values` is the ArgPool or CallValues whose
+  // fresh_inputs() names the refreshed inputs), then throws the verdict: a changed
+  // input first, then wrong outputs.
+  void finish(WorkloadOutcome& o, size_t checked, int sets, py::object& w,
+              const py::object& values, double verify_ms) const {
+    const auto fresh = values.attr("fresh_inputs")().cast<py::list>();
+    o.extra["verification"] = {{"checked_calls", checked},
+                               {"failed_calls", failed},
+                               {"input_sets", sets},
+                               {"fresh_inputs", w.attr("input_names")(fresh)
+                                                    .cast<std::vector<std::string>>()}};
+    o.phases_ms["verify_ms"] = verify_ms;
+    if (!input_change.empty())
+      throw Finish{Status::RewardHack,
+                   "the solution changed an input in place during timing (" + input_change +
+                       "; the reference leaves it unchanged)"};
+    if (failed > 0)
+      throw Finish{Status::RewardHack,
+                   fmt::format("{} of {} sampled timed calls produced wrong outputs although the "
+                               "correctness rounds passed; first: {}",
+                               failed, checked, first_failure)};
+  }
+};
+
 // Times a Candidate with arguments from an ArgPool, keeping a uniform random sample
 // of the timed calls (reservoir sampling) for verification afterwards: their outputs
 // and their inputs as the call left them (copied outside the timed span). The
@@ -788,8 +825,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   // Gap 1 of docs/harness.md: re-check what timed calls produced, against the
   // reference run on the values each sampled call saw (generated again).
   Stopwatch vsw;
-  int failed = 0;
-  std::string first_failure, input_change;
+  SampledCalls verdict;
   for (const auto& s : run.saved()) {
     py::list pristine;
     py::list refs;
@@ -802,35 +838,16 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                    "the reference failed on a timed call's inputs: " +
                        detail::python_error_text(e)};
     }
-    if (input_change.empty()) {
+    const std::string call = fmt::format("timed call {}", s.call + 1);
+    if (verdict.input_change.empty()) {
       const auto names = w.attr("changed_inputs")(s.inputs_after, pristine)
                              .cast<std::vector<std::string>>();
-      if (!names.empty()) input_change = fmt::format("timed call {}: '{}'", s.call + 1,
-                                                     names.front());
+      if (!names.empty()) verdict.changed_input(call, names.front());
     }
     json summary = from_py(w.attr("check")(s.outputs, refs, true));
-    if (summary.value("status", "OK") != "OK") {
-      if (failed++ == 0)
-        first_failure = fmt::format("timed call {}: {}", s.call + 1,
-                                    summary.value("message", ""));
-    }
+    if (summary.value("status", "OK") != "OK") verdict.wrong_output(call, summary.value("message", ""));
   }
-  const auto fresh = pool.attr("fresh_inputs")().cast<py::list>();
-  o.extra["verification"] = {{"checked_calls", run.saved().size()},
-                             {"failed_calls", failed},
-                             {"input_sets", sets},
-                             {"fresh_inputs", w.attr("input_names")(fresh)
-                                                  .cast<std::vector<std::string>>()}};
-  o.phases_ms["verify_ms"] = vsw.ms();
-  if (!input_change.empty())
-    throw Finish{Status::RewardHack,
-                 "the solution changed an input in place during timing (" + input_change +
-                     "; the reference leaves it unchanged)"};
-  if (failed > 0)
-    throw Finish{Status::RewardHack,
-                 fmt::format("{} of {} sampled timed calls produced wrong outputs although the "
-                             "correctness rounds passed; first: {}",
-                             failed, run.saved().size(), first_failure)};
+  verdict.finish(o, run.saved().size(), sets, w, pool, vsw.ms());
   o.timing = result;
 
   // In-worker T_ref only where the parent runs no reference worker (runner.h).
@@ -1167,8 +1184,7 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
   progress(index, "judging");
   Stopwatch vsw;
   py::object values = w.attr("call_values")(input_sets, fresh_seed(spec));
-  int failed = 0;
-  std::string first_failure, input_change;
+  SampledCalls verdict;
   for (const RecordedCall& c : r.samples) {
     const std::string what = fmt::format("timed call {}", c.call + 1);
     py::list pristine;
@@ -1180,31 +1196,15 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
     }
     py::list refs = reference_outputs(w, pristine, "the reference failed on a timed call's inputs: ");
     py::dict got = load_record(dir, c, what);
-    if (input_change.empty()) {
+    if (verdict.input_change.empty()) {
       const py::tuple seen = judge_inputs(w, pristine, got, py::none(), what);
       const auto names = seen[1].cast<std::vector<std::string>>();
-      if (!names.empty()) input_change = fmt::format("{}: '{}'", what, names.front());
+      if (!names.empty()) verdict.changed_input(what, names.front());
     }
     json summary = from_py(w.attr("check")(got["outputs"], refs, true));
-    if (summary.value("status", "OK") != "OK" && failed++ == 0)
-      first_failure = what + ": " + summary.value("message", "");
+    if (summary.value("status", "OK") != "OK") verdict.wrong_output(what, summary.value("message", ""));
   }
-  const auto fresh = values.attr("fresh_inputs")().cast<py::list>();
-  o.extra["verification"] = {{"checked_calls", r.samples.size()},
-                             {"failed_calls", failed},
-                             {"input_sets", sets},
-                             {"fresh_inputs", w.attr("input_names")(fresh)
-                                                  .cast<std::vector<std::string>>()}};
-  o.phases_ms["verify_ms"] = vsw.ms();
-  if (!input_change.empty())
-    throw Finish{Status::RewardHack,
-                 "the solution changed an input in place during timing (" + input_change +
-                     "; the reference leaves it unchanged)"};
-  if (failed > 0)
-    throw Finish{Status::RewardHack,
-                 fmt::format("{} of {} sampled timed calls produced wrong outputs although the "
-                             "correctness rounds passed; first: {}",
-                             failed, r.samples.size(), first_failure)};
+  verdict.finish(o, r.samples.size(), sets, w, values, vsw.ms());
   if (plan.time_reference) time_reference(index, w, input_sets, ref_sets, o);
 }
 
