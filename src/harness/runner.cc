@@ -167,10 +167,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   event(make_event("worker_start"));
 
   Deadline deadline = deadline_after(opts_.startup_timeout);
-  WorkOrder order;
-  order.workloads = sub.workloads;
-  order.records = sub.records;
-  if (!write_frame(child.channel_fd(), early ? order.to_json() : sub.to_json(), deadline).ok()) {
+  const json first = early ? WorkOrder{false, sub.workloads, sub.records}.to_json() : sub.to_json();
+  if (!write_frame(child.channel_fd(), first, deadline).ok()) {
     child.kill_group();
     ExitStatus st = child.wait(deadline_after(std::chrono::seconds(5)));
     fail_rest(out, 0, Status::RuntimeError,

@@ -277,8 +277,7 @@ int worker_main(int fd) {
       send({{"type", "done"}, {"t_ns", monotonic_ns()}});
       quit(0);
     }
-    plan.workloads = order.workloads;
-    plan.records = order.records;
+    plan.workloads = order.workloads;  // this loop's count; the session holds the rest
     session.assign_work(std::move(order.workloads), std::move(order.records));
   }
 
