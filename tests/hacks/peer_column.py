@@ -132,6 +132,30 @@ def _python_shim(root: str) -> str:
 _SHIM_LOCK = threading.Lock()
 
 
+def placeholders(problem: str, cache: str):
+    """The text filler of an entry's run: @PROBLEM_DIR@, @CACHE_DIR@ and a fresh @RUN_ID@
+    (the corpus's solutions name the files they try to plant with them)."""
+    subst = {"@PROBLEM_DIR@": problem, "@CACHE_DIR@": cache, "@RUN_ID@": os.urandom(6).hex()}
+
+    def fill(text: str) -> str:
+        for k, v in subst.items():
+            text = text.replace(k, v)
+        return text
+    return fill
+
+
+def write_solution(entry: dict, sol: dict, work: str, fill) -> str:
+    """Makes the folders the entry asks for, fills the placeholders of the solution's
+    sources and writes it to WORK/solution.json; returns that path."""
+    for d in entry.get("mkdirs", []):
+        os.makedirs(fill(d), exist_ok=True)
+    for s in sol["sources"]:
+        s["content"] = fill(s["content"])
+    path = os.path.join(work, "solution.json")
+    json.dump(sol, open(path, "w"), indent=2)
+    return path
+
+
 def evaluate(peer: str, site: str, manifest: dict, entry: dict, root: str,
              uuids: list[str] | None = None, as_written: bool = False,
              timeout_s: float = 600) -> dict:
@@ -164,20 +188,8 @@ def evaluate(peer: str, site: str, manifest: dict, entry: dict, root: str,
     tmp = os.path.join(work, "tmp")
     os.makedirs(cache)
     os.makedirs(tmp)
-    run_id = os.urandom(6).hex()
-    subst = {"@PROBLEM_DIR@": problem, "@CACHE_DIR@": cache, "@RUN_ID@": run_id}
-
-    def fill(text: str) -> str:
-        for k, v in subst.items():
-            text = text.replace(k, v)
-        return text
-
-    for d in entry.get("mkdirs", []):
-        os.makedirs(fill(d), exist_ok=True)
-    for s in psol["sources"]:
-        s["content"] = fill(s["content"])
-    sol_path = os.path.join(work, "solution.json")
-    json.dump(psol, open(sol_path, "w"), indent=2)
+    fill = placeholders(problem, cache)
+    sol_path = write_solution(entry, psol, work, fill)
     before = {f: open(os.path.join(problem, f), "rb").read()
               for f in ("definition.json", "workload.jsonl")}
     traces = os.path.join(work, "traces.jsonl")

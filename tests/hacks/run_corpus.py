@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 
 import peer_column
 
@@ -68,21 +67,9 @@ def evaluate(binary: str, manifest: dict, entry: dict, device: str, root: str,
     cache, staging = os.path.join(work, "cache"), os.path.join(work, "staging")
     os.makedirs(cache)
     os.makedirs(staging)
-    run_id = uuid.uuid4().hex[:12]
-    subst = {"@PROBLEM_DIR@": problem, "@CACHE_DIR@": cache, "@RUN_ID@": run_id}
-
-    def fill(text: str) -> str:
-        for k, v in subst.items():
-            text = text.replace(k, v)
-        return text
-
-    for d in entry.get("mkdirs", []):
-        os.makedirs(fill(d), exist_ok=True)
-    sol = json.load(open(os.path.join(HERE, name, "solution.json")))
-    for s in sol["sources"]:
-        s["content"] = fill(s["content"])
-    sol_path = os.path.join(work, "solution.json")
-    json.dump(sol, open(sol_path, "w"), indent=2)
+    fill = peer_column.placeholders(problem, cache)
+    sol_path = peer_column.write_solution(
+        entry, json.load(open(os.path.join(HERE, name, "solution.json"))), work, fill)
     before = {f: open(os.path.join(problem, f), "rb").read()
               for f in ("definition.json", "workload.jsonl")}
     cmd = [binary, "eval", problem, "-s", sol_path, *manifest["flags"],
