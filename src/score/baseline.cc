@@ -272,14 +272,14 @@ ArchChoice choose_arch(const std::string& arch, const std::string& device) {
   const bool cuda = harness::cuda_ordinal(device) >= 0;
   std::optional<std::string> gpu = cuda ? sol::detect_gpu_name() : std::nullopt;
   if (c.explicit_arch) {
-    c.model = sol::select_hardware(arch);  // throws for an unknown name
+    c.model = sol::select_hardware(arch, gpu);  // throws for an unknown name
   } else if (!cuda) {
     c.reason = "no hardware model for the CPU (solbench hw list has GPU models only); pass "
                "--arch NAME to use a GPU's bound";
     return c;
   } else {
     try {
-      c.model = sol::select_hardware("");
+      c.model = sol::select_hardware("", gpu);  // NVML asked once, above
     } catch (const std::exception& e) {
       c.reason = std::string("no hardware model for this GPU: ") + e.what();
       return c;

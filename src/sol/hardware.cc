@@ -257,6 +257,12 @@ std::optional<std::string> detect_gpu_name() {
 }
 
 HardwareModel select_hardware(const std::string& arch_override) {
+  return select_hardware(arch_override,
+                         arch_override.empty() ? detect_gpu_name() : std::nullopt);
+}
+
+HardwareModel select_hardware(const std::string& arch_override,
+                              const std::optional<std::string>& gpu) {
   auto all = load_all_hardware();
   std::string known;
   for (auto& m : all) known += (known.empty() ? "" : ", ") + m.name;
@@ -264,7 +270,6 @@ HardwareModel select_hardware(const std::string& arch_override) {
     if (auto m = find_hardware(all, arch_override)) return *m;
     throw std::runtime_error("--arch " + arch_override + ": unknown hardware model; known: " + known);
   }
-  auto gpu = detect_gpu_name();
   if (!gpu)
     throw std::runtime_error("no GPU detected (NVML absent or no device); pass --arch NAME, one of: " + known);
   if (auto m = find_hardware(all, *gpu)) return *m;

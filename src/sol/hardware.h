@@ -65,5 +65,9 @@ std::optional<std::string> detect_gpu_name();
 // The model for --arch NAME when given, else the detected GPU; throws
 // std::runtime_error listing the known models when neither resolves.
 HardwareModel select_hardware(const std::string& arch_override);
+// The same with the detected GPU's name given (detect_gpu_name's answer, which a
+// caller that needs it too asks for once).
+HardwareModel select_hardware(const std::string& arch_override,
+                              const std::optional<std::string>& detected_gpu);
 
 }  // namespace solbench::sol
