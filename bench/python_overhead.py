@@ -40,6 +40,8 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
     timing = p.get("timing_setup_ms", 0) + p.get("timing_ms", 0) + p.get("verify_ms", 0)
     stages = {
         "total": ms(t0, t1),
+        # 1: the worker was a spare the zygote made ahead (its sandbox and runtime ready)
+        "solution_worker_spare": 1.0 if w.get("launch") == "spare" else 0.0,
         # executable start, problem load, build cache lookup, T_SOL and T_b look-ups, store open
         "before_worker": ms(t0, w["spawn_t_ns"]),
         "build_cache_lookup": doc["build"]["seconds"] * 1e3,
@@ -61,8 +63,9 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
     if tl:
         stages["parent:exec_to_main"] = ms(t0, tl["start"])
         stages["parent:inputs"] = ms(tl["start"], tl["inputs_loaded"])
+        # On a GPU T_SOL is found beside the build (not on the way to the worker).
         stages["parent:t_sol_lookup"] = ms(tl["zygote_asked"], tl["t_sol"])
-        stages["parent:store_open"] = ms(tl["t_sol"], tl["store_ready"])
+        stages["parent:store_open"] = ms(min(tl["t_sol"], tl["store_ready"]), tl["store_ready"])
         stages["parent:build_lookup"] = ms(tl["store_ready"], tl["built"])
         stages["parent:plan"] = ms(tl["built"], tl.get("plan_ready", tl["built"]))
         stages["parent:first_spawn"] = ms(tl.get("plan_ready", tl["built"]), w["spawn_t_ns"])
@@ -71,6 +74,7 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
         r = refs[0]
         rw = r["workloads"][0]
         stages["judge:started_early"] = 1.0 if r.get("started_early") else 0.0
+        stages["judge:spare"] = 1.0 if r.get("launch") == "spare" else 0.0
         stages["judge:ready_after_solution_result"] = ms(wl["result_t_ns"], r.get("ready_t_ns", 0))
         stages["judge:begin_after_solution_result"] = ms(wl["result_t_ns"], rw["begin_t_ns"])
         stages["judge:workload"] = ms(rw["begin_t_ns"], rw["result_t_ns"])
@@ -105,11 +109,16 @@ def main() -> None:
                     help="the eval's timing budget (default: the CLI's, 500 ms per candidate)")
     ap.add_argument("--db", type=Path, default=None, help="store (default: a temporary one)")
     ap.add_argument("--json", action="store_true", help="print every call's breakdown as JSON")
+    ap.add_argument("--spares", choices=("on", "off"), default="on",
+                    help="spare workers made ahead by the zygote (eval's spare_workers)")
+    ap.add_argument("--pause-s", type=float, default=0.0,
+                    help="seconds between counted calls (an agent's think time: a spare "
+                    "made after one call is ready for the next)")
     args = ap.parse_args()
     arch = args.arch or ("h100_sxm" if args.device == "cpu" else None)
     db = args.db or Path(tempfile.mkdtemp(prefix="solbench-overhead-")) / "overhead.db"
     kw = dict(workloads=[args.workload], device=args.device, arch=arch, db=db,
-              time_budget_ms=args.time_budget_ms)
+              time_budget_ms=args.time_budget_ms, spare_workers=args.spares == "on")
 
     def call():
         t0 = time.monotonic_ns()
@@ -130,14 +139,20 @@ def main() -> None:
           f"T_b {'cached' if doc['score']['baselines']['cached'] else 'measured'}")
     runs = []
     for _ in range(args.repeat):
+        time.sleep(args.pause_s)
         doc, t0, t1 = call()
         assert doc["build"]["cache_hit"], "the build should be cached after the warm-up"
         runs.append(breakdown(doc, t0, t1))
     if args.json:
-        print(json.dumps({"executable_alone_ms": exe_ms, "calls": runs}, indent=2))
+        last = {"phases_ms": doc["results"][0]["evaluation"].get("solbench_phases_ms"),
+                "workers": doc.get("workers"), "reference_workers": doc.get("reference_workers"),
+                "timeline_t_ns": doc.get("timeline_t_ns")}
+        print(json.dumps({"executable_alone_ms": exe_ms, "calls": runs, "last_call": last},
+                         indent=2))
     env = doc.get("environment") or {}
     print(f"{args.repeat} calls of solbench.eval({args.problem.name}, {args.solution.name}, "
-          f"workload {args.workload}, device {args.device}) on {env.get('hardware', '?')}")
+          f"workload {args.workload}, device {args.device}) on {env.get('hardware', '?')}, "
+          f"spares {args.spares}, {args.pause_s:g} s between calls")
     print(f"{'stage':<22} {'median_ms':>10} {'min_ms':>10} {'max_ms':>10}")
     for key in runs[0]:
         vals = [r.get(key, 0) for r in runs]

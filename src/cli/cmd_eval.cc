@@ -433,12 +433,14 @@ int run_eval(const EvalOptions& o) {
   if (!o.no_sandbox)
     toolchains = std::async(std::launch::async, [] { (void)harness::find_toolchains(); });
   mark("zygote_asked");
-  score::ArchChoice arch;
-  try {
-    arch = score::choose_arch(o.arch, o.device);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
+  // An unknown --arch is refused before anything runs (the name alone decides).
+  if (!o.arch.empty()) {
+    try {
+      (void)sol::select_hardware(o.arch);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
   }
   const std::string solution_name = o.reference ? problem.definition.name + "/reference"
                                                 : solution.name;
@@ -448,24 +450,43 @@ int run_eval(const EvalOptions& o) {
   if (o.timer != "auto") timer_options["timer"] = o.timer;
 
   // --- T_SOL (cached per workload and model; tracing runs only the reference).
+  // Nothing before the scores needs it: on a GPU it is found beside the build and
+  // the workers (the detected GPU's model asks NVML, 50 ms), and joined by the
+  // first result (sol_ready). On the CPU it runs here: a trace that is not cached
+  // would share the cores with the solution's timed calls.
+  score::ArchChoice arch;
   std::vector<ScoreState> sc(sel.size());
-  if (arch.model) {
-    progress.show("speed-of-light bounds on " + arch.model->name);
-    for (size_t k = 0; k < sel.size(); ++k) sc[k].bound = score::sol_bound(problem, sel[k], *arch.model);
-  } else {
-    for (auto& st : sc) st.bound.reason = "no T_SOL: " + arch.reason;
-  }
-  mark("t_sol");
   std::string published_note;
-  if (arch.model && score::is_b200(*arch.model)) {
-    try {
-      const auto pub = score::published_b200(problem, o.problem_dir, &published_note);
+  int64_t t_sol_ns = 0;
+  auto find_t_sol = [&](bool show) {
+    arch = score::choose_arch(o.arch, o.device);
+    if (arch.model) {
+      if (show) progress.show("speed-of-light bounds on " + arch.model->name);
       for (size_t k = 0; k < sel.size(); ++k)
-        if (sel[k] < pub.size()) sc[k].published = pub[sel[k]];
-    } catch (const std::exception& e) {
-      published_note = e.what();
+        sc[k].bound = score::sol_bound(problem, sel[k], *arch.model);
+    } else {
+      for (auto& st : sc) st.bound.reason = "no T_SOL: " + arch.reason;
     }
-  }
+    t_sol_ns = harness::monotonic_ns();
+    if (arch.model && score::is_b200(*arch.model)) {
+      try {
+        const auto pub = score::published_b200(problem, o.problem_dir, &published_note);
+        for (size_t k = 0; k < sel.size(); ++k)
+          if (sel[k] < pub.size()) sc[k].published = pub[sel[k]];
+      } catch (const std::exception& e) {
+        published_note = e.what();
+      }
+    }
+  };
+  std::future<void> t_sol_found;
+  if (harness::cuda_ordinal(o.device) >= 0) t_sol_found = std::async(std::launch::async, find_t_sol, false);
+  else find_t_sol(true);
+  auto sol_ready = [&] {
+    if (!t_sol_found.valid()) return;
+    t_sol_found.get();  // choose_arch cannot throw: an unknown name was refused above
+    timeline["t_sol"] = t_sol_ns;
+  };
+  if (!t_sol_found.valid()) timeline["t_sol"] = t_sol_ns;
 
   // --- the results store.
   const std::string driver = score::driver_version(o.device);
@@ -512,6 +533,7 @@ int run_eval(const EvalOptions& o) {
   // at once, or when the baseline worker has measured its T_b.
   auto finalize = [&](size_t k) {
     if (finalized[k] || !traces[k]) return;
+    sol_ready();
     finalized[k] = true;
     Trace& t = *traces[k];
     ScoreState& st = sc[k];
@@ -546,6 +568,7 @@ int run_eval(const EvalOptions& o) {
         {"cache_hit", prep.build->cache_hit}, {"seconds", prep.build->seconds}};
     if (!driver.empty()) t.evaluation.environment.extra["solbench_driver"] = driver;
     traces[k] = std::move(t);
+    sol_ready();
     ScoreState& st = sc[k];
     const bool timed_pass = out.status == Status::Passed && out.timing &&
                             out.timing->stats.median_ms > 0;
@@ -627,6 +650,10 @@ int run_eval(const EvalOptions& o) {
 
     harness::RunnerOptions ro;
     ro.zygote = harness::process_zygote_address();
+    // Spare workers made ahead by the zygote (runner.h RunnerOptions::spares):
+    // SOLBENCH_SPARE_WORKERS=1, which the Python module sets for its evaluations.
+    const char* spares = std::getenv("SOLBENCH_SPARE_WORKERS");
+    ro.spares = spares && std::string(spares) == "1";
     ro.workload_timeout = std::chrono::duration<double>(o.timeout_s);
     ro.keep_scratch = o.keep_staging;
     // Every verdict on values and T_ref from a reference worker that never loads
@@ -674,6 +701,7 @@ int run_eval(const EvalOptions& o) {
           last_env = *e.env;
           last_env["device"] = o.device;
           solution_env = last_env;
+          sol_ready();
           score::confirm_device(arch, o.device, last_env);  // the worker names its device
         }
         progress.show("worker ready");
@@ -749,6 +777,7 @@ int run_eval(const EvalOptions& o) {
     }
   }
   progress.clear();
+  sol_ready();
   mark("baseline_done");
   for (size_t k = 0; k < sel.size(); ++k) finalize(k);  // none left; be safe
   rec.finish();

@@ -11,6 +11,7 @@
 #include "harness/framing.h"
 #include "harness/process.h"
 #include "harness/staging.h"
+#include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
 
 namespace solbench::harness {
@@ -56,17 +57,49 @@ struct Launch {
   json record;
 };
 
+std::filesystem::path staging_base_of(const RunnerOptions& opts) {
+  return opts.staging_base.empty() ? default_staging_base() : opts.staging_base;
+}
+
+// What a worker for `plan` does before it has the plan (zygote.h, "Spares").
+json standby_of(const WorkerPlan& plan) {
+  return {{"device", plan.device},
+          {"sandbox", without_jit_cache(plan.sandbox)},
+          {"timing_lock", plan.timing_lock}};
+}
+
+bool new_pid_namespace_for(const WorkerPlan& plan) {
+  // Process 1 of its own PID namespace: whatever the solution starts dies with the
+  // worker, however it detached itself (docs/sandbox.md).
+  const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
+  return (!plan.sandbox.is_object() || plan.sandbox.value("enabled", true)) &&
+         !(pidns && std::string(pidns) == "0");
+}
+
+// The zygote's request for a worker of `plan` (launch_worker adds cwd and env).
+json zygote_request(const WorkerPlan& plan, const RunnerOptions& opts) {
+  json request = {{"channel_fd", 3},
+                  {"new_pid_namespace", new_pid_namespace_for(plan)},
+                  {"no_core_dumps", true},
+                  {"preload", json::array()}};
+  // torch.compile (the baseline, Python solutions) wants Dynamo and Inductor,
+  // seconds of imports the zygote then does once for every later worker.
+  if (plan.kind == EntryKind::Python || plan.baseline_compile)
+    request["preload"].push_back("compile");
+  if (opts.spares) {
+    request["standby"] = standby_of(plan);
+    request["staging_base"] = staging_base_of(opts).string();
+  }
+  return request;
+}
+
 // Starts a worker for `plan` (from the zygote where there is one), without sending
 // it anything; throws SpawnError.
 Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
   Launch l;
   l.record = {{"workloads", json::array()}};
-  l.scratch = StagingDir::create(
-      opts.staging_base.empty() ? default_staging_base() : opts.staging_base, "worker-");
-  if (opts.keep_scratch) {
-    l.scratch.keep();
-    l.record["scratch"] = l.scratch.path().string();
-  }
+  l.scratch = StagingDir::create(staging_base_of(opts), "worker-");
+  if (opts.keep_scratch) l.scratch.keep();
 
   SpawnOptions so;
   so.argv = {self_exe().string(), "__worker", "--channel-fd", "3"};
@@ -75,26 +108,19 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
   so.channel_fd = 3;
   so.output = OutputMode::Capture;
   so.log_limit_bytes = opts.log_limit_bytes;
-  // Process 1 of its own PID namespace: whatever the solution starts dies with the
-  // worker, however it detached itself (docs/sandbox.md).
-  const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
-  so.new_pid_namespace = (!plan.sandbox.is_object() || plan.sandbox.value("enabled", true)) &&
-                         !(pidns && std::string(pidns) == "0");
+  so.new_pid_namespace = new_pid_namespace_for(plan);
+  // A spare's scratch folder, which this launch then owns (set by the starter).
+  auto spare_cwd = std::make_shared<std::string>();
   if (!opts.zygote.empty()) {
-    json request = {{"cwd", l.scratch.path().string()},
-                    {"channel_fd", so.channel_fd},
-                    {"new_pid_namespace", so.new_pid_namespace},
-                    {"no_core_dumps", so.no_core_dumps},
-                    {"preload", json::array()}};
-    // torch.compile (the baseline, Python solutions) wants Dynamo and Inductor,
-    // seconds of imports the zygote then does once for every later worker.
-    if (plan.kind == EntryKind::Python || plan.baseline_compile)
-      request["preload"].push_back("compile");
-    so.starter = [request, address = opts.zygote, limit = opts.startup_timeout](
+    json request = zygote_request(plan, opts);
+    request["cwd"] = l.scratch.path().string();
+    request["no_core_dumps"] = so.no_core_dumps;
+    so.starter = [request, spare_cwd, address = opts.zygote, limit = opts.startup_timeout](
                      const std::vector<std::string>& env, int out_fd, int channel_fd) {
       json r = request;
       r["env"] = env;
       const ZygoteLaunch z = launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(limit));
+      if (z.spare) *spare_cwd = z.cwd;
       return ExternalStart{z.pid, z.pid_namespace, z.control_fd};
     };
   }
@@ -102,8 +128,52 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
   l.child = Child::spawn(so);
   l.record["pid_namespace"] = l.child.pid_namespace();
   l.record["launch"] = l.child.launch() == "external" ? "zygote" : "exec";
+  if (!spare_cwd->empty()) {
+    // The spare's own folder (made by the zygote under the same staging base).
+    const bool keep = l.scratch.kept();
+    l.scratch = StagingDir::adopt(*spare_cwd);
+    l.scratch.keep(keep);
+    l.record["launch"] = "spare";
+  }
+  if (opts.keep_scratch) l.record["scratch"] = l.scratch.path().string();
   if (!l.child.launch_note().empty()) l.record["launch_note"] = l.child.launch_note();
   return l;
+}
+
+// Asks the zygote for a spare of each plan's recipe (RunnerOptions::spares).
+void prepare_spares(const std::vector<const WorkerPlan*>& plans, const RunnerOptions& opts) {
+  if (!opts.spares || opts.zygote.empty()) return;
+  std::vector<std::string> env = environment_list();
+  // As Child::spawn gives a worker its environment (the same entries, in order).
+  auto channel = std::find_if(env.begin(), env.end(), [](const std::string& e) {
+    return e.rfind("SOLBENCH_CHANNEL_FD=", 0) == 0;
+  });
+  if (channel != env.end()) *channel = "SOLBENCH_CHANNEL_FD=3";
+  else env.push_back("SOLBENCH_CHANNEL_FD=3");
+  // One request per recipe, with how many workers of it an evaluation starts (a
+  // Python solution's worker and the reference worker share theirs).
+  std::vector<json> requests;
+  for (const WorkerPlan* p : plans) {
+    json request = zygote_request(*p, opts);
+    request["env"] = env;
+    // The recipe is all but what the zygote imports for itself (zygote.cc spare_key).
+    auto recipe = [](json r) {
+      r.erase("count");
+      r.erase("preload");
+      return r;
+    };
+    auto same = std::find_if(requests.begin(), requests.end(),
+                             [&](const json& r) { return recipe(r) == recipe(request); });
+    if (same == requests.end()) {
+      requests.push_back(std::move(request));
+      continue;
+    }
+    (*same)["count"] = same->value("count", 1) + 1;
+    for (const auto& g : request["preload"])
+      if (std::find((*same)["preload"].begin(), (*same)["preload"].end(), g) == (*same)["preload"].end())
+        (*same)["preload"].push_back(g);
+  }
+  for (const json& r : requests) prepare_spare(opts.zygote, r, deadline_after(std::chrono::seconds(5)));
 }
 
 // One worker process working through `indices` (positions in the full plan).
@@ -166,6 +236,14 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   if (early) record["started_early"] = true;
   event(make_event("worker_start"));
 
+  // The plan's compile caches move into the worker's scratch folder before it has
+  // its plan, and back once it is done (worker_policy.h).
+  if (!early) lend_caches(plan_.sandbox, scratch.path());
+  struct TakeBack {
+    const json& sandbox;
+    const std::filesystem::path& scratch;
+    ~TakeBack() { take_back_caches(sandbox, scratch); }
+  } take_back{plan_.sandbox, scratch.path()};
   Deadline deadline = deadline_after(opts_.startup_timeout);
   const json first = early ? WorkOrder{false, sub.workloads, sub.records}.to_json() : sub.to_json();
   if (!write_frame(child.channel_fd(), first, deadline).ok()) {
@@ -598,9 +676,12 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     head.warm_up = sp.workloads.front();
     try {
       Launch l = launch_worker(head, opts);
+      lend_caches(head.sandbox, l.scratch.path());
       if (write_frame(l.child.channel_fd(), head.to_json(), deadline_after(opts.startup_timeout))
               .ok())
         early.emplace(std::move(l));
+      else
+        take_back_caches(head.sandbox, l.scratch.path());
     } catch (const SpawnError&) {
       // Started the usual way below, which reports the failure if it repeats.
     }
@@ -636,7 +717,10 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     jp.workloads.push_back(plan.workloads[idx]);
     jp.records.push_back(*o.record);
   }
-  if (judged.empty()) return;  // an early reference worker is killed unused
+  if (judged.empty()) {  // an early reference worker is killed unused
+    if (early) take_back_caches(jp.sandbox, early->scratch.path());
+    return;
+  }
 
   RunnerOptions ro = opts;
   ro.reference_worker = false;
@@ -689,9 +773,15 @@ RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts) {
 }  // namespace
 
 RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
-  if (!opts.reference_worker || plan.reference_role || plan.record_calls)
-    return run_workers(plan, opts, nullptr);
-  return run_judged(plan, opts);
+  if (!opts.reference_worker || plan.reference_role || plan.record_calls) {
+    RunnerResult r = run_workers(plan, opts, nullptr);
+    prepare_spares({&plan}, opts);
+    return r;
+  }
+  RunnerResult r = run_judged(plan, opts);
+  const WorkerPlan rp = reference_plan(plan, opts);
+  prepare_spares({&plan, &rp}, opts);
+  return r;
 }
 
 }  // namespace solbench::harness

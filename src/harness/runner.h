@@ -78,6 +78,12 @@ struct RunnerOptions {
   // Python and torch already imported) instead of exec'd; "" or a zygote that
   // declines: exec'd. Each worker record says which ("launch").
   std::string zygote;
+  // With a zygote: launch requests name the worker's recipe (zygote.h, "Spares"),
+  // so that a spare made ahead serves them, and once the plan's timed work is done
+  // the runner asks the zygote for a spare of each recipe it used (the solution's
+  // worker, the reference worker), for the next evaluation. Each spare holds a
+  // process and, on a GPU, a CUDA context until it is used or the zygote ends.
+  bool spares = false;
 };
 
 struct RunnerResult {

@@ -18,6 +18,9 @@ class StagingDir {
   static StagingDir create(const std::filesystem::path& base = default_staging_base(),
                            std::string_view prefix = "stage-");
 
+  // Takes ownership of an existing folder (a spare worker's, zygote.h).
+  static StagingDir adopt(std::filesystem::path existing) { return StagingDir(std::move(existing)); }
+
   StagingDir() = default;
   StagingDir(StagingDir&& other) noexcept;
   StagingDir& operator=(StagingDir&& other) noexcept;

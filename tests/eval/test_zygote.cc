@@ -148,5 +148,61 @@ TEST_F(Zygote, AWorkerCannotReachTheZygoteItCameFrom) {
   EXPECT_EQ(status(doc, 0), "PASSED") << doc["results"][0]["evaluation"]["log"];
 }
 
+TEST_F(Zygote, SparesMadeAfterOneEvaluationServeTheNextInTheirOwnSandbox) {
+  // A zygote of the test's own, as the Python module has one; with
+  // SOLBENCH_SPARE_WORKERS=1 each evaluation leaves a spare of each worker's recipe
+  // behind (zygote.h, "Spares"), and the next evaluation's workers are those.
+  const std::string address = "solbench-test-spares-" + std::to_string(::getpid());
+  const pid_t z = ::fork();
+  ASSERT_GE(z, 0);
+  if (z == 0) {
+    ::execl(SOLBENCH_BINARY, SOLBENCH_BINARY, "__zygote", "--address", address.c_str(), nullptr);
+    ::_exit(127);
+  }
+  struct Kill {
+    pid_t pid;
+    ~Kill() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } kill_zygote{z};
+  const std::string env = "SOLBENCH_ZYGOTE=" + address + " SOLBENCH_SPARE_WORKERS=1";
+  const std::string rowwise = (kRmsnorm / "solutions/cpp_rowwise/solution.json").string();
+  json doc = eval(env, "-s '" + rowwise + "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["workers"]), "zygote") << doc["workers"].dump();
+  EXPECT_EQ(launch(doc["reference_workers"]), "zygote");
+
+  // Another solution of the same kind: the spares serve it, and the sandbox they
+  // entered before it existed still holds: a write outside the worker's scratch
+  // folder is refused (had it succeeded, the entry returns 9: RUNTIME_ERROR).
+  const fs::path planted = dir_ / "planted.txt";
+  const fs::path sol = solution("plant_outside", R"(  {
+    FILE* f = std::fopen(")" + planted.string() + R"(", "w");
+    if (f) { std::fputs("planted", f); std::fclose(f); return 9; }
+  }
+)");
+  doc = eval(env, "-s '" + sol.string() + "' -w " + kB1 + " -w " + kB2);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(launch(doc["workers"]), "spare") << doc["workers"].dump();
+  EXPECT_EQ(launch(doc["reference_workers"]), "spare") << doc["reference_workers"].dump();
+  EXPECT_EQ(status(doc, 0), "PASSED") << doc["results"][0]["evaluation"]["log"];
+  EXPECT_EQ(status(doc, 1), "PASSED") << doc["results"][1]["evaluation"]["log"];
+  EXPECT_FALSE(fs::exists(planted));
+  EXPECT_EQ(doc["sandbox"].value("spare", false), true) << doc["sandbox"].dump();
+
+  // Without the setting, none is asked for or used; the two left from the last
+  // call stay (one per recipe), in scratch folders of their own.
+  doc = eval("SOLBENCH_ZYGOTE=" + address, "-s '" + rowwise + "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["workers"]), "zygote");
+  int folders = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "staging"))
+    folders += e.path().filename().string().rfind("worker-", 0) == 0;
+  EXPECT_EQ(folders, 2);
+}
+
 }  // namespace
 }  // namespace solbench

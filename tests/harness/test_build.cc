@@ -910,6 +910,51 @@ TEST_F(BuildTest, PrepareReportsTheFirstErrorFirst) {
 
 // ------------------------------------------------------------------ torch binding
 
+TEST_F(BuildTest, WhereTorchIsIsAskedAgainOnlyWhenTheImportPathChanged) {
+  // A python that logs each "where is torch" probe and answers it with the real
+  // interpreter, whose import path starts with a folder holding a stand-in torch
+  // (the build then fails at the torch query: only the probe matters here).
+  const fs::path site = root_.path() / "site";
+  fs::create_directories(site / "torch");
+  std::ofstream(site / "torch" / "__init__.py") << "raise ImportError('stand-in')\n";
+  std::ofstream(site / "torch" / "version.py") << "__version__ = '0'\n";
+  const fs::path log = root_.path() / "probes.txt";
+  const fs::path py = root_.path() / "python";
+  {
+    std::ofstream f(py);
+    f << "#!/bin/sh\n"
+         "case \"$2\" in *find_spec*) echo probe >> '" << log.string() << "';; esac\n"
+         "PYTHONPATH='" << site.string() << "' exec python3 \"$@\"\n";
+  }
+  fs::permissions(py, fs::perms::owner_all);
+  opts_.python = py.string();
+  const Solution s = torch_solution("scale_ext", {{"main.cpp", data_file("scale.cpp")}}, false);
+  auto probes = [&] { return lines_of(read_text_file(log)).size(); };
+  auto build = [&] {
+    BuildResult r = build_solution(s, opts_);
+    EXPECT_EQ(r.log.find("has no torch module"), std::string::npos) << r.log;
+  };
+  build();
+  ASSERT_EQ(probes(), 1u);
+  build();
+  EXPECT_EQ(probes(), 1u) << "nothing changed: the remembered answer";
+  std::ofstream(site / "newly_installed.py") << "\n";  // an install on the import path
+  build();
+  EXPECT_EQ(probes(), 2u);
+  build();
+  EXPECT_EQ(probes(), 2u);
+  std::this_thread::sleep_for(20ms);
+  std::ofstream(site / "torch" / "version.py") << "__version__ = '1'\n";  // torch upgraded in place
+  build();
+  EXPECT_EQ(probes(), 3u);
+  {
+    const std::string other_path = site.string();
+    ScopedEnv e("PYTHONPATH", other_path.c_str());  // another import path
+    build();
+    EXPECT_EQ(probes(), 4u);
+  }
+}
+
 TEST_F(BuildTest, TorchBindingCompilesAsCppExtensionWould) {
   const fs::path record = root_.path() / "commands.txt";
   opts_.cxx = recording_compiler(root_.path(), record).string();

@@ -122,20 +122,60 @@ TEST_F(WorkerPolicy, NativeWorkersRunNothingAndEverySolutionHasItsOwnCaches) {
   const json a = worker_sandbox_plan(req);
   EXPECT_FALSE(a.at("deny_process_creation").get<bool>());
   EXPECT_FALSE(a.at("executable").empty());
-  const std::string triton = a.at("env").at("TRITON_CACHE_DIR").get<std::string>();
-  EXPECT_TRUE(fs::is_directory(triton));
-  EXPECT_EQ(fs::path(triton).parent_path(), fs::path(a.at("jit_dir").get<std::string>()));
-  EXPECT_EQ(a.at("env").at("TORCHINDUCTOR_COMPILE_THREADS"), "1");
-  const auto writable = a.at("writable").get<std::vector<std::string>>();
-  EXPECT_NE(std::find(writable.begin(), writable.end(), a.at("jit_dir").get<std::string>()),
-            writable.end());
+  // The caches are lent into the worker's scratch folder: the plan's writable
+  // folders and environment name nothing of the solution.
+  EXPECT_EQ(a.at("jit"), "scratch");
+  const std::string cache = a.at("jit_cache").get<std::string>();
+  EXPECT_TRUE(fs::is_directory(cache));
+  EXPECT_EQ(fs::path(cache).parent_path(), dir_ / "jit");
+  EXPECT_EQ(a.at("writable"), json::array({"/dev/shm"}));
+  EXPECT_FALSE(a.at("env").contains("TRITON_CACHE_DIR"));
+  EXPECT_EQ(without_jit_cache(a).count("jit_cache"), 0u);
   // Same content, same folder; other content or another device kind, another one.
-  EXPECT_EQ(worker_sandbox_plan(req).at("jit_dir"), a.at("jit_dir"));
+  EXPECT_EQ(worker_sandbox_plan(req).at("jit_cache"), a.at("jit_cache"));
   req.content = "solution B";
-  EXPECT_NE(worker_sandbox_plan(req).at("jit_dir"), a.at("jit_dir"));
+  const json b = worker_sandbox_plan(req);
+  EXPECT_NE(b.at("jit_cache"), a.at("jit_cache"));
+  // ... and two solutions of one kind get the same sandbox (a spare serves both).
+  EXPECT_EQ(without_jit_cache(b), without_jit_cache(a));
   req.content = "solution A";
   req.device = "cuda:0";
-  EXPECT_NE(worker_sandbox_plan(req).at("jit_dir"), a.at("jit_dir"));
+  EXPECT_NE(worker_sandbox_plan(req).at("jit_cache"), a.at("jit_cache"));
+}
+
+TEST_F(WorkerPolicy, CachesAreLentToTheWorkersScratchFolderAndTakenBack) {
+  WorkerPolicyRequest req;
+  req.jit_root = dir_ / "jit";
+  req.content = "solution A";
+  const json plan = worker_sandbox_plan(req);
+  const fs::path cache = plan.at("jit_cache").get<std::string>();
+  fs::create_directories(cache / "triton" / "abc");
+  std::ofstream(cache / "triton" / "abc" / "kernel.cubin") << "cubin";
+  fs::create_directories(cache / "inductor");
+  const fs::path scratch = dir_ / "worker-1";
+  fs::create_directories(scratch / kScratchJitFolder / "inductor");  // made by a spare: empty
+  std::ofstream(scratch / "unrelated.txt") << "x";
+
+  EXPECT_EQ(lend_caches(plan, scratch), 2);
+  EXPECT_TRUE(fs::exists(scratch / "jit" / "triton" / "abc" / "kernel.cubin"));
+  EXPECT_TRUE(fs::is_empty(cache));
+  // A second worker of the same content meanwhile finds nothing to borrow.
+  const fs::path other = dir_ / "worker-2";
+  fs::create_directories(other);
+  EXPECT_EQ(lend_caches(plan, other), 0);
+
+  // The worker compiled something new; all of it goes back, and only the caches.
+  std::ofstream(scratch / "jit" / "triton" / "abc" / "new.json") << "{}";
+  EXPECT_EQ(take_back_caches(plan, scratch), 2);
+  EXPECT_TRUE(fs::exists(cache / "triton" / "abc" / "new.json"));
+  EXPECT_TRUE(fs::exists(scratch / "unrelated.txt"));
+  EXPECT_FALSE(fs::exists(cache / "unrelated.txt"));
+  // The other worker's copy of a name already back stays with that worker.
+  fs::create_directories(other / "jit" / "triton" / "x");
+  EXPECT_EQ(take_back_caches(plan, other), 0);
+  EXPECT_FALSE(fs::exists(cache / "triton" / "x"));
+  // No cache named: nothing moves.
+  EXPECT_EQ(lend_caches(json::object(), scratch), 0);
 }
 
 }  // namespace

@@ -167,11 +167,17 @@ def test_eval_needs_a_solution():
 
 def test_eval_workers_fork_from_the_module_zygote():
     # The module starts one `solbench __zygote` for the process and hands its address to
-    # every evaluation: workers fork from it instead of importing torch again.
-    for _ in range(2):
-        doc = solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, **FAST)
+    # every evaluation: workers fork from it instead of importing torch again. Once an
+    # evaluation is done, the zygote prepares spares of its workers (sandboxed, runtime
+    # started): the next evaluation's workers are those, unless spare_workers=False.
+    launches = []
+    for spare_workers in (True, True, False):
+        doc = solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, spare_workers=spare_workers,
+                            **FAST)
         assert doc["results"][0]["evaluation"]["status"] == "PASSED"
-        assert [w["launch"] for w in doc["workers"] + doc["reference_workers"]] == ["zygote"] * 2
+        launches.append([w["launch"] for w in doc["workers"] + doc["reference_workers"]])
+    assert launches[1:] == [["spare"] * 2, ["zygote"] * 2]
+    assert launches[0] in (["zygote"] * 2, ["spare"] * 2)  # another test's call may have left spares
 
 
 def test_eval_timeout_ends_the_call():

@@ -14,9 +14,11 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "harness/build/build_cache.h"
+#include "harness/build/python_probe.h"
 #include "harness/process.h"
 #include "harness/sha256.h"
 #include "harness/staging.h"
@@ -1215,6 +1217,17 @@ print(json.dumps({
 }))
 )PY";
 
+// Where `python -c` finds torch: "<torch/__init__.py> <mtime_ns of torch/version.py>"
+// (the torch query's memo key); torch/version.py is watched (python_probe.h).
+constexpr const char* kTorchWhere = R"PY(import importlib.util as u, os
+s = u.find_spec('torch')
+o = s.origin if s else ''
+v = os.path.join(os.path.dirname(o), 'version.py') if o else ''
+print(o, os.stat(v).st_mtime_ns if v and os.path.exists(v) else 0)
+if v and os.path.exists(v):
+    print('solbench-watch', os.stat(v).st_mtime_ns, v)
+)PY";
+
 BuildResult Builder::torch() {
   if (!check_inputs()) return result;
   bool any_cu = false, any_compiled = false;
@@ -1233,22 +1246,18 @@ BuildResult Builder::torch() {
   auto py = find_program(python);
   if (!py) return fail(BuildStatus::CompileError, "torch binding: python not found: " + python);
 
-  // Cheap probe (no torch import) to key the memo of the expensive query.
-  RunOptions ro;
-  ro.timeout = std::chrono::duration<double>(left_seconds());
-  CommandResult where = run_command(
-      {py->string(), "-c",
-       "import importlib.util as u, os\ns = u.find_spec('torch')\n"
-       "o = s.origin if s else ''\nv = os.path.join(os.path.dirname(o), 'version.py') if o else ''\n"
-       "print(o, os.stat(v).st_mtime_ns if v and os.path.exists(v) else 0)"},
-      ro);
-  if (where.status.timed_out) return fail(BuildStatus::Timeout, "torch binding: python probe timed out");
-  std::string origin = where.output.substr(0, where.output.find('\n'));
-  if (!where.ok() || origin.empty() || origin[0] == ' ')
+  // Cheap probe (no torch import) to key the memo of the expensive query; itself
+  // memoised while nothing it depends on changed (torch_location).
+  const PythonProbe where = remembered_python_probe(cache ? &*cache : nullptr, *py, "torch-where",
+                                                   kTorchWhere, std::chrono::duration<double>(left_seconds()));
+  if (where.timed_out) return fail(BuildStatus::Timeout, "torch binding: python probe timed out");
+  const std::string origin = where.output.substr(0, where.output.find('\n'));
+  if (!where.ok || origin.empty() || origin[0] == ' ')
     return fail(BuildStatus::CompileError,
                 "torch binding needs torch's headers, but " + py->string() +
                     " has no torch module (use binding \"native\" for a build without torch)\n" +
                     where.output);
+  RunOptions ro;
   const std::string memo_id = "torch-query/2|" + py->string() + "|" + origin;
   std::optional<std::string> info_text;
   if (cache) info_text = cache->toolchain_version(memo_id);
@@ -1315,7 +1324,7 @@ BuildResult Builder::torch() {
   if (toolkit) sys_includes.push_back(cuda_root_of(*toolkit) / "include");
   for (const auto& d : deps.include_dirs) sys_includes.push_back(d);
 
-  std::string extra_key = *info_text + "\n" + where.output + deps.key();
+  std::string extra_key = *info_text + "\n" + origin + "\n" + deps.key();
   for (const auto& d : sys_includes) extra_key += "isystem=" + d.string() + "\n";
   const std::string key = compute_key(toolchain, "", extra_key);
   result.cache_key = key;
@@ -1363,7 +1372,7 @@ BuildResult Builder::torch() {
     append(pch_flags, co.cflags);
     Sha256 h;
     h.field("solbench-torch-pch/1").field(toolchain[0].first).field(toolchain[0].second);
-    h.field(*info_text).field(where.output);
+    h.field(*info_text).field(origin + "\n");
     for (const auto& f : pch_flags) h.field(f);
     pch_key = h.hex_digest();
     std::error_code ec;

@@ -23,6 +23,7 @@
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/process.h"
 #include "harness/protocol.h"
+#include "harness/worker/worker_policy.h"
 #include "harness/worker/worker_session.h"
 
 namespace solbench::harness {
@@ -83,6 +84,16 @@ namespace {
 // The worker's own environment for its runtimes, set before Python starts: the
 // plan's compile caches, and a temporary folder inside the scratch folder.
 void set_runtime_environment(const json& sandbox) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return;
+  // The compile caches, lent by the parent into <scratch>/jit (worker_policy.h).
+  if (sandbox.is_object() && sandbox.value("jit", "") == "scratch")
+    for (const auto& [k, v] : runtime_cache_env(cwd / kScratchJitFolder)) {
+      ::setenv(k.c_str(), v.c_str(), 1);
+      if (k.find("_DIR") != std::string::npos || k == "CUDA_CACHE_PATH" || k == "XDG_CACHE_HOME")
+        std::filesystem::create_directories(v, ec);
+    }
   if (sandbox.is_object() && sandbox.contains("env") && sandbox["env"].is_object())
     for (const auto& [k, v] : sandbox["env"].items())
       if (v.is_string()) ::setenv(k.c_str(), v.get<std::string>().c_str(), 1);
@@ -94,9 +105,7 @@ void set_runtime_environment(const json& sandbox) {
       if (p.is_string()) list += (list.empty() ? "" : ":") + p.get<std::string>();
     ::setenv("SOLBENCH_EXEC_ALLOW", list.c_str(), 1);
   }
-  std::error_code ec;
-  const std::filesystem::path tmp = std::filesystem::current_path(ec) / "tmp";
-  if (ec) return;
+  const std::filesystem::path tmp = cwd / "tmp";
   std::filesystem::create_directories(tmp, ec);
   if (!ec)
     for (const char* var : {"TMPDIR", "TEMP", "TMP"}) ::setenv(var, tmp.c_str(), 1);
@@ -143,7 +152,56 @@ void adopt_environment_in_python() {
 
 }  // namespace
 
-int worker_main(int fd) {
+json enter_worker_sandbox(const json& sandbox, const std::string& device) {
+  // glibc hands freed memory at the heap's top back to the kernel (trimming) and
+  // serves large blocks with fresh mmaps, so whether a call pays page faults for
+  // its outputs depended on what the harness allocated between calls: the same
+  // code timed 2-9x faster as a solution (sampled outputs kept between calls
+  // pinned the heap) than as the reference (L1/006 hyena on the CPU). One fixed
+  // policy for every call: keep freed memory, mmap only blocks over 32 MiB.
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+
+  SandboxOptions opts = sandbox_options_from(sandbox);
+  // The CUDA driver's cuInit connects, binds and listens on AF_UNIX sockets (see
+  // SandboxOptions::allow_unix_ipc and docs/sandbox.md).
+  if (device.rfind("cuda", 0) == 0) opts.allow_unix_ipc = true;
+  // The scratch folder (the working directory) is the worker's own to write.
+  if (opts.restrict_fs) opts.fs.writable.push_back(std::filesystem::current_path().string());
+  // Diagnosis only: "0" no Landlock, "exec" / "writes" one half of it.
+  if (const char* v = std::getenv("SOLBENCH_SANDBOX_LANDLOCK")) {
+    const std::string mode = v;
+    if (mode == "0") opts.restrict_fs = false;
+    if (mode == "exec") opts.fs.restrict_writes = false;
+    if (mode == "writes") opts.fs.restrict_exec = false;
+  }
+  if (const char* v = std::getenv("SOLBENCH_SANDBOX_WRITABLE_EXTRA")) {  // diagnosis only
+    std::string list = v;
+    for (size_t pos = 0; pos < list.size();) {
+      size_t colon = list.find(':', pos);
+      if (colon == std::string::npos) colon = list.size();
+      if (colon > pos) opts.fs.writable.push_back(list.substr(pos, colon - pos));
+      pos = colon + 1;
+    }
+  }
+  set_runtime_environment(sandbox);
+  adopt_environment_in_python();
+  const std::string proc = private_proc();
+  // The CUDA driver names its threads through /proc/self/task/<tid>/comm and
+  // fails cuInit (304) when it cannot: the worker's own /proc files stay writable
+  // (found with tests/gpu/fs_trace_shim.c on the H100).
+  if (opts.restrict_fs) {
+    std::error_code ec;
+    const auto self = std::filesystem::canonical("/proc/self", ec);
+    if (!ec) opts.fs.device_files.push_back(self.string());
+  }
+  json report = apply_worker_sandbox(opts).to_json();
+  report["proc"] = proc;
+  if (device.rfind("cuda", 0) == 0) point_triton_at_libcuda();
+  return report;
+}
+
+int worker_main(int fd, const PreparedWorker* prepared) {
   // The address of the zygote that may have forked us is nothing a worker needs.
   ::unsetenv("SOLBENCH_ZYGOTE");
   auto send = [fd](const json& frame) {
@@ -160,65 +218,34 @@ int worker_main(int fd) {
   WorkerPlan plan;
   try {
     plan = WorkerPlan::from_json(first.message);
+    // A spare (zygote.h) applied its sandbox before the plan existed: the plan must
+    // ask for exactly that one (the parent chose the spare by it).
+    if (prepared && (plan.device != prepared->device ||
+                     without_jit_cache(plan.sandbox) != prepared->sandbox))
+      throw std::runtime_error(
+          "this spare worker was prepared for another device or sandbox than the plan's");
   } catch (const std::exception& e) {
     send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
     quit(2);
   }
 
-  // glibc hands freed memory at the heap's top back to the kernel (trimming) and
-  // serves large blocks with fresh mmaps, so whether a call pays page faults for
-  // its outputs depended on what the harness allocated between calls: the same
-  // code timed 2-9x faster as a solution (sampled outputs kept between calls
-  // pinned the heap) than as the reference (L1/006 hyena on the CPU). One fixed
-  // policy for every call: keep freed memory, mmap only blocks over 32 MiB.
-  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-
   // Still single-threaded here: the sandbox must come before Python starts.
   json sandbox_report;
-  try {
-    SandboxOptions opts = sandbox_options_from(plan.sandbox);
-    // The CUDA driver's cuInit connects, binds and listens on AF_UNIX sockets (see
-    // SandboxOptions::allow_unix_ipc and docs/sandbox.md).
-    if (plan.device.rfind("cuda", 0) == 0) opts.allow_unix_ipc = true;
-    // The scratch folder (the working directory) is the worker's own to write.
-    if (opts.restrict_fs) opts.fs.writable.push_back(std::filesystem::current_path().string());
-    // Diagnosis only: "0" no Landlock, "exec" / "writes" one half of it.
-    if (const char* v = std::getenv("SOLBENCH_SANDBOX_LANDLOCK")) {
-      const std::string mode = v;
-      if (mode == "0") opts.restrict_fs = false;
-      if (mode == "exec") opts.fs.restrict_writes = false;
-      if (mode == "writes") opts.fs.restrict_exec = false;
+  int64_t sandboxed_ns = 0;
+  if (prepared) {
+    sandbox_report = prepared->sandbox_report;
+    sandbox_report["spare"] = true;
+    sandboxed_ns = prepared->sandboxed_t_ns;
+  } else {
+    try {
+      sandbox_report = enter_worker_sandbox(plan.sandbox, plan.device);
+    } catch (const std::exception& e) {
+      send({{"type", "fatal"}, {"t_ns", monotonic_ns()},
+            {"message", std::string("the sandbox could not be applied: ") + e.what()}});
+      quit(2);
     }
-    if (const char* v = std::getenv("SOLBENCH_SANDBOX_WRITABLE_EXTRA")) {  // diagnosis only
-      std::string list = v;
-      for (size_t pos = 0; pos < list.size();) {
-        size_t colon = list.find(':', pos);
-        if (colon == std::string::npos) colon = list.size();
-        if (colon > pos) opts.fs.writable.push_back(list.substr(pos, colon - pos));
-        pos = colon + 1;
-      }
-    }
-    set_runtime_environment(plan.sandbox);
-    adopt_environment_in_python();
-    const std::string proc = private_proc();
-    // The CUDA driver names its threads through /proc/self/task/<tid>/comm and
-    // fails cuInit (304) when it cannot: the worker's own /proc files stay writable
-    // (found with tests/gpu/fs_trace_shim.c on the H100).
-    if (opts.restrict_fs) {
-      std::error_code ec;
-      const auto self = std::filesystem::canonical("/proc/self", ec);
-      if (!ec) opts.fs.device_files.push_back(self.string());
-    }
-    sandbox_report = apply_worker_sandbox(opts).to_json();
-    sandbox_report["proc"] = proc;
-    if (plan.device.rfind("cuda", 0) == 0) point_triton_at_libcuda();
-  } catch (const std::exception& e) {
-    send({{"type", "fatal"}, {"t_ns", monotonic_ns()},
-          {"message", std::string("the sandbox could not be applied: ") + e.what()}});
-    quit(2);
+    sandboxed_ns = monotonic_ns();
   }
-  const int64_t sandboxed_ns = monotonic_ns();
 
   WorkerSession session(plan, send);
   json started;

@@ -9,9 +9,25 @@
 
 namespace solbench::harness {
 
+// A worker that entered its sandbox and started its runtime before it had a plan
+// (a spare, zygote.h): what it applied, which the plan must match exactly.
+struct PreparedWorker {
+  std::string device;
+  json sandbox;  // WorkerPlan::sandbox without jit_cache (worker_policy.h)
+  json sandbox_report;
+  int64_t sandboxed_t_ns = 0;
+};
+
 // Runs the worker on the channel `fd` and returns its exit code; normally it ends
 // the process itself (_exit) so that no Python or solution teardown runs.
-int worker_main(int channel_fd);
+// `prepared`: a spare's sandbox and runtime are already in place.
+int worker_main(int channel_fd, const PreparedWorker* prepared = nullptr);
+
+// Applies a plan's sandbox (WorkerPlan::sandbox) to this process, for `device`,
+// with the runtime environment it implies (caches, TMPDIR, the programs Python may
+// run); the caller must still be single-threaded. Returns the sandbox report;
+// throws std::runtime_error when it cannot be applied.
+json enter_worker_sandbox(const json& sandbox, const std::string& device);
 
 // SandboxOptions with the plan's overrides applied ({"seccomp": false, ...};
 // {"enabled": false} turns everything off).

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness/build/build_cache.h"
+#include "harness/build/python_probe.h"
 #include "harness/process.h"
 #include "harness/sha256.h"
 
@@ -66,10 +68,18 @@ bool is_elf(const fs::path& p) {
 
 std::vector<std::string> runtime_program_dirs(const std::string& python) {
   std::vector<std::string> dirs;
-  RunOptions ro;
-  ro.timeout = std::chrono::seconds(30);
-  CommandResult r = run_command({python, "-c", kProbe}, ro);
-  if (!r.ok()) return dirs;
+  // Remembered in the build cache while the interpreter's import path is unchanged
+  // (python_probe.h): 25-100 ms of every evaluation otherwise.
+  std::optional<BuildCache> cache;
+  try {
+    cache.emplace();
+  } catch (const std::exception&) {
+  }
+  const auto found = find_program(python);
+  if (!found) return dirs;
+  const PythonProbe r = remembered_python_probe(cache ? &*cache : nullptr, *found, "runtime-programs",
+                                                kProbe, std::chrono::seconds(30));
+  if (!r.ok) return dirs;
   const std::string& text = r.output;
   const size_t line = text.rfind('[');
   if (line == std::string::npos) return dirs;
@@ -288,20 +298,20 @@ json worker_sandbox_plan(const WorkerPolicyRequest& req) {
   const std::string key =
       sha256_hex(req.content + '\n' + (req.device == "cpu" ? "cpu" : "cuda")).substr(0, 24);
   const fs::path jit = root / key;
-  json env = json::object();
   std::error_code ec;
-  for (const auto& [k, v] : runtime_cache_env(jit)) {
-    env[k] = v;
-    if (k.find("_DIR") != std::string::npos || k == "CUDA_CACHE_PATH" || k == "XDG_CACHE_HOME")
-      fs::create_directories(v, ec);
-  }
+  fs::create_directories(jit, ec);
   const bool python = req.kind == EntryKind::Python || req.kind == EntryKind::Reference;
+  // Nothing in the plan names the solution: the caches are lent into the worker's
+  // scratch folder (jit_cache is the parent's alone, see lend_caches), so that two
+  // solutions of one kind get the same sandbox and a spare worker prepared ahead
+  // (zygote.h) serves either.
   json plan = {
       {"restrict_fs", true},
-      {"writable", {jit.string(), "/dev/shm"}},
+      {"writable", {"/dev/shm"}},
       {"device_files", {"/dev"}},
-      {"env", env},
-      {"jit_dir", jit.string()},
+      {"env", json::object()},
+      {"jit", "scratch"},
+      {"jit_cache", jit.string()},
   };
   if (python) {
     Toolchains tc = find_toolchains(req.python);
@@ -317,6 +327,42 @@ json worker_sandbox_plan(const WorkerPolicyRequest& req) {
     plan["executable"] = json::array();
   }
   return plan;
+}
+
+json without_jit_cache(json sandbox) {
+  if (sandbox.is_object()) sandbox.erase("jit_cache");
+  return sandbox;
+}
+
+namespace {
+
+// Moves every entry of `from` into `to` (made if missing); an entry whose name is
+// taken by a non-empty folder or a file stays where it is. Never throws.
+int move_entries(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(from, ec))) return 0;
+  fs::create_directories(to, ec);
+  int moved = 0;
+  for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path dst = to / it->path().filename();
+    std::error_code e2;
+    // rename(2) replaces an empty folder, and refuses a non-empty one.
+    fs::rename(it->path(), dst, e2);
+    if (!e2) ++moved;
+  }
+  return moved;
+}
+
+}  // namespace
+
+int lend_caches(const json& sandbox, const fs::path& scratch) {
+  if (!sandbox.is_object() || !sandbox.contains("jit_cache")) return 0;
+  return move_entries(sandbox["jit_cache"].get<std::string>(), scratch / kScratchJitFolder);
+}
+
+int take_back_caches(const json& sandbox, const fs::path& scratch) {
+  if (!sandbox.is_object() || !sandbox.contains("jit_cache")) return 0;
+  return move_entries(scratch / kScratchJitFolder, sandbox["jit_cache"].get<std::string>());
 }
 
 }  // namespace solbench::harness

@@ -7,10 +7,14 @@
 //               launcher, Inductor's C++), ptxas and its siblings (Triton's bundled
 //               ones, the CUDA toolkit's), ldconfig. No shell, no interpreter.
 //   writes      the worker's scratch folder (added by the worker, which knows it),
-//               the solution's own compile caches, /dev/shm; existing device files.
-//   caches      Triton, Inductor, the CUDA JIT and XDG caches live under
-//               <cache>/jit/<content key>/: a second evaluation of the same solution
-//               reuses them, and no solution can plant entries another one loads.
+//               /dev/shm; existing device files.
+//   caches      Triton, Inductor, the CUDA JIT and XDG caches are kept under
+//               <cache>/jit/<content key>/ and lent to the worker: the parent moves
+//               their entries into <scratch>/jit/ before the worker gets its plan and
+//               back once it is done (rename(2), no copy). A second evaluation of the
+//               same solution reuses them, no solution can plant entries another one
+//               loads, and the plan names nothing of the solution (a spare worker
+//               prepared ahead serves any solution of its kind).
 //
 // docs/sandbox.md states the policy and what it leaves open.
 #pragma once
@@ -57,14 +61,25 @@ std::vector<std::string> wrapper_command(const std::filesystem::path& path);
 std::string wrapper_target(const std::filesystem::path& path);
 
 // The WorkerPlan::sandbox object for a request: {"deny_process_creation",
-// "restrict_fs", "writable", "device_files", "executable", "env"}. Creates the
-// cache folders.
+// "restrict_fs", "writable", "device_files", "executable", "env", "jit": "scratch",
+// "jit_cache"}. Creates the content-keyed cache folder (jit_cache).
 json worker_sandbox_plan(const WorkerPolicyRequest& request);
 
 // The environment a worker sets for its runtimes before Python starts: the compile
-// caches under `jit_dir`, compile threads in process (Inductor's worker pool would
-// run the interpreter, which is not on the list).
+// caches under `jit_dir` (with "jit": "scratch", <scratch>/jit), compile threads in
+// process (Inductor's worker pool would run the interpreter, which is not on the list).
 std::vector<std::pair<std::string, std::string>> runtime_cache_env(
     const std::filesystem::path& jit_dir);
+inline constexpr const char* kScratchJitFolder = "jit";
+
+// The sandbox as the worker applies it: without the parent's jit_cache path.
+json without_jit_cache(json sandbox);
+
+// Lends a plan's caches (sandbox jit_cache) to the worker whose scratch folder is
+// `scratch`: moves their entries into <scratch>/jit/; take_back_caches moves them
+// back. An entry whose place is taken (another worker of the same content holds the
+// caches) is left where it is: that worker compiles afresh. Returns the entries moved.
+int lend_caches(const json& sandbox, const std::filesystem::path& scratch);
+int take_back_caches(const json& sandbox, const std::filesystem::path& scratch);
 
 }  // namespace solbench::harness

@@ -444,14 +444,39 @@ WorkerSession::WorkerSession(WorkerPlan plan, Emit emit) : impl_(std::make_uniqu
 
 WorkerSession::~WorkerSession() = default;
 
+namespace {
+// runtime.init's result, once per process (a spare starts it before its plan).
+std::optional<std::pair<std::string, json>> g_runtime_started;
+}  // namespace
+
+json WorkerSession::start_runtime(const std::string& device,
+                                  const std::function<void()>& before_kernels,
+                                  const std::function<void()>& after_kernels) {
+  if (g_runtime_started && g_runtime_started->first == device) return g_runtime_started->second;
+  bridge::ensure_interpreter();
+  try {
+    py::module_ runtime = py::module_::import("solbench_py.runtime");
+    json env = from_py(runtime.attr("init")(device, py::arg("kernels") = false));
+    before_kernels();
+    runtime.attr("warm_kernels")(device);
+    after_kernels();
+    g_runtime_started.emplace(device, env);
+    return env;
+  } catch (py::error_already_set& e) {
+    throw std::runtime_error("starting the runtime on " + device + ": " +
+                             detail::python_error_text(e));
+  }
+}
+
 json WorkerSession::start() {
   Impl& s = *impl_;
   json phases = json::object();
   Stopwatch sw;
+  const bool prepared = g_runtime_started && g_runtime_started->first == s.plan.device;
   bridge::ensure_interpreter();
   s.runtime = py::module_::import("solbench_py.runtime");
   s.record_mod = py::module_::import("solbench_py.record");
-  json env = from_py(s.runtime.attr("init")(s.plan.device));
+  json env = prepared ? g_runtime_started->second : from_py(s.runtime.attr("init")(s.plan.device));
   if (s.plan.record_calls) {
     // The records' folder exists before any solution code runs (a solution cannot
     // have planted it); a subfolder per workload is made the same way.

@@ -81,6 +81,13 @@ class WorkerSession {
   // std::runtime_error for problems of the worker itself.
   json start();
 
+  // Starts Python and torch's runtime on `device` (runtime.init: the CUDA context,
+  // cuBLAS; then a few kernels, between `before_kernels` and `after_kernels`) ahead
+  // of any plan, for a spare worker (zygote.h); a later start() on the same device
+  // finds it done. Returns runtime.init's environment; throws std::runtime_error.
+  static json start_runtime(const std::string& device, const std::function<void()>& before_kernels,
+                            const std::function<void()>& after_kernels);
+
   // Runs the reference and the comparison once on `spec`'s first correctness
   // inputs and drops the results (a reference worker waiting for its work): the
   // kernels and libraries they load are loaded. Each of its three steps (inputs,

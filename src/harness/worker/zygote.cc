@@ -31,7 +31,11 @@
 
 #include "bridge/python.h"
 #include "harness/process.h"
+#include "harness/sha256.h"
+#include "harness/staging.h"
+#include "harness/timing/device_lock.h"
 #include "harness/worker/worker.h"
+#include "harness/worker/worker_session.h"
 
 namespace solbench::harness {
 namespace py = pybind11;
@@ -90,12 +94,17 @@ struct FdMessage {
 bool send_fds(int sock, const int* fds, int n) {
   FdMessage m;
   msghdr& msg = m.msg;
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+  if (n > 0) {
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+    std::memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+  } else {
+    msg.msg_control = nullptr;
+    msg.msg_controllen = 0;
+  }
   for (;;) {
     ssize_t r = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
     if (r == 1) return true;
@@ -227,36 +236,11 @@ json exit_frame(const siginfo_t& si) {
 
 // ---- the keeper: one per worker, outside the sandbox ----
 
-[[noreturn]] void run_keeper(int conn, const json& req, int out_fd, int chan_fd) {
-  ::setpgid(0, 0);
-  reset_signals();
-  ::prctl(PR_SET_PDEATHSIG, 0);
-  bool pid_namespace = false;
-  std::string note;
-  if (req.value("new_pid_namespace", false)) {
-    // Our children start in a new PID namespace; the first is its process 1.
-    if (::unshare(CLONE_NEWPID) == 0) pid_namespace = true;
-    else note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
-  }
-  PyOS_BeforeFork();
-  const pid_t w = ::fork();
-  if (w == 0) {
-    PyOS_AfterFork_Child();
-    ::close(conn);
-    run_worker(req, out_fd, chan_fd);
-  }
-  PyOS_AfterFork_Parent();
-  ::close(out_fd);
-  ::close(chan_fd);
+// The keeper's part once its worker serves a requester on `conn`: says "started",
+// relays the worker's exit status, and kills the worker's group (its PID namespace)
+// when the requester closes the connection.
+[[noreturn]] void relay(int conn, pid_t w, const json& started) {
   const Deadline soon = deadline_after(std::chrono::seconds(30));
-  if (w < 0) {
-    write_frame(conn, {{"type", "error"}, {"message", std::string("fork: ") + std::strerror(errno)}},
-                soon);
-    ::_exit(1);
-  }
-  ::setpgid(w, w);
-  json started = {{"type", "started"}, {"pid", w}, {"pid_namespace", pid_namespace}};
-  if (!note.empty()) started["note"] = note;
   if (!write_frame(conn, started, soon).ok()) {
     ::kill(w, SIGKILL);
     ::waitpid(w, nullptr, 0);
@@ -297,6 +281,224 @@ json exit_frame(const siginfo_t& si) {
   ::_exit(0);
 }
 
+
+[[noreturn]] void run_keeper(int conn, const json& req, int out_fd, int chan_fd) {
+  ::setpgid(0, 0);
+  reset_signals();
+  ::prctl(PR_SET_PDEATHSIG, 0);
+  bool pid_namespace = false;
+  std::string note;
+  if (req.value("new_pid_namespace", false)) {
+    // Our children start in a new PID namespace; the first is its process 1.
+    if (::unshare(CLONE_NEWPID) == 0) pid_namespace = true;
+    else note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
+  }
+  PyOS_BeforeFork();
+  const pid_t w = ::fork();
+  if (w == 0) {
+    PyOS_AfterFork_Child();
+    ::close(conn);
+    run_worker(req, out_fd, chan_fd);
+  }
+  PyOS_AfterFork_Parent();
+  ::close(out_fd);
+  ::close(chan_fd);
+  const Deadline soon = deadline_after(std::chrono::seconds(30));
+  if (w < 0) {
+    write_frame(conn, {{"type", "error"}, {"message", std::string("fork: ") + std::strerror(errno)}},
+                soon);
+    ::_exit(1);
+  }
+  ::setpgid(w, w);
+  json started = {{"type", "started"}, {"pid", w}, {"pid_namespace", pid_namespace}};
+  if (!note.empty()) started["note"] = note;
+  relay(conn, w, started);
+}
+
+// ---- spares: a keeper and a worker made ahead of their requester ----
+//
+// A spare is forked for a "standby" recipe (the requester's environment, and the
+// plan's device and sandbox, which name nothing of any solution): its worker
+// enters that sandbox in a scratch folder of its own and starts the runtime
+// (runtime.init: the CUDA context, cuBLAS), then waits, having run nothing but
+// solbench's own code. A launch request with the same recipe gets it: the keeper
+// passes the requester's descriptors on, the worker takes them as its stdout,
+// stderr and channel and goes on as any worker, and the requester adopts its
+// scratch folder. Each spare serves one evaluation, as any worker does.
+
+// The recipe's identity: what the worker did before it had a plan.
+std::string spare_key(const json& req) {
+  json k = {{"env", req.value("env", json::array())},
+            {"new_pid_namespace", req.value("new_pid_namespace", false)},
+            {"no_core_dumps", req.value("no_core_dumps", true)},
+            {"standby", req.value("standby", json::object())},
+            {"staging_base", req.value("staging_base", "")}};
+  return sha256_hex(k.dump());
+}
+
+[[noreturn]] void run_spare_worker(int link, const json& req, const std::string& scratch) {
+  const int target = req.value("channel_fd", 3);
+  auto fail = [&](const std::string& what) {
+    write_frame(link, {{"type", "failed"}, {"message", what}}, deadline_after(std::chrono::seconds(5)));
+    ::_exit(2);
+  };
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the keeper gone: nobody would hand us work
+  ::setpgid(0, 0);
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  // The link goes above the channel's number, everything else is closed; stdout and
+  // stderr are /dev/null until the requester's arrive.
+  const int link_target = target + 1;
+  if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(devnull, 1) < 0 || ::dup2(devnull, 2) < 0)
+    ::_exit(127);
+  if (link != link_target) {
+    if (::dup3(link, link_target, O_CLOEXEC) < 0) ::_exit(127);
+    link = link_target;
+  }
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(link + 1), ~0U, 0) < 0)
+#endif
+    for (int fd = link + 1; fd < 65536; ++fd) ::close(fd);
+  for (int fd = 3; fd < link; ++fd) ::close(fd);
+  if (req.value("no_core_dumps", true)) {
+    struct rlimit zero = {0, 0};
+    ::setrlimit(RLIMIT_CORE, &zero);
+  }
+  if (::chdir(scratch.c_str()) != 0) fail("chdir " + scratch + ": " + std::strerror(errno));
+  ::clearenv();
+  for (const auto& e : req.value("env", json::array())) {
+    const std::string v = e.is_string() ? e.get<std::string>() : "";
+    const size_t eq = v.find('=');
+    if (eq != std::string::npos && eq > 0) ::setenv(v.substr(0, eq).c_str(), v.substr(eq + 1).c_str(), 1);
+  }
+  ::setenv("SOLBENCH_CHANNEL_FD", std::to_string(target).c_str(), 1);
+
+  const json standby = req.value("standby", json::object());
+  PreparedWorker prepared;
+  prepared.device = standby.value("device", "cpu");
+  prepared.sandbox = standby.value("sandbox", json::object());
+  try {
+    prepared.sandbox_report = enter_worker_sandbox(prepared.sandbox, prepared.device);
+    prepared.sandboxed_t_ns = monotonic_ns();
+    // The context and cuBLAS's handle run no kernel; the few kernels after them
+    // do: like a reference worker's warm-up they wait for the GPU's timing lock to
+    // be free (5 s at most, then its turn), so that they never run in a timed loop.
+    DeviceLock lock(prepared.device.rfind("cuda", 0) == 0 ? standby.value("timing_lock", "")
+                                                          : std::string());
+    const int64_t t = monotonic_ns();
+    WorkerSession::start_runtime(
+        prepared.device,
+        [&] {
+          const Deadline give_up = deadline_after(std::chrono::seconds(5));
+          while (!lock.try_acquire()) {
+            if (Clock::now() > give_up) {
+              lock.acquire();
+              break;
+            }
+            ::usleep(2000);
+          }
+        },
+        [&] { lock.release(); });
+    prepared.sandbox_report["spare_runtime_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  write_frame(link, {{"type", "standing_by"}, {"t_ns", monotonic_ns()}},
+              deadline_after(std::chrono::seconds(5)));
+  int fds[2] = {-1, -1};
+  if (recv_fds(link, fds, 2, deadline_after(std::chrono::hours(24 * 365))) != 2) ::_exit(0);
+  // Received at the lowest free numbers (the channel's among them): above the
+  // targets first, so that placing one cannot close another.
+  for (int& fd : fds)
+    if (fd <= link) {
+      const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, link + 1);
+      ::close(fd);
+      fd = moved;
+    }
+  if (fds[0] < 0 || fds[1] < 0 || ::dup2(fds[0], 1) < 0 || ::dup2(fds[0], 2) < 0 ||
+      ::dup2(fds[1], target) < 0)
+    ::_exit(127);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ::close(link);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int rc = worker_main(target, &prepared);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(rc);
+}
+
+// A spare's keeper: forks the spare's worker, then waits for the zygote to hand it
+// a requester (the connection and its two descriptors, on `link`), or to drop it.
+[[noreturn]] void run_spare_keeper(int link, const json& req, const std::string& scratch) {
+  ::setpgid(0, 0);
+  reset_signals();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // unclaimed, it dies with the zygote
+  bool pid_namespace = false;
+  std::string note;
+  if (req.value("new_pid_namespace", false)) {
+    if (::unshare(CLONE_NEWPID) == 0) pid_namespace = true;
+    else note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
+  }
+  int kw[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, kw) != 0) ::_exit(1);
+  PyOS_BeforeFork();
+  const pid_t w = ::fork();
+  if (w == 0) {
+    PyOS_AfterFork_Child();
+    ::close(link);
+    ::close(kw[0]);
+    run_spare_worker(kw[1], req, scratch);
+  }
+  PyOS_AfterFork_Parent();
+  ::close(kw[1]);
+  auto give_up = [&](int code) {
+    if (w > 0) {
+      ::kill(-w, SIGKILL);
+      ::kill(w, SIGKILL);
+      while (::waitpid(w, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+    remove_tree_quietly(scratch);
+    ::_exit(code);
+  };
+  if (w < 0) give_up(1);
+  ::setpgid(w, w);
+  int pidfd = -1;
+#ifdef SYS_pidfd_open
+  pidfd = static_cast<int>(::syscall(SYS_pidfd_open, w, 0));
+#endif
+  for (;;) {
+    pollfd p[2] = {{link, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    const int r = ::poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 200);
+    if (r < 0 && errno != EINTR) give_up(1);
+    siginfo_t si{};
+    if (::waitid(P_PID, static_cast<id_t>(w), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        si.si_pid == w)
+      give_up(0);  // the spare ended before it was wanted (it failed to start)
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    int fds[3] = {-1, -1, -1};
+    if (recv_fds(link, fds, 3, deadline_after(std::chrono::seconds(10))) != 3) give_up(0);
+    // Claimed: from now on this keeper is the requester's, as run_keeper is.
+    ::close(link);
+    close_fd(pidfd);
+    ::prctl(PR_SET_PDEATHSIG, 0);
+    const int conn = fds[0];
+    const bool handed = send_fds(kw[0], fds + 1, 2);
+    ::close(fds[1]);
+    ::close(fds[2]);
+    if (!handed) {
+      write_frame(conn, {{"type", "error"}, {"message", "the spare worker is gone"}},
+                  deadline_after(std::chrono::seconds(5)));
+      give_up(1);
+    }
+    json started = {{"type", "started"}, {"pid", w}, {"pid_namespace", pid_namespace},
+                    {"cwd", scratch}, {"spare", true}};
+    if (!note.empty()) started["note"] = note;
+    relay(conn, w, started);
+  }
+}
+
 // ---- the zygote ----
 
 struct Zygote {
@@ -306,8 +508,99 @@ struct Zygote {
   std::set<std::string> preloaded;
   std::string broken;  // once CUDA is initialised here, no further worker is forked
 
+  struct Spare {
+    std::string key;
+    pid_t keeper = -1;
+    int link = -1;  // to the keeper: a claim's descriptors go here
+    std::string scratch;
+  };
+  std::vector<Spare> spares;  // oldest first
+  static constexpr size_t kMaxSpares = 4;
+
   void refuse(int conn, const std::string& why) {
     write_frame(conn, {{"type", "error"}, {"message", why}}, deadline_after(std::chrono::seconds(5)));
+  }
+
+  // Closing its link is enough: the keeper kills its worker and removes the folder.
+  void drop(Spare& sp) { close_fd(sp.link); }
+
+  void drop_all() {
+    for (Spare& sp : spares) {
+      close_fd(sp.link);
+      if (sp.keeper > 0) {
+        ::kill(-sp.keeper, SIGKILL);
+        ::kill(sp.keeper, SIGKILL);
+      }
+      remove_tree_quietly(sp.scratch);
+    }
+    spares.clear();
+  }
+
+  // Forks spares for `req`'s recipe (its standby, environment and staging folder)
+  // until there are req["count"] (default 1) of it: a Python solution's worker and
+  // the reference worker share one.
+  void make_spares(const json& req) {
+    const std::string key = spare_key(req);
+    const int wanted = std::clamp(req.value("count", 1), 0, static_cast<int>(kMaxSpares));
+    int have = 0;
+    for (const Spare& sp : spares) have += sp.key == key;
+    for (; have < wanted; ++have) make_spare(req, key);
+  }
+
+  void make_spare(const json& req, const std::string& key) {
+    const std::string base = req.value("staging_base", "");
+    if (base.empty() || !req.contains("standby")) return;
+    std::string scratch;
+    try {
+      StagingDir d = StagingDir::create(base, "worker-");
+      scratch = d.release().string();
+    } catch (const std::exception&) {
+      return;
+    }
+    while (spares.size() >= kMaxSpares) {  // the oldest recipe's go first
+      drop(spares.front());
+      spares.erase(spares.begin());
+    }
+    int link[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0) {
+      remove_tree_quietly(scratch);
+      return;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    PyOS_BeforeFork();
+    const pid_t k = ::fork();
+    if (k == 0) {
+      PyOS_AfterFork_Child();
+      ::close(listen_fd);
+      for (Spare& other : spares) close_fd(other.link);
+      ::close(link[0]);
+      run_spare_keeper(link[1], req, scratch);
+    }
+    PyOS_AfterFork_Parent();
+    ::close(link[1]);
+    if (k < 0) {
+      ::close(link[0]);
+      remove_tree_quietly(scratch);
+      return;
+    }
+    spares.push_back({key, k, link[0], scratch});
+  }
+
+  // Hands a launch request to a spare of its recipe: true when one took it.
+  bool claim_spare(int conn, const json& req, const int* fds) {
+    const std::string key = spare_key(req);
+    for (size_t i = 0; i < spares.size(); ++i) {
+      if (spares[i].key != key) continue;
+      Spare sp = spares[i];
+      spares.erase(spares.begin() + static_cast<long>(i));
+      const int three[3] = {conn, fds[0], fds[1]};
+      const bool ok = send_fds(sp.link, three, 3);
+      close_fd(sp.link);  // a keeper that did not take it (gone, broken) ends here
+      if (ok) return true;
+      return false;
+    }
+    return false;
   }
 
   void serve(int conn) {
@@ -326,10 +619,13 @@ struct Zygote {
         close_fd(f[1]);
       }
     } closer{fds};
-    if (n != 2) return;
+    if (n < 0) return;
     FrameResult f = read_frame(conn, deadline);
     if (!f.ok() || !f.message.is_object()) return;
     const json& req = f.message;
+    // "prepare": a spare for this recipe (no descriptors); else a worker now (two).
+    const bool prepare = req.value("type", "") == "prepare";
+    if (prepare ? n != 0 : n != 2) return;
     if (!broken.empty()) return refuse(conn, broken);
     if (req.value("exe", "") != exe)
       return refuse(conn, "the zygote runs another solbench executable (" + exe + ")");
@@ -359,6 +655,14 @@ struct Zygote {
       broken = std::string("the zygote cannot fork workers: ") + e.what();
     }
     if (!broken.empty()) return refuse(conn, broken);
+    if (prepare) {
+      // Answered first: the requester (an evaluation about to exit) does not wait
+      // for the forks.
+      write_frame(conn, {{"type", "prepared"}}, deadline_after(std::chrono::seconds(5)));
+      make_spares(req);
+      return;
+    }
+    if (req.contains("standby") && claim_spare(conn, req, fds)) return;
     std::fflush(stdout);
     std::fflush(stderr);
     PyOS_BeforeFork();
@@ -366,6 +670,7 @@ struct Zygote {
     if (k == 0) {
       PyOS_AfterFork_Child();
       ::close(listen_fd);
+      for (Spare& sp : spares) close_fd(sp.link);
       run_keeper(conn, req, fds[0], fds[1]);
     }
     PyOS_AfterFork_Parent();
@@ -417,7 +722,10 @@ int zygote_main(const std::string& address, bool exit_on_stdin_eof) {
     }
     if (exit_on_stdin_eof && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
       char buf[64];
-      if (::read(0, buf, sizeof buf) <= 0) return 0;
+      if (::read(0, buf, sizeof buf) <= 0) {
+        z.drop_all();
+        return 0;
+      }
     }
     if (p[0].revents & POLLIN) {
       int conn = ::accept4(z.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
@@ -463,11 +771,31 @@ ZygoteLaunch launch_from_zygote(const std::string& address, json request, int ou
   l.pid = r.message.value("pid", -1);
   l.pid_namespace = r.message.value("pid_namespace", false);
   l.control_fd = s;
+  l.spare = r.message.value("spare", false);
+  l.cwd = r.message.value("cwd", "");
   if (l.pid <= 0) {
     ::close(s);
     throw ZygoteUnavailable("the zygote answered without a pid");
   }
   return l;
+}
+
+bool prepare_spare(const std::string& address, json request, Deadline deadline) {
+  int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return false;
+  socklen_t len = 0;
+  const sockaddr_un addr = abstract_address(address, len);
+  bool ok = false;
+  if (::connect(s, reinterpret_cast<const sockaddr*>(&addr), len) == 0) {
+    request["type"] = "prepare";
+    request["exe"] = exe_identity();
+    if (send_fds(s, nullptr, 0) && write_frame(s, request, deadline).ok()) {
+      FrameResult r = read_frame(s, deadline);
+      ok = r.ok() && r.message.value("type", "") == "prepared";
+    }
+  }
+  ::close(s);
+  return ok;
 }
 
 // ---- this process's zygote ----

@@ -54,6 +54,8 @@ struct ZygoteLaunch {
   int pid = -1;               // the worker, as this process sees it (its group leader)
   bool pid_namespace = false; // process 1 of its own PID namespace
   int control_fd = -1;        // to the keeper: the "exit" frame comes here; close when done
+  bool spare = false;         // a spare made ahead (below); it runs in `cwd`
+  std::string cwd;            // a spare's scratch folder, the requester's from now on
 };
 
 // Asks the zygote at `address` for a worker. `request` holds cwd, env (the full
@@ -64,6 +66,18 @@ struct ZygoteLaunch {
 // zygote (it may still be importing torch).
 ZygoteLaunch launch_from_zygote(const std::string& address, json request, int out_fd,
                                 int channel_fd, Deadline deadline);
+
+// Spares. A request with "standby" ({device, sandbox, timing_lock}: what the worker
+// does before its plan, which names nothing of a solution) and "staging_base" may
+// get a spare of the same recipe (standby, environment, namespaces, staging base)
+// that the zygote made ahead: its worker already entered that sandbox in its own
+// scratch folder (ZygoteLaunch::cwd, which the requester adopts) and started the
+// runtime (the CUDA context), so the requester does not wait for either.
+// prepare_spare asks for such a spare (at most one per recipe, the four most recent
+// recipes); an evaluation asks once its timed work is done. True when the zygote
+// took the request. A spare has run nothing but solbench's own code, serves one
+// worker's work and dies with the zygote (docs/sandbox.md, "Spares").
+bool prepare_spare(const std::string& address, json request, Deadline deadline);
 
 // The zygote this process's workers fork from: $SOLBENCH_ZYGOTE when it names one
 // (an address; "0" or "off": none), else one this process starts on first use, as

@@ -253,7 +253,7 @@ def eval(problem_dir: PathLike, solution: Optional[PathLike] = None, *,  # noqa:
          target_rse: Optional[float] = None, time_budget_ms: Optional[float] = None,
          workload_timeout: Optional[float] = None, compile_timeout: Optional[float] = None,
          timer: Optional[str] = None, cuda_arch: Optional[str] = None,
-         keep_staging: bool = False, verbose: bool = False,
+         keep_staging: bool = False, verbose: bool = False, spare_workers: bool = True,
          timeout: Optional[float] = None) -> dict:
     """``solbench eval PROBLEM_DIR --solution FILE --json``: build, run in sandboxed workers,
     check, time and score; the document has one trace per workload in ``results``, the
@@ -261,7 +261,12 @@ def eval(problem_dir: PathLike, solution: Optional[PathLike] = None, *,  # noqa:
 
     ``workload_timeout`` is the CLI's --timeout (per workload, inside the executable);
     ``timeout`` bounds the whole call from here. There is deliberately no ``no_sandbox``:
-    calls from Python always run sandboxed (``command()`` passes anything through)."""
+    calls from Python always run sandboxed (``command()`` passes anything through).
+
+    ``spare_workers`` (SOLBENCH_SPARE_WORKERS=1 unless that is set): once a call's timed
+    work is done, this process's zygote prepares the next call's workers (sandboxed, CUDA
+    started, nothing of any solution loaded), so that the next call does not wait for
+    their start; each holds a process and, on a GPU, a CUDA context (docs/python.md)."""
     if solution is None and not reference:
         raise TypeError("eval() needs a solution file or reference=True")
     args = ["eval", os.fspath(problem_dir), "--json"]
@@ -286,7 +291,10 @@ def eval(problem_dir: PathLike, solution: Optional[PathLike] = None, *,  # noqa:
     _opt(args, "--cuda-arch", cuda_arch)
     _opt(args, "--keep-staging", keep_staging)
     _opt(args, "--verbose", verbose)
-    return command(args, timeout=timeout)
+    spares = "1" if spare_workers else "0"
+    return command(args, timeout=timeout,
+                   env=None if "SOLBENCH_SPARE_WORKERS" in os.environ
+                   else {"SOLBENCH_SPARE_WORKERS": spares})
 
 
 def run(dataset_dir: PathLike, solutions: Optional[PathLike] = None, *,
