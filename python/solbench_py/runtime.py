@@ -306,6 +306,42 @@ def warm_kernels(device: str) -> None:
     torch.ones(1 << 16, device=dev).sum().item()
 
 
+# make_inputs' round for a spare's warm-up: no evaluation draws it (correctness rounds
+# count from 0, the timing sets follow them, fresh values have seeds of their own).
+_WARM_ROUND = 1_000_003
+
+
+def warm_spare(warm: dict, device: str) -> int:
+    """A spare worker's warm-up (zygote.h, "Spares") on the first workload of the
+    evaluation that asked for it, the likely next one's too: the kernels that make
+    its inputs, and with warm["run_reference"] (a reference worker's spare) the
+    reference's and the comparison's, are loaded before any evaluation wants them.
+    The values are drawn for a round no evaluation uses, and the memory is handed
+    back. Returns the steps run."""
+    source = warm.get("reference_source") or ""
+    custom = warm.get("custom_inputs_entrypoint") or ""
+    ref = custom_fn = None
+    if source and (custom or warm.get("run_reference")):
+        mod = load_reference(source, os.path.join(os.getcwd(), "_warm_reference.py"))
+        ref = reference_function(mod, "run")
+        if custom:
+            custom_fn = reference_function(mod, custom)
+    elif custom:
+        return 0
+    w = Workload(warm["workload"], device, int(warm.get("seed", 0)), ref, custom_fn)
+    steps = 0
+    try:
+        x = w.make_inputs(_WARM_ROUND)
+        steps = 1
+        if warm.get("run_reference") and ref is not None:
+            refs = w.run_reference(x)
+            w.check(refs, refs, True)
+            steps = 3
+    finally:
+        release_memory(device)
+    return steps
+
+
 def json_text(obj) -> str:
     """JSON for the C++ side (worker_session.cc from_py). Python's json writes
     Infinity/NaN, which are not JSON: a huge but finite output can make an error

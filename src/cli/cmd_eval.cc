@@ -450,16 +450,17 @@ int run_eval(const EvalOptions& o) {
   if (o.timer != "auto") timer_options["timer"] = o.timer;
 
   // --- T_SOL (cached per workload and model; tracing runs only the reference).
-  // Nothing before the scores needs it: on a GPU it is found beside the build and
-  // the workers (the detected GPU's model asks NVML, 50 ms), and joined by the
-  // first result (sol_ready). On the CPU it runs here: a trace that is not cached
-  // would share the cores with the solution's timed calls.
+  // Nothing before the scores needs it. On a GPU the model is picked beside the
+  // build and the workers (the detected GPU's model asks NVML, 20-50 ms); the bounds
+  // are looked up by the first result (sol_ready), on this thread: a bound not yet
+  // cached traces the reference in the embedded Python, which must not start on
+  // another thread (that thread would keep the interpreter's lock when it ends, and
+  // the process hung at exit on the H100). On the CPU all of it runs here.
   score::ArchChoice arch;
   std::vector<ScoreState> sc(sel.size());
   std::string published_note;
   int64_t t_sol_ns = 0;
-  auto find_t_sol = [&](bool show) {
-    arch = score::choose_arch(o.arch, o.device);
+  auto find_bounds = [&](bool show) {
     if (arch.model) {
       if (show) progress.show("speed-of-light bounds on " + arch.model->name);
       for (size_t k = 0; k < sel.size(); ++k)
@@ -478,15 +479,20 @@ int run_eval(const EvalOptions& o) {
       }
     }
   };
-  std::future<void> t_sol_found;
-  if (harness::cuda_ordinal(o.device) >= 0) t_sol_found = std::async(std::launch::async, find_t_sol, false);
-  else find_t_sol(true);
+  std::future<score::ArchChoice> arch_found;
+  if (harness::cuda_ordinal(o.device) >= 0) {
+    arch_found = std::async(std::launch::async, [&o] { return score::choose_arch(o.arch, o.device); });
+  } else {
+    arch = score::choose_arch(o.arch, o.device);
+    find_bounds(true);
+    timeline["t_sol"] = t_sol_ns;
+  }
   auto sol_ready = [&] {
-    if (!t_sol_found.valid()) return;
-    t_sol_found.get();  // choose_arch cannot throw: an unknown name was refused above
+    if (!arch_found.valid()) return;
+    arch = arch_found.get();  // cannot throw: an unknown name was refused above
+    find_bounds(false);
     timeline["t_sol"] = t_sol_ns;
   };
-  if (!t_sol_found.valid()) timeline["t_sol"] = t_sol_ns;
 
   // --- the results store.
   const std::string driver = score::driver_version(o.device);

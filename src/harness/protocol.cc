@@ -279,6 +279,7 @@ json WorkerPlan::to_json() const {
   j["fresh_secret"] = fresh_secret;
   if (!records.empty()) j["records"] = records_json(records);
   if (work_follows) j["work_follows"] = true;
+  if (timing_after_go) j["timing_after_go"] = true;
   if (!warm_up.is_null()) j["warm_up"] = warm_up;
   return j;
 }
@@ -316,6 +317,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.fresh_secret = j.value("fresh_secret", uint64_t{0});
     p.records = records_from_json(j, p.workloads.size(), "worker plan");
     p.work_follows = j.value("work_follows", false);
+    p.timing_after_go = j.value("timing_after_go", false);
     p.warm_up = j.value("warm_up", json(nullptr));
     if (p.work_follows && (!p.reference_role || !p.workloads.empty()))
       throw std::runtime_error(

@@ -145,6 +145,11 @@ struct WorkerPlan {
   // (the reference and the comparison, results dropped) while it waits, so that
   // loading kernels and libraries is off the critical path too. null: none.
   json warm_up = nullptr;
+  // A reference worker of a judged evaluation: it judges as soon as it has the
+  // records, but times the reference (T_ref) only after a "go" frame, which the
+  // parent sends once the solution's worker has exited (its CUDA teardown, 0.1 s on
+  // an H100, then overlaps the judging instead of preceding it).
+  bool timing_after_go = false;
 
   json to_json() const;
   static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed

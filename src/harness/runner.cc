@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <optional>
+#include <thread>
 #include <random>
 #include <system_error>
 
@@ -19,6 +21,7 @@ namespace solbench::harness {
 namespace {
 
 constexpr size_t kLogTailBytes = 16 << 10;
+constexpr const char* kExitingBesideJudge = "done (exiting beside the judge)";
 
 std::string tail(const std::string& text, size_t n = kLogTailBytes) {
   const std::string s = strip_workload_markers(text);
@@ -48,6 +51,11 @@ WorkloadOutcome failed(int index, const std::string& uuid, Status st, std::strin
 struct RunHooks {
   std::function<void(WorkloadOutcome&, const std::filesystem::path& scratch, size_t pos)>
       on_result;
+  // The solution's worker of a judged evaluation: a worker that said "done" is not
+  // waited for here but handed over, to exit beside the judging (timing_after_go).
+  std::vector<Child>* exiting = nullptr;
+  // A reference worker with timing_after_go: "go" is sent once this is ready.
+  std::shared_future<void> go;
 };
 
 // A worker process, its scratch folder and the start of its record.
@@ -141,7 +149,8 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
 }
 
 // Asks the zygote for a spare of each plan's recipe (RunnerOptions::spares).
-void prepare_spares(const std::vector<const WorkerPlan*>& plans, const RunnerOptions& opts) {
+void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& first_workload,
+                    const RunnerOptions& opts) {
   if (!opts.spares || opts.zygote.empty()) return;
   std::vector<std::string> env = environment_list();
   // As Child::spawn gives a worker its environment (the same entries, in order).
@@ -156,10 +165,20 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const RunnerOpt
   for (const WorkerPlan* p : plans) {
     json request = zygote_request(*p, opts);
     request["env"] = env;
+    // The warm-up hint (not part of the recipe): this evaluation's first workload.
+    if (!first_workload.is_null()) {
+      const json& def = p->definition;
+      request["warm"] = {{"workload", first_workload},
+                         {"seed", p->seed},
+                         {"reference_source", def.value("reference", "")},
+                         {"custom_inputs_entrypoint", def.value("custom_inputs_entrypoint", json(""))},
+                         {"run_reference", p->kind == EntryKind::Reference && p->reference_role}};
+    }
     // The recipe is all but what the zygote imports for itself (zygote.cc spare_key).
     auto recipe = [](json r) {
       r.erase("count");
       r.erase("preload");
+      r.erase("warm");
       return r;
     };
     auto same = std::find_if(requests.begin(), requests.end(),
@@ -169,6 +188,11 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const RunnerOpt
       continue;
     }
     (*same)["count"] = same->value("count", 1) + 1;
+    // Spares of one recipe may serve either worker: the reference runs in the
+    // warm-up only when none of them may be the solution's.
+    if (same->contains("warm") && request.contains("warm"))
+      (*same)["warm"]["run_reference"] =
+          (*same)["warm"].value("run_reference", false) && request["warm"].value("run_reference", false);
     for (const auto& g : request["preload"])
       if (std::find((*same)["preload"].begin(), (*same)["preload"].end(), g) == (*same)["preload"].end())
         (*same)["preload"].push_back(g);
@@ -246,6 +270,18 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   } take_back{plan_.sandbox, scratch.path()};
   Deadline deadline = deadline_after(opts_.startup_timeout);
   const json first = early ? WorkOrder{false, sub.workloads, sub.records}.to_json() : sub.to_json();
+  // "go" (WorkerPlan::timing_after_go) from a thread of its own once the solution's
+  // worker has exited; joined before the channel closes or the run returns.
+  std::thread go_thread;
+  struct JoinGo {
+    std::thread& t;
+    ~JoinGo() {
+      if (t.joinable()) t.join();
+    }
+  } join_go{go_thread};
+  auto stop_go = [&] {
+    if (go_thread.joinable()) go_thread.join();
+  };
   if (!write_frame(child.channel_fd(), first, deadline).ok()) {
     child.kill_group();
     ExitStatus st = child.wait(deadline_after(std::chrono::seconds(5)));
@@ -256,6 +292,11 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     return out;
   }
 
+  if (hooks_ && hooks_->go.valid() && plan_.timing_after_go)
+    go_thread = std::thread([fd = child.channel_fd(), go = hooks_->go] {
+      go.wait();
+      write_frame(fd, {{"type", "go"}}, deadline_after(std::chrono::seconds(10)));
+    });
   FrameReader reader(child.channel_fd());
   int current = -1;  // position being evaluated
   uint64_t log_offset = 0;
@@ -323,6 +364,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       event(e);
     } else if (type == "load_failed" || type == "fatal") {
       const std::string msg = m.value("message", "");
+      stop_go();
       child.close_channel();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
       end_how = st.describe();
@@ -410,17 +452,23 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     } else if (type == "restart") {
       // The worker's state is spoiled (a sticky CUDA error): it reported its last
       // workload and exits; the workloads after it go to a fresh worker.
+      stop_go();
       child.close_channel();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
       end_how = "restart requested (" + m.value("reason", std::string()) + "); " + st.describe();
       break;
     } else if (type == "done") {
+      stop_go();
       child.close_channel();
       if (plan_.reference_role && plan_.kind == EntryKind::Reference) {
         // A reference worker ran no solution code and has reported everything:
         // its exit (CUDA's teardown, 0.15 s on an H100) is not waited for; the
         // Child's end signals what is left of it (a zygote's keeper reaps it).
         end_how = "done (its exit not awaited)";
+      } else if (hooks_ && hooks_->exiting) {
+        // The judge waits for it before it times anything (RunHooks::exiting).
+        end_how = kExitingBesideJudge;  // the exit status replaces it (judge_batch)
+        hooks_->exiting->push_back(std::move(child));
       } else {
         ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
         end_how = st.describe();
@@ -663,6 +711,7 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
   };
   WorkerPlan jp = reference_plan(plan, opts);
   jp.fresh_secret = secret;
+  jp.timing_after_go = true;
   // On a GPU the reference worker starts now, beside the solution's, and gets its
   // work when the records exist (WorkerPlan::work_follows): its start is off the
   // critical path. Not on the CPU, where its start would share the cores with the
@@ -687,7 +736,34 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     }
   }
 
+  // The solution's worker, done, exits while the judge judges; T_ref is timed only
+  // once it has (WorkerPlan::timing_after_go).
+  std::vector<Child> exiting;
+  hooks.exiting = &exiting;
   RunnerResult sr = run_workers(sp, so, &hooks);
+  std::promise<void> gone;
+  RunHooks judge_hooks;
+  judge_hooks.go = gone.get_future().share();
+  std::vector<std::string> exits(exiting.size());
+  std::thread reaper([&exiting, &exits, &gone] {
+    for (size_t i = 0; i < exiting.size(); ++i)
+      exits[i] = exiting[i].wait(deadline_after(std::chrono::seconds(30))).describe();
+    gone.set_value();
+  });
+  // The handed-over workers' records get their exit status once it is known.
+  const size_t first_record = result.workers.size();
+  struct JoinReaper {
+    std::thread& t;
+    std::vector<std::string>& exits;
+    json& records;
+    size_t from;
+    ~JoinReaper() {
+      t.join();
+      size_t k = 0;
+      for (size_t i = from; i < records.size() && k < exits.size(); ++i)
+        if (records[i].value("exit", "") == kExitingBesideJudge) records[i]["exit"] = exits[k++];
+    }
+  } join_reaper{reaper, exits, result.workers, first_record};
   for (auto& w : sr.workers) result.workers.push_back(std::move(w));
   if (!sr.env.empty()) result.env = sr.env;
   if (!sr.sandbox.empty()) result.sandbox = sr.sandbox;
@@ -744,7 +820,7 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
       emit(x);
     }
   };
-  RunnerResult jr = run_workers(jp, ro, nullptr, std::move(early));
+  RunnerResult jr = run_workers(jp, ro, &judge_hooks, std::move(early));
   for (auto& w : jr.workers) result.reference_workers.push_back(std::move(w));
   for (size_t j = 0; j < judged.size(); ++j) {  // every result was reported; be safe
     const int idx = batch[judged[j]];
@@ -773,14 +849,15 @@ RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts) {
 }  // namespace
 
 RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
+  const json first = plan.workloads.empty() ? json(nullptr) : plan.workloads.front();
   if (!opts.reference_worker || plan.reference_role || plan.record_calls) {
     RunnerResult r = run_workers(plan, opts, nullptr);
-    prepare_spares({&plan}, opts);
+    prepare_spares({&plan}, first, opts);
     return r;
   }
   RunnerResult r = run_judged(plan, opts);
   const WorkerPlan rp = reference_plan(plan, opts);
-  prepare_spares({&plan, &rp}, opts);
+  prepare_spares({&plan, &rp}, first, opts);
   return r;
 }
 

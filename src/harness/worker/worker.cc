@@ -308,6 +308,15 @@ int worker_main(int fd, const PreparedWorker* prepared) {
     session.assign_work(std::move(order.workloads), std::move(order.records));
   }
 
+  if (plan.timing_after_go)
+    session.set_timing_gate([&] {
+      FrameResult go = reader.read(deadline_after(std::chrono::seconds(120)));
+      if (!go.ok() || go.message.value("type", "") != "go") {
+        std::fprintf(stderr, "solbench worker: no \"go\" before timing the reference (%s)\n",
+                     go.ok() ? "another frame" : go.error.c_str());
+        quit(2);
+      }
+    });
   for (size_t i = 0; i < plan.workloads.size(); ++i) {
     std::fflush(stdout);
     std::fputs(workload_log_marker(i).c_str(), stderr);

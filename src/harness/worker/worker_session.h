@@ -87,6 +87,11 @@ class WorkerSession {
   // finds it done. Returns runtime.init's environment; throws std::runtime_error.
   static json start_runtime(const std::string& device, const std::function<void()>& before_kernels,
                             const std::function<void()>& after_kernels);
+  // A spare's warm-up after start_runtime (runtime.warm_spare): `warm` is
+  // {workload, seed, reference_source, custom_inputs_entrypoint, run_reference}.
+  // Returns the steps run; never throws (a warm-up is a courtesy). Skips workloads
+  // with more than 256 MiB of inputs.
+  static int warm_spare(const json& warm, const std::string& device);
 
   // Runs the reference and the comparison once on `spec`'s first correctness
   // inputs and drops the results (a reference worker waiting for its work): the
@@ -96,6 +101,10 @@ class WorkerSession {
   // workloads with more than 256 MiB of inputs.
   int warm_up(const json& spec, const std::function<bool()>& may_run,
               const std::function<void()>& done);
+
+  // Called once, before the reference is first timed (plan.timing_after_go: the
+  // worker waits there for the parent's "go").
+  void set_timing_gate(std::function<void()> gate);
 
   // A plan with work_follows: its workloads and records, which came after start().
   void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
