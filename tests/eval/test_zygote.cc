@@ -27,6 +27,24 @@ const char* kB1 = "71630508";
 const char* kB2 = "9063bb6e";
 const std::string kFast = " --rounds 2 --time-budget-ms 30 --no-db --no-baseline --json ";
 
+// A `solbench __zygote` of the test's own at `address` (what `solbench run` and the
+// Python module hand their evaluations through SOLBENCH_ZYGOTE); killed at the end.
+struct TestZygote {
+  pid_t pid = -1;
+  explicit TestZygote(const std::string& address) {
+    pid = ::fork();
+    if (pid == 0) {
+      ::execl(SOLBENCH_BINARY, SOLBENCH_BINARY, "__zygote", "--address", address.c_str(), nullptr);
+      ::_exit(127);
+    }
+  }
+  ~TestZygote() {
+    if (pid <= 0) return;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+};
+
 class Zygote : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -119,12 +137,8 @@ TEST_F(Zygote, AWorkerCannotReachTheZygoteItCameFrom) {
   // `solbench run` and the Python module do; the solution knows its address and
   // tries to connect. Had it connected, it would return 9 (RUNTIME_ERROR).
   const std::string address = "solbench-test-zygote-" + std::to_string(::getpid());
-  const pid_t z = ::fork();
-  ASSERT_GE(z, 0);
-  if (z == 0) {
-    ::execl(SOLBENCH_BINARY, SOLBENCH_BINARY, "__zygote", "--address", address.c_str(), nullptr);
-    ::_exit(127);
-  }
+  TestZygote zygote(address);
+  ASSERT_GT(zygote.pid, 0);
   const std::string prelude = R"(  {
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
     if (s >= 0) {
@@ -139,8 +153,6 @@ TEST_F(Zygote, AWorkerCannotReachTheZygoteItCameFrom) {
 )";
   const fs::path sol = solution("reach_zygote", prelude);
   const json doc = eval("SOLBENCH_ZYGOTE=" + address, "-s '" + sol.string() + "' -w " + kB1);
-  ::kill(z, SIGKILL);
-  ::waitpid(z, nullptr, 0);
   ASSERT_TRUE(doc.is_object()) << err_;
   // The worker came from that zygote (so the address was live)...
   EXPECT_EQ(launch(doc["workers"]), "zygote") << doc["workers"].dump();
@@ -153,19 +165,8 @@ TEST_F(Zygote, SparesMadeAfterOneEvaluationServeTheNextInTheirOwnSandbox) {
   // SOLBENCH_SPARE_WORKERS=1 each evaluation leaves a spare of each worker's recipe
   // behind (zygote.h, "Spares"), and the next evaluation's workers are those.
   const std::string address = "solbench-test-spares-" + std::to_string(::getpid());
-  const pid_t z = ::fork();
-  ASSERT_GE(z, 0);
-  if (z == 0) {
-    ::execl(SOLBENCH_BINARY, SOLBENCH_BINARY, "__zygote", "--address", address.c_str(), nullptr);
-    ::_exit(127);
-  }
-  struct Kill {
-    pid_t pid;
-    ~Kill() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } kill_zygote{z};
+  TestZygote zygote(address);
+  ASSERT_GT(zygote.pid, 0);
   const std::string env = "SOLBENCH_ZYGOTE=" + address + " SOLBENCH_SPARE_WORKERS=1";
   const std::string rowwise = (kRmsnorm / "solutions/cpp_rowwise/solution.json").string();
   json doc = eval(env, "-s '" + rowwise + "' -w " + kB1);

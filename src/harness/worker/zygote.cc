@@ -530,6 +530,26 @@ struct Zygote {
     write_frame(conn, {{"type", "error"}, {"message", why}}, deadline_after(std::chrono::seconds(5)));
   }
 
+  // Forks a keeper that runs `keeper` (which never returns) with nothing of the
+  // zygote's open but what it was given: not the listening socket, not the spares'
+  // links (a spare's keeper sees its link close only when the zygote closes it).
+  template <typename Keeper>
+  pid_t fork_keeper(Keeper keeper) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    PyOS_BeforeFork();
+    const pid_t k = ::fork();
+    if (k == 0) {
+      PyOS_AfterFork_Child();
+      ::close(listen_fd);
+      for (Spare& sp : spares) close_fd(sp.link);
+      keeper();
+      ::_exit(1);  // not reached: a keeper ends the process itself
+    }
+    PyOS_AfterFork_Parent();
+    return k;
+  }
+
   // Closing its link is enough: the keeper kills its worker and removes the folder.
   void drop(Spare& sp) { close_fd(sp.link); }
 
@@ -575,18 +595,10 @@ struct Zygote {
       remove_tree_quietly(scratch);
       return;
     }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    PyOS_BeforeFork();
-    const pid_t k = ::fork();
-    if (k == 0) {
-      PyOS_AfterFork_Child();
-      ::close(listen_fd);
-      for (Spare& other : spares) close_fd(other.link);
+    const pid_t k = fork_keeper([&] {
       ::close(link[0]);
       run_spare_keeper(link[1], req, scratch);
-    }
-    PyOS_AfterFork_Parent();
+    });
     ::close(link[1]);
     if (k < 0) {
       ::close(link[0]);
@@ -672,17 +684,7 @@ struct Zygote {
       return;
     }
     if (req.contains("standby") && claim_spare(conn, req, fds)) return;
-    std::fflush(stdout);
-    std::fflush(stderr);
-    PyOS_BeforeFork();
-    const pid_t k = ::fork();
-    if (k == 0) {
-      PyOS_AfterFork_Child();
-      ::close(listen_fd);
-      for (Spare& sp : spares) close_fd(sp.link);
-      run_keeper(conn, req, fds[0], fds[1]);
-    }
-    PyOS_AfterFork_Parent();
+    const pid_t k = fork_keeper([&] { run_keeper(conn, req, fds[0], fds[1]); });
     if (k < 0) refuse(conn, std::string("fork: ") + std::strerror(errno));
   }
 };
