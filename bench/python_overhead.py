@@ -63,8 +63,10 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
     if tl:
         stages["parent:exec_to_main"] = ms(t0, tl["start"])
         stages["parent:inputs"] = ms(tl["start"], tl["inputs_loaded"])
-        # On a GPU T_SOL is found beside the build (not on the way to the worker).
-        stages["parent:t_sol_lookup"] = ms(tl["zygote_asked"], tl["t_sol"])
+        # On the CPU T_SOL is found before the build; on a GPU its model beside the build
+        # and its bounds at the first result (then this is not on the way to the worker).
+        key = "parent:t_sol_lookup" if tl["t_sol"] <= tl["store_ready"] else "parent:t_sol_by_first_result"
+        stages[key] = ms(tl["zygote_asked"], tl["t_sol"])
         stages["parent:store_open"] = ms(min(tl["t_sol"], tl["store_ready"]), tl["store_ready"])
         stages["parent:build_lookup"] = ms(tl["store_ready"], tl["built"])
         stages["parent:plan"] = ms(tl["built"], tl.get("plan_ready", tl["built"]))
