@@ -442,7 +442,10 @@ std::string spare_key(const json& req) {
 [[noreturn]] void run_spare_keeper(int link, const json& req, const std::string& scratch) {
   ::setpgid(0, 0);
   reset_signals();
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // unclaimed, it dies with the zygote
+  // Unclaimed, it ends with the zygote: the zygote holds the only other end of
+  // `link`, whose end of file (below) kills the worker and removes the scratch
+  // folder, however the zygote ended (a signal on the keeper would leave the folder).
+  ::prctl(PR_SET_PDEATHSIG, 0);
   bool pid_namespace = false;
   std::string note;
   if (req.value("new_pid_namespace", false)) {
