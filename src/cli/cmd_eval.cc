@@ -538,8 +538,7 @@ int run_eval(const EvalOptions& o) {
   // A trace is written (-o) and recorded (store) once its numbers are final:
   // at once, or when the baseline worker has measured its T_b.
   auto finalize = [&](size_t k) {
-    if (finalized[k] || !traces[k]) return;
-    sol_ready();
+    if (finalized[k] || !traces[k]) return;  // record() made the trace, after sol_ready()
     finalized[k] = true;
     Trace& t = *traces[k];
     ScoreState& st = sc[k];

@@ -465,20 +465,20 @@ std::optional<uint64_t> Child::log_offset_after(uint64_t from, std::string_view 
 }
 uint64_t Child::log_bytes() const { return impl_ ? impl_->log.total_bytes() : 0; }
 
+std::vector<std::string> child_environment(const SpawnOptions& opts) {
+  std::vector<std::string> env = opts.env ? *opts.env : environment_list();
+  for (const auto& [k, v] : opts.env_set) env_put(env, k, v);
+  if (opts.channel) env_put(env, "SOLBENCH_CHANNEL_FD", std::to_string(opts.channel_fd));
+  return env;
+}
+
 Child Child::spawn(const SpawnOptions& opts) {
   if (opts.argv.empty()) throw SpawnError("spawn: empty argv");
   if (opts.channel && opts.channel_fd < 3) throw SpawnError("spawn: channel_fd must be >= 3");
 
   // Everything the child needs is prepared before fork: after fork only
   // async-signal-safe calls are allowed (the parent may have other threads).
-  std::vector<std::string> env;
-  if (opts.env) {
-    env = *opts.env;
-  } else {
-    env = environment_list();
-  }
-  for (const auto& [k, v] : opts.env_set) env_put(env, k, v);
-  if (opts.channel) env_put(env, "SOLBENCH_CHANNEL_FD", std::to_string(opts.channel_fd));
+  const std::vector<std::string> env = child_environment(opts);
 
   const std::string path_value = environment_value(env, "PATH");
   auto program = find_program(opts.argv[0], path_value.empty() ? nullptr : path_value.c_str());

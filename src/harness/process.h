@@ -127,6 +127,10 @@ struct SpawnOptions {
   ExternalStarter starter;
 };
 
+// The environment Child::spawn gives a child for `opts`: SpawnOptions::env (else
+// this process's), env_set applied, and SOLBENCH_CHANNEL_FD with a channel.
+std::vector<std::string> child_environment(const SpawnOptions& opts);
+
 // A running (or finished) child and its process group. Destruction kills the whole
 // group with SIGKILL and reaps the child. Not copyable (one owner kills), movable.
 class Child {

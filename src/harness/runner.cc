@@ -152,13 +152,11 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
 void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& first_workload,
                     const RunnerOptions& opts) {
   if (!opts.spares || opts.zygote.empty()) return;
-  std::vector<std::string> env = environment_list();
-  // As Child::spawn gives a worker its environment (the same entries, in order).
-  auto channel = std::find_if(env.begin(), env.end(), [](const std::string& e) {
-    return e.rfind("SOLBENCH_CHANNEL_FD=", 0) == 0;
-  });
-  if (channel != env.end()) *channel = "SOLBENCH_CHANNEL_FD=3";
-  else env.push_back("SOLBENCH_CHANNEL_FD=3");
+  // The environment launch_worker's workers get (the recipe's, entry for entry).
+  SpawnOptions worker;
+  worker.channel = true;
+  worker.channel_fd = 3;
+  const std::vector<std::string> env = child_environment(worker);
   // One request per recipe, with how many workers of it an evaluation starts (a
   // Python solution's worker and the reference worker share theirs).
   std::vector<json> requests;
@@ -174,15 +172,9 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
                          {"custom_inputs_entrypoint", def.value("custom_inputs_entrypoint", json(""))},
                          {"run_reference", p->kind == EntryKind::Reference && p->reference_role}};
     }
-    // The recipe is all but what the zygote imports for itself (zygote.cc spare_key).
-    auto recipe = [](json r) {
-      r.erase("count");
-      r.erase("preload");
-      r.erase("warm");
-      return r;
-    };
+    const std::string key = spare_recipe_key(request);
     auto same = std::find_if(requests.begin(), requests.end(),
-                             [&](const json& r) { return recipe(r) == recipe(request); });
+                             [&](const json& r) { return spare_recipe_key(r) == key; });
     if (same == requests.end()) {
       requests.push_back(std::move(request));
       continue;

@@ -162,11 +162,7 @@ struct Builder {
 
   // `prog --version` (memoised in the cache by path, size and mtime).
   std::optional<std::string> version_of(const fs::path& prog) {
-    struct stat st {};
-    std::string id = prog.string();
-    if (::stat(prog.c_str(), &st) == 0)
-      id += "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
-            std::to_string(st.st_mtim.tv_nsec);
+    const std::string id = file_identity(prog);
     if (cache) {
       if (auto v = cache->toolchain_version(id)) return v;
     }

@@ -1,5 +1,7 @@
 #include "harness/build/build_cache.h"
 
+#include <sys/stat.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -82,6 +84,15 @@ fs::path BuildCache::publish(const std::string& key, const fs::path& built_dir, 
 }
 
 void BuildCache::evict(const std::string& key) { remove_tree_quietly(entry_dir(key)); }
+
+std::string file_identity(const fs::path& file) {
+  struct stat st {};
+  std::string id = file.string();
+  if (::stat(file.c_str(), &st) == 0)
+    id += "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec);
+  return id;
+}
 
 std::optional<std::string> BuildCache::toolchain_version(const std::string& toolchain_id) const {
   return read_small_file(root_ / ".toolchains" / sha256_hex(toolchain_id));

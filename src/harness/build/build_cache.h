@@ -19,6 +19,10 @@ namespace solbench::harness {
 // ~/.cache/solbench/builds (else /tmp/solbench-cache/builds without HOME).
 std::filesystem::path default_build_cache_dir();
 
+// "<path>|<size>|<mtime s>.<ns>": a program file as a memo key (the path alone when
+// it cannot be stat'ed). A rebuilt or reinstalled program is another key.
+std::string file_identity(const std::filesystem::path& file);
+
 class BuildCache {
  public:
   explicit BuildCache(std::filesystem::path root = default_build_cache_dir());
@@ -42,7 +46,7 @@ class BuildCache {
   void evict(const std::string& key);
 
   // Memo of a compiler's `--version` output keyed by its resolved path, size and
-  // mtime, so a cache hit does not need to execute the compiler at all.
+  // mtime (file_identity), so a cache hit does not need to execute the compiler at all.
   std::optional<std::string> toolchain_version(const std::string& toolchain_id) const;
   void store_toolchain_version(const std::string& toolchain_id, const std::string& version) const;
 

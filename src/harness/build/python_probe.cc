@@ -34,12 +34,8 @@ int64_t mtime_ns(const std::string& path) {
 // The cache's name for the question: the code, the interpreter's file, the
 // variables that move its import path and the working directory.
 std::string memo_id(const fs::path& python, const std::string& what, const std::string& code) {
-  struct stat st {};
   std::string id =
-      "python-probe/1|" + what + "|" + sha256_hex(code).substr(0, 16) + "|" + python.string();
-  if (::stat(python.c_str(), &st) == 0)
-    id += "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
-          std::to_string(st.st_mtim.tv_nsec);
+      "python-probe/1|" + what + "|" + sha256_hex(code).substr(0, 16) + "|" + file_identity(python);
   for (const char* v : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE",
                         "PYTHONSAFEPATH", "PYTHONSTARTUP", "VIRTUAL_ENV", "HOME"}) {
     const char* e = std::getenv(v);

@@ -57,6 +57,10 @@ bool mentions_gpu(const std::string& text) {
   return false;
 }
 
+// Warm-ups (WorkerSession::warm_up, warm_spare) skip workloads with more inputs than
+// this: drawing them would cost more than the kernels' first loads they save.
+constexpr uint64_t kWarmUpInputLimit = 256ull << 20;
+
 uint64_t input_bytes(const json& spec) {
   uint64_t total = 0;
   for (const auto& o : spec.at("inputs")) {
@@ -470,7 +474,7 @@ json WorkerSession::start_runtime(const std::string& device,
 }
 
 int WorkerSession::warm_spare(const json& warm, const std::string& device) {
-  if (!warm.is_object() || !warm.contains("workload") || input_bytes(warm["workload"]) > (256ull << 20))
+  if (!warm.is_object() || !warm.contains("workload") || input_bytes(warm["workload"]) > kWarmUpInputLimit)
     return 0;
   try {
     return py::module_::import("solbench_py.runtime").attr("warm_spare")(to_py(warm), device).cast<int>();
@@ -621,7 +625,7 @@ json WorkerSession::start() {
 int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_run,
                            const std::function<void()>& done) {
   Impl& s = *impl_;
-  if (!s.reference_error.empty() || !spec.is_object() || input_bytes(spec) > (256ull << 20))
+  if (!s.reference_error.empty() || !spec.is_object() || input_bytes(spec) > kWarmUpInputLimit)
     return 0;
   int steps = 0;
   try {

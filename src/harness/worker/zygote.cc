@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "bridge/python.h"
+#include "harness/build/build_cache.h"
 #include "harness/process.h"
 #include "harness/sha256.h"
 #include "harness/staging.h"
@@ -59,12 +60,7 @@ void close_fd(int& fd) {
 
 // The executable a worker would run if it were exec'd: a zygote built from another
 // binary (an older build, another install) must not serve this one.
-std::string exe_identity() {
-  const std::string exe = self_exe().string();
-  struct stat st {};
-  if (::stat(exe.c_str(), &st) != 0) return exe;
-  return fmt::format("{}:{}:{}.{}", exe, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-}
+std::string exe_identity() { return file_identity(self_exe()); }
 
 sockaddr_un abstract_address(const std::string& name, socklen_t& len) {
   sockaddr_un a{};
@@ -183,6 +179,35 @@ json exit_frame(const siginfo_t& si) {
 
 // ---- the worker, forked by its keeper: becomes what `solbench __worker` is ----
 
+// Closes every descriptor above `fd`.
+void close_above(int fd) {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0U, 0) == 0) return;
+#endif
+  for (int f = fd + 1; f < 65536; ++f) ::close(f);
+}
+
+// A forked worker becomes the requester's as an exec'd one would be: no core
+// dumps (unless the request says otherwise), working directory `cwd`, the
+// requester's environment (Python's os.environ, a copy taken when the zygote
+// started, follows in the worker) and SOLBENCH_CHANNEL_FD. False when `cwd` cannot
+// be entered (errno says why).
+bool adopt_request(const json& req, const std::string& cwd, int channel_fd) {
+  if (req.value("no_core_dumps", true)) {
+    struct rlimit zero = {0, 0};
+    ::setrlimit(RLIMIT_CORE, &zero);
+  }
+  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) return false;
+  ::clearenv();
+  for (const auto& e : req.value("env", json::array())) {
+    const std::string v = e.is_string() ? e.get<std::string>() : "";
+    const size_t eq = v.find('=');
+    if (eq != std::string::npos && eq > 0) ::setenv(v.substr(0, eq).c_str(), v.substr(eq + 1).c_str(), 1);
+  }
+  ::setenv("SOLBENCH_CHANNEL_FD", std::to_string(channel_fd).c_str(), 1);
+  return true;
+}
+
 [[noreturn]] void run_worker(const json& req, int out_fd, int chan_fd) {
   const int target = req.value("channel_fd", 3);
   auto die = [](const std::string& what) {
@@ -205,27 +230,9 @@ json exit_frame(const siginfo_t& si) {
     die("dup2");
   // Nothing of the zygote's or the keeper's stays open: the listening socket, the
   // keeper's control connection (a worker must not forge its own exit status).
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, static_cast<unsigned>(target + 1), ~0U, 0) < 0)
-#endif
-    for (int fd = target + 1; fd < 65536; ++fd) ::close(fd);
-  if (req.value("no_core_dumps", true)) {
-    struct rlimit zero = {0, 0};
-    ::setrlimit(RLIMIT_CORE, &zero);
-  }
+  close_above(target);
   const std::string cwd = req.value("cwd", "");
-  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) die("chdir " + cwd);
-  // The requester's environment, as an exec'd worker would have it; Python's
-  // os.environ (a copy taken when the zygote started) follows.
-  ::clearenv();
-  if (req.contains("env"))
-    for (const auto& e : req["env"]) {
-      const std::string s = e.get<std::string>();
-      const size_t eq = s.find('=');
-      if (eq != std::string::npos && eq > 0)
-        ::setenv(s.substr(0, eq).c_str(), s.substr(eq + 1).c_str(), 1);
-    }
-  ::setenv("SOLBENCH_CHANNEL_FD", std::to_string(target).c_str(), 1);
+  if (!adopt_request(req, cwd, target)) die("chdir " + cwd);
   std::fflush(stdout);
   std::fflush(stderr);
   const int rc = worker_main(target);
@@ -282,17 +289,29 @@ json exit_frame(const siginfo_t& si) {
 }
 
 
-[[noreturn]] void run_keeper(int conn, const json& req, int out_fd, int chan_fd) {
+// What a keeper does first, for either kind: its own group, default signals, no
+// death signal (it must outlive the zygote while it serves a requester; a spare's
+// ends on its link instead), and the request's PID namespace for its children.
+struct KeeperStart {
+  bool pid_namespace = false;
+  std::string note;  // why there is no new PID namespace, when one was asked for
+};
+
+KeeperStart enter_keeper(const json& req) {
   ::setpgid(0, 0);
   reset_signals();
   ::prctl(PR_SET_PDEATHSIG, 0);
-  bool pid_namespace = false;
-  std::string note;
+  KeeperStart k;
   if (req.value("new_pid_namespace", false)) {
     // Our children start in a new PID namespace; the first is its process 1.
-    if (::unshare(CLONE_NEWPID) == 0) pid_namespace = true;
-    else note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
+    if (::unshare(CLONE_NEWPID) == 0) k.pid_namespace = true;
+    else k.note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
   }
+  return k;
+}
+
+[[noreturn]] void run_keeper(int conn, const json& req, int out_fd, int chan_fd) {
+  const auto [pid_namespace, note] = enter_keeper(req);
   PyOS_BeforeFork();
   const pid_t w = ::fork();
   if (w == 0) {
@@ -326,8 +345,9 @@ json exit_frame(const siginfo_t& si) {
 // stderr and channel and goes on as any worker, and the requester adopts its
 // scratch folder. Each spare serves one evaluation, as any worker does.
 
-// The recipe's identity: what the worker did before it had a plan.
-std::string spare_key(const json& req) {
+}  // namespace
+
+std::string spare_recipe_key(const json& req) {
   json k = {{"env", req.value("env", json::array())},
             {"new_pid_namespace", req.value("new_pid_namespace", false)},
             {"no_core_dumps", req.value("no_core_dumps", true)},
@@ -335,6 +355,8 @@ std::string spare_key(const json& req) {
             {"staging_base", req.value("staging_base", "")}};
   return sha256_hex(k.dump());
 }
+
+namespace {
 
 [[noreturn]] void run_spare_worker(int link, const json& req, const std::string& scratch) {
   const int target = req.value("channel_fd", 3);
@@ -354,23 +376,9 @@ std::string spare_key(const json& req) {
     if (::dup3(link, link_target, O_CLOEXEC) < 0) ::_exit(127);
     link = link_target;
   }
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, static_cast<unsigned>(link + 1), ~0U, 0) < 0)
-#endif
-    for (int fd = link + 1; fd < 65536; ++fd) ::close(fd);
+  close_above(link);
   for (int fd = 3; fd < link; ++fd) ::close(fd);
-  if (req.value("no_core_dumps", true)) {
-    struct rlimit zero = {0, 0};
-    ::setrlimit(RLIMIT_CORE, &zero);
-  }
-  if (::chdir(scratch.c_str()) != 0) fail("chdir " + scratch + ": " + std::strerror(errno));
-  ::clearenv();
-  for (const auto& e : req.value("env", json::array())) {
-    const std::string v = e.is_string() ? e.get<std::string>() : "";
-    const size_t eq = v.find('=');
-    if (eq != std::string::npos && eq > 0) ::setenv(v.substr(0, eq).c_str(), v.substr(eq + 1).c_str(), 1);
-  }
-  ::setenv("SOLBENCH_CHANNEL_FD", std::to_string(target).c_str(), 1);
+  if (!adopt_request(req, scratch, target)) fail("chdir " + scratch + ": " + std::strerror(errno));
 
   const json standby = req.value("standby", json::object());
   PreparedWorker prepared;
@@ -440,18 +448,10 @@ std::string spare_key(const json& req) {
 // A spare's keeper: forks the spare's worker, then waits for the zygote to hand it
 // a requester (the connection and its two descriptors, on `link`), or to drop it.
 [[noreturn]] void run_spare_keeper(int link, const json& req, const std::string& scratch) {
-  ::setpgid(0, 0);
-  reset_signals();
   // Unclaimed, it ends with the zygote: the zygote holds the only other end of
   // `link`, whose end of file (below) kills the worker and removes the scratch
   // folder, however the zygote ended (a signal on the keeper would leave the folder).
-  ::prctl(PR_SET_PDEATHSIG, 0);
-  bool pid_namespace = false;
-  std::string note;
-  if (req.value("new_pid_namespace", false)) {
-    if (::unshare(CLONE_NEWPID) == 0) pid_namespace = true;
-    else note = std::string("unshare(CLONE_NEWPID): ") + std::strerror(errno);
-  }
+  const auto [pid_namespace, note] = enter_keeper(req);
   int kw[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, kw) != 0) ::_exit(1);
   PyOS_BeforeFork();
@@ -572,7 +572,7 @@ struct Zygote {
   // until there are req["count"] (default 1) of it: a Python solution's worker and
   // the reference worker share one.
   void make_spares(const json& req) {
-    const std::string key = spare_key(req);
+    const std::string key = spare_recipe_key(req);
     const int wanted = std::clamp(req.value("count", 1), 0, static_cast<int>(kMaxSpares));
     int have = 0;
     for (const Spare& sp : spares) have += sp.key == key;
@@ -613,7 +613,7 @@ struct Zygote {
 
   // Hands a launch request to a spare of its recipe: true when one took it.
   bool claim_spare(int conn, const json& req, const int* fds) {
-    const std::string key = spare_key(req);
+    const std::string key = spare_recipe_key(req);
     for (size_t i = 0; i < spares.size(); ++i) {
       if (spares[i].key != key) continue;
       Spare sp = spares[i];

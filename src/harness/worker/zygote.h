@@ -78,6 +78,11 @@ ZygoteLaunch launch_from_zygote(const std::string& address, json request, int ou
 // took the request. A spare has run nothing but solbench's own code, serves one
 // worker's work and dies with the zygote (docs/sandbox.md, "Spares").
 bool prepare_spare(const std::string& address, json request, Deadline deadline);
+// A request's recipe, as the zygote matches spares by it: what the worker does
+// before it has a plan (standby), its environment, its namespaces, its staging
+// folder; not what the zygote imports for itself (preload), the warm-up hint or
+// the count.
+std::string spare_recipe_key(const json& request);
 
 // The zygote this process's workers fork from: $SOLBENCH_ZYGOTE when it names one
 // (an address; "0" or "off": none), else one this process starts on first use, as
