@@ -441,24 +441,24 @@ def _fast_kind(inp: dict, op_type: str) -> Optional[str]:
 
 
 class FreshValues:
-    """Generates input `index` of timed call `call` into a destination tensor:
-    the same rule (dtype, range, heuristics) as generate_inputs, from a generator
-    seeded from (seed, call, index), so a call's values can be generated again
-    (bit-identical) to check it. Plain floats are drawn in float32 into a scratch
-    buffer and cast (5x faster than drawing bfloat16 on a CPU); integers and
-    booleans are drawn in place; everything else goes through random_tensor."""
+    """Generates input `index` of a timed call into a destination tensor: the same
+    rule (dtype, range, heuristics) as generate_inputs, from a generator seeded
+    from (the call's seed, index), so a call's values can be generated again
+    (bit-identical) by whoever has its seed. Holds no seed of its own: each call's
+    comes with it. Plain floats are drawn in float32 into a scratch buffer and cast
+    (5x faster than drawing bfloat16 on a CPU); integers and booleans are drawn in
+    place; everything else goes through random_tensor."""
 
-    def __init__(self, spec: dict, seed: int, device):
+    def __init__(self, spec: dict, device):
         self.spec = spec
-        self.seed = int(seed)
         self.device = torch.device(device)
         self.g = torch.Generator(device=self.device)
         self.scratch: dict = {}
         self.kinds: dict = {}
 
-    def fill_(self, dest: torch.Tensor, index: int, call: int) -> torch.Tensor:
+    def fill_(self, dest: torch.Tensor, index: int, seed: int) -> torch.Tensor:
         inp = self.spec["inputs"][index]
-        self.g.manual_seed(derive_seed(self.seed, TIMED_ROUND_BASE + call, index))
+        self.g.manual_seed(derive_seed(int(seed), TIMED_ROUND_BASE, index))
         if index not in self.kinds:
             self.kinds[index] = _fast_kind(inp, self.spec.get("op_type", ""))
         kind = self.kinds[index]
@@ -482,10 +482,10 @@ class FreshValues:
         dest.copy_(buf.view(dest.shape))
         return dest
 
-    def value(self, index: int, call: int) -> torch.Tensor:
+    def value(self, index: int, seed: int) -> torch.Tensor:
         inp = self.spec["inputs"][index]
         t = torch.empty(list(inp["shape"]), dtype=torch_dtype(inp["dtype"]), device=self.device)
-        return self.fill_(t, index, call)
+        return self.fill_(t, index, seed)
 
 
 # ---------------------------------------------------------------- outputs

@@ -306,8 +306,8 @@ def warm_kernels(device: str) -> None:
     torch.ones(1 << 16, device=dev).sum().item()
 
 
-# make_inputs' round for a spare's warm-up: no evaluation draws it (correctness rounds
-# count from 0, the timing sets follow them, fresh values have seeds of their own).
+# make_inputs' round for a spare's warm-up, with a seed of its own: values no
+# evaluation draws (theirs come from seeds the parent hands out, values.h).
 _WARM_ROUND = 1_000_003
 
 
@@ -328,10 +328,10 @@ def warm_spare(warm: dict, device: str) -> int:
             custom_fn = reference_function(mod, custom)
     elif custom:
         return 0
-    w = Workload(warm["workload"], device, int(warm.get("seed", 0)), ref, custom_fn)
+    w = Workload(warm["workload"], device, ref, custom_fn)
     steps = 0
     try:
-        x = w.make_inputs(_WARM_ROUND)
+        x = w.make_inputs(_WARM_ROUND, int.from_bytes(os.urandom(7), "little"))
         steps = 1
         if warm.get("run_reference") and ref is not None:
             refs = w.run_reference(x)
@@ -737,20 +737,21 @@ class Workload:
     dataset_root}.
     """
 
-    def __init__(self, spec: dict, device: str, seed: int, reference_run, custom_fn=None):
+    def __init__(self, spec: dict, device: str, reference_run, custom_fn=None):
         self.spec = spec
         self.device = torch.device(device)
-        self.seed = int(seed)
         self.reference_run = reference_run
         self.custom_fn = custom_fn
         self.out_names = [o["name"] for o in spec["outputs"]]
         self.out_dtypes = [o["dtype"] for o in spec["outputs"]]
         self.tolerance = {**correctness.default_tolerance(), **(spec.get("tolerance") or {})}
 
-    def make_inputs(self, round_index: int) -> list:
+    def make_inputs(self, round_index: int, seed: int) -> list:
+        """Round `round_index`'s inputs (correctness rounds, then the timing input
+        sets), drawn from `seed`, the round's seed (the parent's, handed out now)."""
         origins: list = []
         with harness_only():
-            values = inputs_mod.generate_inputs(self.spec, self.seed, round_index, self.device,
+            values = inputs_mod.generate_inputs(self.spec, int(seed), round_index, self.device,
                                                 self.custom_fn, origins)
         self.input_origins = origins
         return values
@@ -814,10 +815,10 @@ class Workload:
                    if m is not None and i not in writes and after[i] != m]
         return unreproduced, changed
 
-    def call_values(self, input_sets: list, fresh_seed) -> "CallValues":
-        """The values timed call i was given (CallValues.pristine), as an ArgPool
-        with the same sets and fresh seed fills them; needs no pool."""
-        return CallValues(self.spec, input_sets, fresh_seed, self.fresh_slots(), self.device)
+    def call_values(self, input_sets: list) -> "CallValues":
+        """The values pool call i was given (CallValues.pristine, with the call's
+        seed), as an ArgPool with the same sets fills them; needs no pool."""
+        return CallValues(self.spec, input_sets, True, self.fresh_slots(), self.device)
 
     def alloc_outputs(self, refs=None) -> list:
         with harness_only():
@@ -839,15 +840,12 @@ class Workload:
         return correctness.check_outputs(outs, refs, self.out_names, self.tolerance, check_meta)
 
     def arg_pool(self, input_sets: list, reference_sets: list, capacity: int, dps: bool,
-                 fresh_seed=None):
-        """Timed-call arguments. With `fresh_seed` (an int), the refreshable inputs
-        (fresh_slots) get values of their own in every call, drawn from
-        (fresh_seed, call, input); the others rotate through `input_sets`."""
-        fresh = None
-        if fresh_seed is not None:
-            fresh = (self.spec, int(fresh_seed), self.fresh_slots())
+                 fresh: bool = True):
+        """Timed-call arguments. With `fresh`, the refreshable inputs (fresh_slots)
+        get values of their own in every call, drawn from the seed each call is
+        given (ArgPool.next); the others rotate through `input_sets`."""
         return ArgPool(input_sets, reference_sets, self.spec["outputs"], capacity, dps,
-                       self.device, fresh)
+                       self.device, (self.spec, self.fresh_slots()) if fresh else None)
 
 
 # ---------------------------------------------------------------- timing arguments
@@ -869,31 +867,32 @@ def pool_layout(v):
 
 
 class CallValues:
-    """The inputs timed call i is given: input set (i mod K) of `input_sets`, with
+    """The inputs pool call i is given: input set (i mod K) of `input_sets`, with
     each refreshable input (slots; tensors only) replaced by values drawn for call
-    i alone (inputs.FreshValues seeded from `fresh_seed`; none when it is None).
+    i alone (inputs.FreshValues, from the call's seed; none unless `fresh`).
     Broadcast and self-overlapping inputs keep their input set's values (fresh values
     are drawn for a tensor's full shape; pool_layout). ArgPool fills its views from
     the same rule, so the judge, which has no pool, can generate a sampled call's
     inputs again."""
 
-    def __init__(self, spec, input_sets: list, fresh_seed, slots, device):
+    def __init__(self, spec, input_sets: list, fresh: bool, slots, device):
         self.sets = input_sets
         self.fresh = set()
-        if fresh_seed is not None:
+        if fresh:
             for j in slots:
                 layout = pool_layout(input_sets[0][j])
                 if layout is not None and not layout[1]:
                     self.fresh.add(j)
-        self.gen = inputs_mod.FreshValues(spec, fresh_seed, device) if self.fresh else None
+        self.gen = inputs_mod.FreshValues(spec, device) if self.fresh else None
 
-    def pristine(self, i: int) -> list:
-        """Call i's inputs as they were before the call (new tensors)."""
+    def pristine(self, i: int, seed: int) -> list:
+        """Call i's inputs as they were before the call (new tensors); `seed` is
+        the one call i was given."""
         out = []
         with harness_only():
             for j, v in enumerate(self.sets[i % len(self.sets)]):
                 if j in self.fresh:
-                    out.append(self.gen.value(j, i))
+                    out.append(self.gen.value(j, seed))
                 else:
                     out.append(v.clone() if isinstance(v, torch.Tensor) else v)
         return out
@@ -910,7 +909,10 @@ class ArgPool:
     after call (i-1)'s. Before the call (outside the measured span) the view is
     filled: refreshable inputs (Workload.fresh_slots) with values generated for
     call i alone (inputs.FreshValues: the input's own rule, from a generator seeded
-    from (fresh seed, i, input)), the others with input set (i mod K). So a result
+    from the seed handed to next() for this call, and the input), the others with
+    input set (i mod K). The seed of call i comes from the parent when call i is
+    about to start (values.h), so nothing in the worker can draw call i's values
+    before then. So a result
     cache keyed on any part of the generated values never hits, and the values of
     call i can be generated again afterwards (pristine) to check its outputs and
     whether it changed its inputs. DPS outputs get shifted views too and are
@@ -927,13 +929,13 @@ class ArgPool:
         self.dps = dps
         self.device = torch.device(device)
         self.calls = 0
-        spec, fresh_seed, slots = fresh if fresh is not None else (None, None, [])
+        spec, slots = fresh if fresh is not None else (None, [])
         self.in_entries = [self._entry(v) for v in input_sets[0]]
         # Broadcast inputs keep their input set's values (fresh values are drawn for a
         # tensor's full shape, which such a view does not have): CallValues decides,
         # from the same layouts (pool_layout), so that the judge, which has no pool,
         # draws the same values.
-        self.values = CallValues(spec, input_sets, fresh_seed, slots, self.device)
+        self.values = CallValues(spec, input_sets, fresh is not None, slots, self.device)
         self.fresh = self.values.fresh
         self.gen = self.values.gen
         self.out_entries = []
@@ -972,8 +974,9 @@ class ArgPool:
     def _arg(e, view):
         return view.expand(e["full"]) if e["full"] else view
 
-    def next(self):
-        """(set index, inputs, outputs, call index) for the next call."""
+    def next(self, seed: int):
+        """(set index, inputs, outputs, call index) for the next call, whose fresh
+        values are drawn from `seed`."""
         if self.calls >= self.capacity:
             raise RuntimeError(f"argument pool exhausted after {self.capacity} calls")
         i = self.calls
@@ -987,7 +990,7 @@ class ArgPool:
                     continue
                 view = self._view(e, i)
                 if j in self.fresh:
-                    self.gen.fill_(view, j, i)
+                    self.gen.fill_(view, j, seed)
                 else:
                     view.copy_(self._compact(v, e["bcast"]))
                 args.append(self._arg(e, view))
@@ -999,9 +1002,9 @@ class ArgPool:
                 outs.append(view)
         return k, args, outs, i
 
-    def pristine(self, i: int) -> list:
+    def pristine(self, i: int, seed: int) -> list:
         """Call i's inputs as they were before the call (new tensors)."""
-        return self.values.pristine(i)
+        return self.values.pristine(i, seed)
 
     def fresh_inputs(self) -> list:
         return sorted(self.fresh)

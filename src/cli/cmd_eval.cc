@@ -68,7 +68,7 @@ struct EvalOptions {
   std::string device = "cpu";
   std::string timer = "auto";  // GPU timer: auto, cupti, events, profiler
   int rounds = 5;
-  uint64_t seed = 200;
+  uint64_t seed = 0;  // 0: a secret of its own per evaluation (WorkerPlan::seed)
   double target_rse = 0.01;
   double time_budget_ms = 500;
   bool no_timing = false;
@@ -920,7 +920,9 @@ void add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "correctness rounds, each with fresh inputs")
       ->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--seed", o->seed, "input generation seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed,
+                 "derive every input value from this seed (reproducible, and predictable to "
+                 "whoever knows it: for debugging); default: a secret drawn per evaluation");
   cmd->add_option("--target-rse", o->target_rse,
                   "stop timing once the relative standard error of the median is below this")
       ->check(CLI::Range(1e-6, 1.0))->capture_default_str();

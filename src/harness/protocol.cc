@@ -20,8 +20,9 @@ constexpr std::pair<EntryKind, std::string_view> kKinds[] = {
     {EntryKind::Reference, "reference"},
 };
 
+// With each call's time: the parent checks them against its own clock (values.h).
 json timing_json(const std::optional<TimingResult>& t) {
-  return t ? t->to_json() : json(nullptr);
+  return t ? t->to_json(/*with_samples=*/true) : json(nullptr);
 }
 
 std::optional<TimingResult> timing_from(const json& j, const char* key) {
@@ -34,6 +35,14 @@ std::optional<TimingResult> timing_from(const json& j, const char* key) {
   t.stop_reason = it->value("stop_reason", "");
   t.warmup_calls = it->value("warmup_calls", 0);
   t.wall_ms = it->value("wall_ms", 0.0);
+  if (auto s = it->find("samples_ms"); s != it->end()) {
+    if (!s->is_array() || s->size() > 1000000)
+      throw std::runtime_error(std::string(key) + ".samples_ms is not an array of times");
+    for (const auto& v : *s) {
+      if (!v.is_number()) throw std::runtime_error(std::string(key) + ".samples_ms holds a non-number");
+      t.samples_ms.push_back(v.get<double>());
+    }
+  }
   return t;
 }
 
@@ -113,7 +122,8 @@ CallRecord CallRecord::from_json(const json& j) {
     std::set<int> pool_calls;
     for (size_t i = 0; i < samples.size(); ++i) {
       RecordedCall c = recorded_call(samples[i], fmt::format("record.samples[{}]", i));
-      if (c.call < 0 || c.pool_call < c.call)
+      // call: the index among the timed calls, -1 for a warm-up call.
+      if (c.pool_call < 0 || c.call < -1 || c.pool_call < c.call)
         throw std::runtime_error(fmt::format("record.samples[{}]: call {} / pool_call {}", i,
                                              c.call, c.pool_call));
       if (!pool_calls.insert(c.pool_call).second)
@@ -140,15 +150,6 @@ CallRecord CallRecord::from_json(const json& j) {
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("record: ") + e.what());
   }
-}
-
-uint64_t fresh_seed_for(uint64_t secret, const std::string& uuid) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : uuid) h = (h ^ c) * 1099511628211ull;
-  uint64_t z = secret ^ h;  // splitmix64 finaliser
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return (z ^ (z >> 31)) >> 1;
 }
 
 uint64_t workload_output_bytes(const json& spec) {
@@ -276,7 +277,7 @@ json WorkerPlan::to_json() const {
   j["baseline_compile"] = baseline_compile;
   j["reference_role"] = reference_role;
   j["record_calls"] = record_calls;
-  j["fresh_secret"] = fresh_secret;
+  if (value_secret != 0) j["value_secret"] = value_secret;
   if (!records.empty()) j["records"] = records_json(records);
   if (work_follows) j["work_follows"] = true;
   if (timing_after_go) j["timing_after_go"] = true;
@@ -302,7 +303,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     for (const auto& w : j.at("workloads")) p.workloads.push_back(w);
     p.device = j.value("device", "cpu");
     p.rounds = j.value("rounds", 5);
-    p.seed = j.value("seed", uint64_t{200});
+    p.seed = j.value("seed", uint64_t{0});
     p.input_sets = j.value("input_sets", 4);
     p.verify_samples = j.value("verify_samples", 8);
     p.time_solution = j.value("time_solution", true);
@@ -314,7 +315,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.baseline_compile = j.value("baseline_compile", false);
     p.reference_role = j.value("reference_role", false);
     p.record_calls = j.value("record_calls", false);
-    p.fresh_secret = j.value("fresh_secret", uint64_t{0});
+    p.value_secret = j.value("value_secret", uint64_t{0});
     p.records = records_from_json(j, p.workloads.size(), "worker plan");
     p.work_follows = j.value("work_follows", false);
     p.timing_after_go = j.value("timing_after_go", false);
@@ -328,8 +329,12 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
       throw std::runtime_error("malformed worker plan: record_calls and reference_role together");
     if (!p.records.empty() && !p.reference_role)
       throw std::runtime_error("malformed worker plan: records need reference_role");
-    if (!p.records.empty() && p.fresh_secret == 0)
-      throw std::runtime_error("malformed worker plan: records need the fresh_secret");
+    // The secret of the values is the reference worker's alone: a worker that may
+    // load solution code asks the parent for each seed (values.h).
+    if (p.value_secret != 0 && !p.reference_role)
+      throw std::runtime_error("malformed worker plan: value_secret without reference_role");
+    if (p.reference_role && p.value_secret == 0)
+      throw std::runtime_error("malformed worker plan: reference_role needs the value_secret");
     if (p.baseline_compile && p.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: baseline_compile is true but kind is \"" +
                                std::string(entry_kind_name(p.kind)) +

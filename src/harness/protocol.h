@@ -16,6 +16,13 @@
 //                                                                      judged evaluation adds
 //                                                                      its "record")
 //                      {"type":"done", "t_ns"}                         all workloads finished
+//                      {"type":"values", "what", ...}                  the seed of a round's or a
+//                                                                      call's values, asked when
+//                                                                      needed (values.h); the
+//                                                                      parent answers at once
+//   parent -> worker   {"type":"values", "seed", "keep"}               the answer
+//                      {"type":"work", ...WorkOrder} / {"type":"cancel"}  (work_follows)
+//                      {"type":"go"}                                   (timing_after_go)
 //
 // Before each "begin" frame the worker also writes workload_log_marker(index) to its
 // stderr. Output is captured by a thread reading a pipe, unordered with the frames;
@@ -106,7 +113,11 @@ struct WorkerPlan {
 
   std::string device = "cpu";
   int rounds = 5;
-  uint64_t seed = 200;
+  // The evaluation's values (values.h) are drawn from a secret the parent makes:
+  // at random when this is 0, else from this seed (reproducible, and predictable
+  // by whoever knows it: for debugging, not for scoring). Never sent to a worker
+  // that may load solution code.
+  uint64_t seed = 0;
   int input_sets = 4;            // distinct input sets rotated through timed calls
   int verify_samples = 8;        // timed calls whose outputs are re-checked
   bool time_solution = true;
@@ -129,10 +140,10 @@ struct WorkerPlan {
   // no verdict on values; per workload it records its calls (CallRecord, files
   // under judge/<position>/ in its scratch folder) for the reference worker.
   bool record_calls = false;
-  // Per evaluation, from the parent: each workload's fresh timing values are drawn
-  // from fresh_seed_for(fresh_secret, uuid), so that the reference worker can draw
-  // a sampled call's values again. 0: the worker draws a secret of its own.
-  uint64_t fresh_secret = 0;
+  // reference_role only: the secret every value of the evaluation is derived from
+  // (values.h value_seed), so that the judge draws the very inputs the solution's
+  // worker was handed, seed by seed, by the parent.
+  uint64_t value_secret = 0;
   // reference_role: one entry per workload (none: only T_ref).
   std::vector<std::optional<CallRecord>> records;
   // A reference worker started while the solution's worker still runs (runner.cc
@@ -194,10 +205,6 @@ struct WorkloadOutcome {
 
 // steady_clock now, in nanoseconds.
 int64_t monotonic_ns();
-
-// The seed of one workload's fresh timing values (below 2^63), from the
-// evaluation's secret and the workload's uuid.
-uint64_t fresh_seed_for(uint64_t secret, const std::string& uuid);
 
 // Bytes of storage of a workload spec's outputs (runtime.Workload's spec).
 uint64_t workload_output_bytes(const json& spec);

@@ -13,6 +13,7 @@
 #include "harness/framing.h"
 #include "harness/process.h"
 #include "harness/staging.h"
+#include "harness/values.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
 
@@ -21,6 +22,8 @@ namespace solbench::harness {
 namespace {
 
 constexpr size_t kLogTailBytes = 16 << 10;
+// How long a worker may take to accept the answer to a values request.
+constexpr auto kReplyLimit = std::chrono::seconds(10);
 constexpr const char* kExitingBesideJudge = "done (exiting beside the judge)";
 
 std::string tail(const std::string& text, size_t n = kLogTailBytes) {
@@ -56,14 +59,44 @@ struct RunHooks {
   std::vector<Child>* exiting = nullptr;
   // A reference worker with timing_after_go: "go" is sent once this is ready.
   std::shared_future<void> go;
+  // The evaluation's secret (values.h), which the judge shares; 0: the worker's
+  // values come from a secret of its own run.
+  uint64_t value_secret = 0;
 };
+
+// The secret every value of an evaluation is derived from (values.h): random, or
+// from the plan's seed when one was asked for (reproducible, not secret).
+uint64_t evaluation_secret(const WorkerPlan& plan) {
+  if (plan.seed != 0) return value_seed(plan.seed, "solbench --seed", ValueKind::Round, 0) | 1;
+  std::random_device rd;
+  uint64_t secret = 0;
+  while (secret == 0) secret = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return secret;
+}
 
 // A worker process, its scratch folder and the start of its record.
 struct Launch {
   StagingDir scratch;
   Child child;
   json record;
+  std::string seal;  // sent with the plan (new_seal)
 };
+
+// A worker's frames carry the seal its plan, then each answer to a values request,
+// gave it (protocol.h). It is held by the worker's C++ side only: a frame that
+// code in the worker writes to the channel by itself (Python can find the
+// descriptor) lacks it, so it shows as not the harness's.
+std::string new_seal() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
+}
+
+// `plan` as its first frame, sealed.
+json sealed_plan(const WorkerPlan& plan, const std::string& seal) {
+  json j = plan.to_json();
+  j["seal"] = seal;
+  return j;
+}
 
 std::filesystem::path staging_base_of(const RunnerOptions& opts) {
   return opts.staging_base.empty() ? default_staging_base() : opts.staging_base;
@@ -167,7 +200,6 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
     if (!first_workload.is_null()) {
       const json& def = p->definition;
       request["warm"] = {{"workload", first_workload},
-                         {"seed", p->seed},
                          {"reference_source", def.value("reference", "")},
                          {"custom_inputs_entrypoint", def.value("custom_inputs_entrypoint", json(""))},
                          {"run_reference", p->kind == EntryKind::Reference && p->reference_role}};
@@ -228,6 +260,7 @@ class WorkerRun {
 std::vector<WorkloadOutcome> WorkerRun::run() {
   std::vector<WorkloadOutcome> out;
   WorkerPlan sub = plan_;
+  sub.seed = 0;  // the parent's alone (evaluation_secret)
   sub.workloads.clear();
   for (int i : indices_) sub.workloads.push_back(plan_.workloads[i]);
   if (!plan_.records.empty()) {
@@ -261,7 +294,10 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     ~TakeBack() { take_back_caches(sandbox, scratch); }
   } take_back{plan_.sandbox, scratch.path()};
   Deadline deadline = deadline_after(opts_.startup_timeout);
-  const json first = early ? WorkOrder{false, sub.workloads, sub.records}.to_json() : sub.to_json();
+  if (!early) launched->seal = new_seal();
+  std::string seal = launched->seal;
+  const json first =
+      early ? WorkOrder{false, sub.workloads, sub.records}.to_json() : sealed_plan(sub, seal);
   // "go" (WorkerPlan::timing_after_go) from a thread of its own once the solution's
   // worker has exited; joined before the channel closes or the run returns.
   std::thread go_thread;
@@ -290,6 +326,10 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       write_frame(fd, {{"type", "go"}}, deadline_after(std::chrono::seconds(10)));
     });
   FrameReader reader(child.channel_fd());
+  // The seeds of the values, handed out on request while a workload runs (values.h).
+  ValueIssuer issuer(hooks_ && hooks_->value_secret ? hooks_->value_secret
+                                                      : evaluation_secret(plan_),
+                     plan_.rounds + std::max(2, plan_.input_sets), max_calls(plan_.timing));
   int current = -1;  // position being evaluated
   uint64_t log_offset = 0;
   bool ready = false;
@@ -340,6 +380,28 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     }
     const json& m = f.message;
     const std::string type = m.value("type", "");
+    // Ends this worker for something it sent: the workload in progress (else
+    // every one left) fails with `st`; a new worker takes the rest.
+    auto end_worker = [&](Status st, const std::string& why) {
+      child.kill_group();
+      ExitStatus es = child.wait(deadline_after(std::chrono::seconds(10)));
+      end_how = "killed: " + why.substr(0, 200) + " (" + es.describe() + ")";
+      if (current >= 0) {
+        out.push_back(failed(indices_[current], uuid(current), st,
+                             why + "\n" + tail(child.log_since(log_offset))));
+        next_pos = current + 1;
+      } else {
+        fail_rest(out, next_pos, st, why);
+        next_pos = indices_.size();
+      }
+    };
+    if (type != "hello" && m.value("seal", "") != seal) {
+      end_worker(Status::RewardHack,
+                 fmt::format("a \"{}\" frame on the worker's channel without the harness's seal: "
+                             "something in the worker other than the harness wrote it",
+                             type.substr(0, 20)));
+      break;
+    }
     if (type == "hello") {
       record["hello_t_ns"] = m.value("t_ns", int64_t{0});
       record["pid"] = m.value("pid", 0);
@@ -386,6 +448,9 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
         break;
       }
       current = pos;
+      issuer.begin(uuid(pos), plan_.time_solution
+                                  ? sampled_calls(plan_.verify_samples, plan_.workloads[indices_[pos]])
+                                  : 0);
       // This workload's prints start after its marker, which the worker wrote before
       // the frame (the drain thread may already hold some of them, or not yet all
       // of the previous workload's).
@@ -396,6 +461,25 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       record["workloads"].push_back(
           {{"index", indices_[pos]}, {"begin_t_ns", m.value("t_ns", int64_t{0})}});
       event(make_event("begin", indices_[pos]));
+    } else if (type == "values") {
+      // The reference worker draws its own; elsewhere only the harness asks, in order.
+      json reply;
+      try {
+        if (current < 0 || plan_.reference_role)
+          throw ValueViolation("a values request outside a workload");
+        reply = issuer.answer(m, monotonic_ns());
+      } catch (const ValueViolation& e) {
+        end_worker(Status::RewardHack,
+                   std::string("the worker asked for values the harness never asks for (") +
+                       e.what() + "): something in it other than the harness used its channel");
+        break;
+      }
+      seal = new_seal();  // the next frames carry this one
+      reply["seal"] = seal;
+      if (!write_frame(child.channel_fd(), reply, deadline_after(kReplyLimit)).ok()) {
+        end_worker(Status::RuntimeError, "the worker did not take the seed of its values");
+        break;
+      }
     } else if (type == "progress") {
       if (current >= 0)
         {
@@ -429,6 +513,15 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       if (!captured.empty()) o.log = tail(captured) + (o.log.empty() ? "" : "\n" + o.log);
       o.index = indices_[current];
       o.uuid = uuid(current);
+      // What the worker reports against what the parent handed out and saw.
+      if (const std::string why = issuer.check(o); !why.empty()) {
+        o.status = Status::RewardHack;
+        o.log = "the worker's report cannot be believed: " + why + (o.log.empty() ? "" : "\n" + o.log);
+        o.correctness.reset();
+        o.timing.reset();
+        o.reference_timing.reset();
+        o.record.reset();
+      }
       if (hooks_ && hooks_->on_result) hooks_->on_result(o, scratch.path(), current);
       if (!record["workloads"].empty())
         record["workloads"].back()["result_t_ns"] = m.value("t_ns", int64_t{0});
@@ -559,15 +652,16 @@ std::string record_problem(const WorkerPlan& plan, const json& spec, const Workl
     return fmt::format("{} correctness rounds recorded, {} run", r.rounds.size(), plan.rounds);
   if (!plan.time_solution) return "";
   if (!r.timed || !o.timing) return "the timed calls were not recorded";
+  // Kept among every call of the loop, warm-up included (values.h).
   const int timed = o.timing->stats.count;
+  const int calls = timed + o.timing->warmup_calls;
   const size_t expected =
-      static_cast<size_t>(std::min(sampled_calls(plan.verify_samples, spec), timed));
+      static_cast<size_t>(std::min(sampled_calls(plan.verify_samples, spec), calls));
   if (r.samples.size() != expected)
-    return fmt::format("{} sampled timed calls recorded, {} expected", r.samples.size(), expected);
+    return fmt::format("{} sampled calls recorded, {} expected", r.samples.size(), expected);
   for (const RecordedCall& c : r.samples)
-    if (c.call >= timed || c.pool_call >= max_calls(plan.timing))
-      return fmt::format("timed call {} (pool call {}) of {} timed calls", c.call, c.pool_call,
-                         timed);
+    if (c.call >= timed || c.pool_call >= calls)
+      return fmt::format("timed call {} (pool call {}) of {} calls", c.call, c.pool_call, calls);
   return "";
 }
 
@@ -671,13 +765,13 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
   for (int i : batch) sp.workloads.push_back(plan.workloads[i]);
   sp.record_calls = true;
   sp.time_reference = false;  // T_ref comes from the reference worker
-  sp.fresh_secret = secret;
 
   // The records leave the solution's scratch folder as soon as its result frame
   // arrives: the parent's folder is not in the solution's writable domain.
   StagingDir records = StagingDir::create(base, "records-");
   if (opts.keep_scratch) records.keep();
   RunHooks hooks;
+  hooks.value_secret = secret;
   hooks.on_result = [&](WorkloadOutcome& o, const fs::path& scratch, size_t pos) {
     if (!o.record) return;
     const fs::path src = scratch / "judge" / std::to_string(pos);
@@ -702,7 +796,7 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     emit(x);
   };
   WorkerPlan jp = reference_plan(plan, opts);
-  jp.fresh_secret = secret;
+  jp.value_secret = secret;
   jp.timing_after_go = true;
   // On a GPU the reference worker starts now, beside the solution's, and gets its
   // work when the records exist (WorkerPlan::work_follows): its start is off the
@@ -718,7 +812,9 @@ void judge_batch(const WorkerPlan& plan, const std::vector<int>& batch, uint64_t
     try {
       Launch l = launch_worker(head, opts);
       lend_caches(head.sandbox, l.scratch.path());
-      if (write_frame(l.child.channel_fd(), head.to_json(), deadline_after(opts.startup_timeout))
+      l.seal = new_seal();
+      if (write_frame(l.child.channel_fd(), sealed_plan(head, l.seal),
+                      deadline_after(opts.startup_timeout))
               .ok())
         early.emplace(std::move(l));
       else
@@ -824,9 +920,7 @@ RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts) {
   RunnerResult result;
   const std::filesystem::path base =
       opts.staging_base.empty() ? default_staging_base() : opts.staging_base;
-  std::random_device rd;
-  uint64_t secret = 0;
-  while (secret == 0) secret = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  const uint64_t secret = evaluation_secret(plan);
   std::vector<std::optional<WorkloadOutcome>> final(plan.workloads.size());
   for (const std::vector<int>& batch : record_batches(plan, base))
     judge_batch(plan, batch, secret, opts, base, result, final);

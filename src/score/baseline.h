@@ -74,7 +74,7 @@ struct MeasureOptions {
   json timer_options = json::object();   // as WorkerPlan::timer_options
   harness::TimingOptions timing;         // the solutions' stopping rule
   int rounds = 1;        // correctness rounds of the (compiled) reference against the eager one
-  uint64_t seed = 200;
+  uint64_t seed = 0;  // 0: a secret of its own per evaluation (WorkerPlan::seed)
   std::chrono::duration<double> workload_timeout = std::chrono::seconds(300);
   bool keep_scratch = false;
   bool no_sandbox = false;

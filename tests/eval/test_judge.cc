@@ -67,7 +67,7 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   harness::WorkerPlan p;
   p.kind = harness::EntryKind::Reference;
   p.reference_role = true;
-  p.fresh_secret = 7;
+  p.value_secret = 7;
   p.workloads = {json::object(), json::object()};
   p.records = {r, std::nullopt};
   harness::WorkerPlan back = harness::WorkerPlan::from_json(p.to_json());
@@ -106,11 +106,13 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   harness::WorkerPlan rec;
   rec.record_calls = true;
   EXPECT_TRUE(harness::WorkerPlan::from_json(rec.to_json()).record_calls);
-  // The fresh seed is the parent's: the same in both workers, different per workload.
-  EXPECT_EQ(harness::fresh_seed_for(7, "a"), harness::fresh_seed_for(7, "a"));
-  EXPECT_NE(harness::fresh_seed_for(7, "a"), harness::fresh_seed_for(7, "b"));
-  EXPECT_NE(harness::fresh_seed_for(7, "a"), harness::fresh_seed_for(8, "a"));
-  EXPECT_LT(harness::fresh_seed_for(~0ull, "a"), 1ull << 63);
+  // The secret of the values is the reference worker's alone.
+  json leaked = rec.to_json();
+  leaked["value_secret"] = 7;
+  EXPECT_THROW(harness::WorkerPlan::from_json(leaked), std::runtime_error);
+  json no_secret = p.to_json();
+  no_secret.erase("value_secret");
+  EXPECT_THROW(harness::WorkerPlan::from_json(no_secret), std::runtime_error);
 }
 
 // Evaluates in the in-process path: the reference and the checks in the

@@ -20,7 +20,7 @@ def main() -> int:
     seen = set()
     fails = []
     for call in range(4):
-        k, args, _outs, _i = pool.next()
+        k, args, _outs, _i = pool.next(1000 + call)
         a, b, n = args
         if a.stride() != (0, 1) or tuple(a.shape) != (4, 6):
             fails.append(f"call {call}: broadcast layout lost: shape {tuple(a.shape)} stride {a.stride()}")

@@ -130,7 +130,7 @@ def main() -> int:
     # The judge's look at inputs.
     spec = {"inputs": [{"name": "a"}, {"name": "s"}, {"name": "b"}], "outputs": [],
             "tolerance": {}}
-    w = runtime.Workload(spec, "cpu", 1, None)
+    w = runtime.Workload(spec, "cpu", None)
     w.reference_writes = set()
     after = list(before)
     after[2] = record.digest(ins[2] + 1)

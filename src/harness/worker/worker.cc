@@ -204,8 +204,14 @@ json enter_worker_sandbox(const json& sandbox, const std::string& device) {
 int worker_main(int fd, const PreparedWorker* prepared) {
   // The address of the zygote that may have forked us is nothing a worker needs.
   ::unsetenv("SOLBENCH_ZYGOTE");
-  auto send = [fd](const json& frame) {
-    if (!write_frame(fd, frame, deadline_after(kFrameWriteLimit)).ok()) quit(3);  // parent gone
+  // Every frame after the plan carries the seal the parent gave (the plan's, then
+  // each values answer's): held here only, out of reach of Python, so a frame
+  // that other code in this process writes to the channel lacks it (runner.cc).
+  std::string seal;
+  auto send = [fd, &seal](const json& frame) {
+    json sealed = frame;
+    if (!seal.empty()) sealed["seal"] = seal;
+    if (!write_frame(fd, sealed, deadline_after(kFrameWriteLimit)).ok()) quit(3);  // parent gone
   };
   send({{"type", "hello"}, {"t_ns", monotonic_ns()}, {"pid", ::getpid()}});
 
@@ -216,6 +222,10 @@ int worker_main(int fd, const PreparedWorker* prepared) {
     quit(2);
   }
   WorkerPlan plan;
+  if (first.message.is_object() && first.message.contains("seal")) {
+    seal = first.message.value("seal", "");
+    first.message.erase("seal");
+  }
   try {
     plan = WorkerPlan::from_json(first.message);
     // A spare (zygote.h) applied its sandbox before the plan existed: the plan must
@@ -247,7 +257,21 @@ int worker_main(int fd, const PreparedWorker* prepared) {
     sandboxed_ns = monotonic_ns();
   }
 
-  WorkerSession session(plan, send);
+  // The seeds of the values, from the parent, when the harness needs them
+  // (values.h); nothing else reads the channel while a workload runs.
+  auto ask = [&](const json& request) {
+    send(request);
+    FrameResult reply = reader.read(deadline_after(std::chrono::seconds(120)));
+    if (!reply.ok() || !reply.message.is_object() || !reply.message.contains("seal")) {
+      std::fprintf(stderr, "solbench worker: no answer to a values request (%s)\n",
+                   reply.error.c_str());
+      quit(3);
+    }
+    seal = reply.message.value("seal", "");
+    reply.message.erase("seal");
+    return reply.message;
+  };
+  WorkerSession session(plan, send, ask);
   json started;
   try {
     started = session.start();
@@ -294,8 +318,8 @@ int worker_main(int fd, const PreparedWorker* prepared) {
     WorkOrder order;
     try {
       order = WorkOrder::from_json(next.message);
-      if (!order.records.empty() && plan.fresh_secret == 0)
-        throw std::runtime_error("malformed work order: records need the plan's fresh_secret");
+      if (!order.records.empty() && plan.value_secret == 0)
+        throw std::runtime_error("malformed work order: records need the plan's value_secret");
     } catch (const std::exception& e) {
       send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
       quit(2);

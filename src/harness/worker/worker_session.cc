@@ -19,6 +19,7 @@
 #include "harness/timing/device_lock.h"
 #include "harness/timing/timer.h"
 #include "harness/timing/timing.h"
+#include "harness/values.h"
 
 namespace solbench::harness {
 
@@ -80,6 +81,12 @@ struct Finish {
   bool skip = false;
 };
 
+// "timed call 4", or "warm-up call 2" for a call before the timed ones.
+std::string call_name(int call, int pool_call) {
+  return call >= 0 ? fmt::format("timed call {}", call + 1)
+                   : fmt::format("warm-up call {}", pool_call + 1);
+}
+
 // The verdict on the sampled timed calls, the same where the solution's worker
 // checks them (in-process) and where the reference worker judges their records:
 // the first changed input and the first wrong output, each named by its call.
@@ -117,29 +124,36 @@ struct SampledCalls {
   }
 };
 
-// Times a Candidate with arguments from an ArgPool, keeping a uniform random sample
-// of the timed calls (reservoir sampling) for verification afterwards: their outputs
-// and their inputs as the call left them (copied outside the timed span). The
-// pool can generate any call's inputs again (ArgPool.pristine), so a sampled call
-// is checked against the reference computed on exactly the values it saw.
+// Times a Candidate with arguments from an ArgPool. Each call's values come from a
+// seed handed out just before it (values.h: by the parent in a worker that runs
+// solution code), and the calls kept for verification are picked after they
+// returned (the grant of the next call, or the end of the loop, names the slot):
+// their outputs and their inputs as the call left them are copied then, outside
+// the timed spans. Anyone holding the seed can generate a kept call's inputs
+// again (CallValues.pristine), so it is checked against the reference computed on
+// exactly the values it saw.
 class PooledRun final : public Measurable {
  public:
-  PooledRun(Candidate& c, py::object pool, py::module_& runtime, int sample_size,
-            uint64_t secret, bool check_lazy)
+  PooledRun(Candidate& c, py::object pool, py::module_& runtime, ValueSource& values,
+            std::string uuid, bool check_lazy)
       : c_(c),
         pool_(std::move(pool)),
         runtime_(runtime),
-        size_(sample_size),
-        rng_(secret),
+        values_(values),
+        uuid_(std::move(uuid)),
         check_lazy_(check_lazy) {}
 
   // "call N: main._Lazy" for the first call whose outputs were not plain tensors.
   const std::string& lazy() const { return lazy_; }
 
   void prepare(int) override {
-    py::tuple t = pool_.attr("next")().cast<py::tuple>();
+    const CallGrant g = values_.call(uuid_, calls_);
+    keep(g.keep);  // the previous call, before this one's fill overwrites its views
+    py::tuple t = pool_.attr("next")(g.seed).cast<py::tuple>();
     inputs_ = t[1].cast<py::list>();
     call_ = t[3].cast<int>();
+    seed_ = g.seed;
+    ++calls_;
     c_.bind(inputs_, t[2].cast<py::list>());
   }
   void run() override { c_.invoke(); }
@@ -150,39 +164,48 @@ class PooledRun final : public Measurable {
       const std::string bad = runtime_.attr("lazy_outputs")(c_.outputs()).cast<std::string>();
       if (!bad.empty()) lazy_ = fmt::format("call {}: {}", call_ + 1, bad);
     }
-    if (!timed || size_ <= 0) return;
-    const int n = seen_++;
-    int slot = -1;
-    if (n < size_) {
-      slot = n;
-      saved_.emplace_back();
-    } else {
-      std::uniform_int_distribution<int> pick(0, n);
-      const int j = pick(rng_);
-      if (j < size_) slot = j;
-    }
-    if (slot < 0) return;
-    saved_[slot] = {n, call_, runtime_.attr("clone_all")(c_.outputs()),
-                    runtime_.attr("clone_all")(inputs_)};
+    if (!timed) ++warmup_;
+  }
+  // After the loop: where the last call goes.
+  void end() {
+    if (calls_ > 0) keep(values_.calls_end(uuid_, calls_));
   }
 
   struct Saved {
-    int call = -1;       // index among the timed calls
+    int call = -1;       // index among the timed calls (-1: a warm-up call)
     int pool_call = -1;  // index among the pool's calls (warm-up included)
+    uint64_t seed = 0;   // of its values
     py::object outputs;
     py::object inputs_after;  // the inputs as the call left them
   };
-  const std::vector<Saved>& saved() const { return saved_; }
+  // The kept calls, in slot order.
+  std::vector<Saved> saved() const {
+    std::vector<Saved> out;
+    for (const auto& s : saved_)
+      if (s.pool_call >= 0) out.push_back(s);
+    return out;
+  }
 
  private:
+  void keep(int slot) {
+    if (slot < 0 || calls_ == 0) return;
+    if (slot > 4096) throw std::runtime_error("a sample slot out of range");
+    if (static_cast<size_t>(slot) >= saved_.size()) saved_.resize(slot + 1);
+    const int pool_call = calls_ - 1;
+    saved_[slot] = {pool_call >= warmup_ ? pool_call - warmup_ : -1, pool_call, seed_,
+                    runtime_.attr("clone_all")(c_.outputs()), runtime_.attr("clone_all")(inputs_)};
+  }
+
   Candidate& c_;
   py::object pool_;
   py::module_& runtime_;
-  int size_;
-  std::mt19937_64 rng_;
+  ValueSource& values_;
+  std::string uuid_;
   bool check_lazy_;
   int call_ = 0;
-  int seen_ = 0;
+  int calls_ = 0;   // calls prepared so far
+  int warmup_ = 0;  // warm-up calls finished so far
+  uint64_t seed_ = 0;
   std::vector<Saved> saved_;
   py::list inputs_;
   std::string lazy_;
@@ -211,7 +234,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // Identities of torch's functions before the solution was loaded
   // (runtime.torch_fingerprint); a replacement slows or changes the reference.
   py::object torch_fingerprint = py::none();
-  std::mt19937_64 secret{std::random_device{}()};
+  // Where the seeds of every value come from (values.h): the parent, or, in the
+  // reference worker, the secret in the plan.
+  std::unique_ptr<ValueSource> values;
   std::vector<std::string> input_dtypes;
   json static_findings = json::array();  // static_check.py, reported in env
   py::module_ record_mod;  // solbench_py.record: the judge's files
@@ -222,11 +247,15 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   bool in_timing = false;
   std::function<void()> timing_gate;  // set_timing_gate: run once, then cleared
 
-  // The seed of a workload's fresh timing values: the parent's secret under a
-  // judge (the reference worker must draw the same values), else one of our own.
-  uint64_t fresh_seed(const json& spec) {
-    if (plan.fresh_secret != 0) return fresh_seed_for(plan.fresh_secret, spec.value("uuid", ""));
-    return secret() >> 1;
+  static const std::string& uuid_of(const json& spec) {
+    return spec.at("uuid").get_ref<const std::string&>();
+  }
+  std::string uuid;  // of the workload being evaluated
+
+  // A round's inputs (correctness rounds, then the timing input sets), drawn from
+  // the round's seed, which the parent hands out only now.
+  py::list inputs_of(py::object& w, const std::string& of, int round) {
+    return w.attr("make_inputs")(round, values->round_seed(of, round)).cast<py::list>();
   }
 
   void progress(size_t index, std::string_view phase, int round = -1) {
@@ -385,6 +414,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
       throw Finish{Status::RuntimeError,
                    std::string("the solution failed during timing: ") + e.what()};
     }
+    run.end();
     o.phases_ms["timing_ms"] = sw.ms();
     check_threads("after the timed calls");
     check_processes("after the timed calls");
@@ -440,9 +470,18 @@ std::optional<std::string> reference_unavailable_here(const std::string& error_t
   return std::nullopt;
 }
 
-WorkerSession::WorkerSession(WorkerPlan plan, Emit emit) : impl_(std::make_unique<Impl>()) {
+WorkerSession::WorkerSession(WorkerPlan plan, Emit emit, ParentValues::Ask ask)
+    : impl_(std::make_unique<Impl>()) {
   impl_->plan = std::move(plan);
   impl_->emit = std::move(emit);
+  // Only the reference worker, which never loads solution code, holds the secret;
+  // every other worker asks the parent for each seed when it needs it.
+  if (impl_->plan.reference_role)
+    impl_->values = std::make_unique<LocalValues>(impl_->plan.value_secret);
+  else if (ask)
+    impl_->values = std::make_unique<ParentValues>(std::move(ask));
+  else
+    throw std::runtime_error("a worker that runs solution code draws its values from the parent");
   for (const auto& [name, spec] : impl_->plan.definition.at("inputs").items())
     impl_->input_dtypes.push_back(spec.at("dtype").get<std::string>());
 }
@@ -629,11 +668,11 @@ int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_ru
     return 0;
   int steps = 0;
   try {
-    py::object w = s.runtime.attr("Workload")(to_py(spec), s.plan.device, s.plan.seed, s.ref_run,
+    py::object w = s.runtime.attr("Workload")(to_py(spec), s.plan.device, s.ref_run,
                                               s.custom_fn);
     py::list inputs, refs;
     const std::function<void()> step[] = {
-        [&] { inputs = w.attr("make_inputs")(0).cast<py::list>(); },
+        [&] { inputs = s.inputs_of(w, Impl::uuid_of(spec), 0); },
         [&] { refs = w.attr("run_reference")(inputs).cast<py::list>(); },
         [&] { w.attr("check")(refs, refs, true); },
     };
@@ -675,11 +714,12 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   WorkloadOutcome o;
   o.index = static_cast<int>(index);
   o.uuid = spec.value("uuid", "");
+  uuid = o.uuid;
   o.status = Status::Passed;
   Stopwatch total;
   try {
     if (!reference_error.empty()) throw Finish{Status::InvalidReference, reference_error};
-    py::object w = runtime.attr("Workload")(to_py(spec), plan.device, plan.seed, ref_run,
+    py::object w = runtime.attr("Workload")(to_py(spec), plan.device, ref_run,
                                             custom_fn);
     if (plan.reference_role) {
       if (index < plan.records.size() && plan.records[index])
@@ -776,7 +816,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     {
       Stopwatch sw;
       try {
-        inputs = w.attr("make_inputs")(round).cast<py::list>();
+        inputs = inputs_of(w, uuid_of(spec), round);
       } catch (py::error_already_set& e) {
         if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
         throw Finish{Status::RuntimeError,
@@ -860,14 +900,13 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
   py::list input_sets, ref_sets;
   const int sets = timing_sets(spec, w, input_sets, ref_sets);
   const int capacity = max_calls(plan.timing);
-  const int sample = sampled_calls(plan.verify_samples, spec);
-  // Fresh values in every timed call (runtime.ArgPool), from a seed the solution
-  // cannot know in advance: no two calls see the same values of a refreshable input.
+  // Fresh values in every timed call (runtime.ArgPool), from a seed the parent hands
+  // out as the call starts: no two calls see the same values of a refreshable input.
   py::object pool = w.attr("arg_pool")(input_sets, ref_sets, capacity, c.destination_passing(),
-                                       fresh_seed(spec));
+                                       true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, sample, secret(), plan.kind != EntryKind::Native);
+  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native);
   const TimingResult result = timed_calls(run, o);
 
   // Gap 1 of docs/harness.md: re-check what timed calls produced, against the
@@ -878,7 +917,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
     py::list pristine;
     py::list refs;
     try {
-      pristine = pool.attr("pristine")(s.pool_call).cast<py::list>();
+      pristine = pool.attr("pristine")(s.pool_call, s.seed).cast<py::list>();
       refs = w.attr("run_reference")(pristine).cast<py::list>();
     } catch (py::error_already_set& e) {
       if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
@@ -886,7 +925,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                    "the reference failed on a timed call's inputs: " +
                        detail::python_error_text(e)};
     }
-    const std::string call = fmt::format("timed call {}", s.call + 1);
+    const std::string call = call_name(s.call, s.pool_call);
     if (verdict.input_change.empty()) {
       const auto names = w.attr("changed_inputs")(s.inputs_after, pristine)
                              .cast<std::vector<std::string>>();
@@ -913,7 +952,7 @@ int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& 
   while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
   for (int k = 0; k < sets; ++k) {
     try {
-      py::object in = w.attr("make_inputs")(plan.rounds + k);
+      py::object in = inputs_of(w, uuid_of(spec), plan.rounds + k);
       input_sets.append(in);
       if (with_reference) ref_sets.append(w.attr("run_reference")(in));
     } catch (py::error_already_set& e) {
@@ -941,8 +980,10 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
     auto ref = detail::make_python_candidate(ref_run, false, w);
     // The same kind of arguments as the solution's: fresh values every call.
     py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, max_calls(plan.timing), false,
-                                             secret() >> 1);
-    PooledRun ref_run_m(*ref, ref_pool, runtime, 0, 0, false);
+                                             true);
+    // Seeds nobody else needs, and no call kept: the reference is not judged.
+    LocalValues own(0);
+    PooledRun ref_run_m(*ref, ref_pool, runtime, own, uuid, false);
     o.reference_timing = locked_measure(ref_run_m, o);
   } catch (const CallError& e) {
     o.log += std::string("timing the reference failed: ") + e.what() + "\n";
@@ -973,7 +1014,7 @@ void WorkerSession::Impl::reference_only(size_t index, const json& spec, py::obj
 
 py::list WorkerSession::Impl::make_inputs(py::object& w, int round) {
   try {
-    return w.attr("make_inputs")(round).cast<py::list>();
+    return inputs_of(w, uuid, round);
   } catch (py::error_already_set& e) {
     if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
     throw Finish{Status::RuntimeError,
@@ -1055,16 +1096,16 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
   const int sets = timing_sets(spec, w, input_sets, ref_sets, /*with_reference=*/false);
   // No reference outputs here: DPS outputs are poisoned without one (bool: 0xFF bytes).
   py::object pool = w.attr("arg_pool")(input_sets, py::none(), max_calls(plan.timing),
-                                       c.destination_passing(), fresh_seed(spec));
+                                       c.destination_passing(), true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, sampled_calls(plan.verify_samples, spec), secret(),
-                plan.kind != EntryKind::Native);
+  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native);
   const TimingResult result = timed_calls(run, o);
 
   Stopwatch rsw;
   int k = 0;
-  for (const auto& saved : run.saved()) {
+  const std::vector<PooledRun::Saved> kept = run.saved();
+  for (const auto& saved : kept) {
     const std::string file = fmt::format("s{}.rec", k++);
     std::string sha;
     try {
@@ -1072,15 +1113,15 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
                                           saved.inputs_after, py::none())
                 .cast<std::string>();
     } catch (py::error_already_set& e) {
-      throw Finish{Status::RuntimeError, fmt::format("could not record timed call {}: {}",
-                                                     saved.call + 1,
+      throw Finish{Status::RuntimeError, fmt::format("could not record {}: {}",
+                                                     call_name(saved.call, saved.pool_call),
                                                      detail::python_error_text(e))};
     }
     rec.samples.push_back({-1, saved.call, saved.pool_call, file, sha});
   }
   rec.timed = true;
   o.phases_ms["record_samples_ms"] = rsw.ms();
-  o.extra["verification"] = {{"recorded_calls", run.saved().size()}, {"input_sets", sets}};
+  o.extra["verification"] = {{"recorded_calls", kept.size()}, {"input_sets", sets}};
   o.timing = result;
 }
 
@@ -1240,13 +1281,16 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
 
   progress(index, "judging");
   Stopwatch vsw;
-  py::object values = w.attr("call_values")(input_sets, fresh_seed(spec));
+  py::object call_values = w.attr("call_values")(input_sets);
   SampledCalls verdict;
   for (const RecordedCall& c : r.samples) {
-    const std::string what = fmt::format("timed call {}", c.call + 1);
+    const std::string what = call_name(c.call, c.pool_call);
     py::list pristine;
     try {
-      pristine = values.attr("pristine")(c.pool_call).cast<py::list>();
+      pristine = call_values
+                     .attr("pristine")(c.pool_call, value_seed(plan.value_secret, uuid_of(spec),
+                                                                ValueKind::Call, c.pool_call))
+                     .cast<py::list>();
     } catch (py::error_already_set& e) {
       throw Finish{Status::RuntimeError,
                    "generating a timed call's inputs failed: " + detail::python_error_text(e)};
@@ -1261,7 +1305,7 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
     json summary = from_py(w.attr("check")(got["outputs"], refs, true));
     if (summary.value("status", "OK") != "OK") verdict.wrong_output(what, summary.value("message", ""));
   }
-  verdict.finish(o, r.samples.size(), sets, w, values, vsw.ms());
+  verdict.finish(o, r.samples.size(), sets, w, call_values, vsw.ms());
   if (plan.time_reference) time_reference(index, w, input_sets, ref_sets, o);
 }
 

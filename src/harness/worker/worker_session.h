@@ -39,6 +39,7 @@
 
 #include "core/json.h"
 #include "harness/protocol.h"
+#include "harness/values.h"
 
 namespace solbench::harness {
 
@@ -69,9 +70,11 @@ std::optional<std::string> reference_unavailable_here(const std::string& error_t
 
 class WorkerSession {
  public:
-  // `emit` sends a frame to the parent (progress reports).
+  // `emit` sends a frame to the parent (progress reports); `ask` sends one and
+  // returns the parent's answer (the seeds of the values, values.h), needed by
+  // every worker but the reference worker.
   using Emit = std::function<void(const json&)>;
-  WorkerSession(WorkerPlan plan, Emit emit);
+  WorkerSession(WorkerPlan plan, Emit emit, ParentValues::Ask ask = {});
   ~WorkerSession();
   WorkerSession(const WorkerSession&) = delete;
   WorkerSession& operator=(const WorkerSession&) = delete;
