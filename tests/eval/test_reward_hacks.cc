@@ -109,6 +109,27 @@ TEST_F(RewardHack, EveryCallSeesValuesNoEarlierCallSaw) {
       << all.substr(0, 4000);
 }
 
+TEST_F(RewardHack, TheParentsClockBoundsEveryReportedCall) {
+  // The parent handed out each call's seed and saw each request arrive: the trace
+  // says how many calls it handed out and the median wall time of a timed call,
+  // which bounds the median the worker reports (recomputed from its samples).
+  json doc = eval(solution("clock", pytorch_source("", "")));
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "PASSED") << log(doc);
+  const json& ev = doc["results"][0]["evaluation"];
+  const json& clock = ev["solbench_checks"]["parent_clock"];
+  ASSERT_TRUE(clock.is_object()) << ev.dump().substr(0, 3000);
+  const json& timing = ev["solbench_timing"];
+  EXPECT_EQ(clock["timed_calls"].get<int>(), timing["count"].get<int>()) << clock.dump();
+  EXPECT_EQ(clock["calls"].get<int>(),
+            timing["count"].get<int>() + timing["warmup_calls"].get<int>()) << clock.dump();
+  EXPECT_GE(clock["call_wall_median_ms"].get<double>(), clock["median_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(clock["median_ms"].get<double>(), timing["median_ms"].get<double>());
+  // The kept calls are the parent's picks, among all calls (warm-up included).
+  EXPECT_EQ(ev["solbench_checks"]["verification"]["checked_calls"].get<int>(),
+            std::min(8, clock["calls"].get<int>())) << ev.dump().substr(0, 3000);
+}
+
 TEST_F(RewardHack, ReplacingATorchFunctionUnderABuiltNameIsNamed) {
   // The reference runs in the solution's worker: a torch method replaced at import
   // (past the static look) would run inside it.
