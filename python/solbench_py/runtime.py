@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import correctness, inputs as inputs_mod, record
+from . import correctness, hooks, inputs as inputs_mod, record
 from .record import harness_only
 
 
@@ -115,8 +115,8 @@ def _note_library(name) -> None:
 
 
 def violations() -> str:
-    """What the solution's code did that the audit hook recorded ('' when nothing)."""
-    return "; ".join(dict.fromkeys(_VIOLATIONS))
+    """What the solution's code did that the audit hooks recorded ('' when nothing)."""
+    return "; ".join(dict.fromkeys(_VIOLATIONS + hooks.recorded()))
 
 
 # ---------------------------------------------------------------- thread origins
@@ -280,6 +280,7 @@ def init(device: str, kernels: bool = True) -> dict:
     if allowed is not None:
         install_exec_guard([p for p in allowed.split(os.pathsep) if p])
     install_thread_registry()
+    hooks.install()
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)

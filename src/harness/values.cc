@@ -33,7 +33,9 @@ CallGrant LocalValues::call(const std::string&, int) { return {fresh_() >> 1, -1
 
 json ParentValues::ask(json request) {
   request["type"] = "values";
+  const int64_t t0 = monotonic_ns();
   json reply = ask_(request);
+  wait_ns_ += monotonic_ns() - t0;
   if (!reply.is_object() || reply.value("type", "") != "values")
     throw std::runtime_error("the parent did not answer a values request");
   return reply;
@@ -50,6 +52,12 @@ CallGrant ParentValues::call(const std::string&, int call) {
 
 int ParentValues::calls_end(const std::string&, int calls) {
   return ask({{"what", "calls_end"}, {"calls", calls}}).value("keep", -1);
+}
+
+double ParentValues::take_wait_ms() {
+  const double ms = static_cast<double>(wait_ns_) / 1e6;
+  wait_ns_ = 0;
+  return ms;
 }
 
 // ---------------------------------------------------------------- parent side

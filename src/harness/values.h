@@ -56,6 +56,8 @@ class ValueSource {
   virtual CallGrant call(const std::string& uuid, int call) = 0;
   // After the loop's last call (`calls` in all): the slot of that last call.
   virtual int calls_end(const std::string& uuid, int calls) = 0;
+  // Time spent waiting for seeds since the last call of this (then reset to 0).
+  virtual double take_wait_ms() { return 0; }
 };
 
 // A worker that runs no solution code (the reference worker) derives its seeds
@@ -82,10 +84,12 @@ class ParentValues final : public ValueSource {
   uint64_t round_seed(const std::string& uuid, int round) override;
   CallGrant call(const std::string& uuid, int call) override;
   int calls_end(const std::string& uuid, int calls) override;
+  double take_wait_ms() override;
 
  private:
   json ask(json request);
   Ask ask_;
+  int64_t wait_ns_ = 0;
 };
 
 // The parent's side, one per worker: answers the requests of the workload in

@@ -72,6 +72,16 @@ std::vector<ThreadInfo> list_threads() {
   return out;
 }
 
+std::vector<int> thread_ids() {
+  std::vector<int> out;
+  DIR* d = ::opendir("/proc/self/task");
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') out.push_back(std::atoi(e->d_name));
+  ::closedir(d);
+  return out;
+}
+
 bool runtime_thread_name(const std::string& name) {
   // llvm-worker-N: LLVM's thread pool (MLIR passes in Triton's compiler).
   for (const char* prefix : {"cuda", "pt_", "nvrtc", "cupti", "llvm-worker"})

@@ -19,6 +19,8 @@ struct ThreadInfo {
 
 // Every thread of this process (/proc/self/task), in no particular order.
 std::vector<ThreadInfo> list_threads();
+// Their ids only (no per-thread reads): cheap enough for every timed call.
+std::vector<int> thread_ids();
 
 // Whether a thread name is one the GPU runtimes give the threads they start (CUDA's
 // "cuda-EvtHandlr", "cuda0000...", torch's "pt_...", LLVM's "llvm-worker-N" in

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 #include <pybind11/embed.h>
@@ -134,29 +135,47 @@ struct SampledCalls {
 // exactly the values it saw.
 class PooledRun final : public Measurable {
  public:
+  // `before_span`: run once a call's arguments are ready, just before its span.
   PooledRun(Candidate& c, py::object pool, py::module_& runtime, ValueSource& values,
-            std::string uuid, bool check_lazy)
+            std::string uuid, bool check_lazy, std::function<void()> before_span = {})
       : c_(c),
         pool_(std::move(pool)),
         runtime_(runtime),
         values_(values),
         uuid_(std::move(uuid)),
-        check_lazy_(check_lazy) {}
+        check_lazy_(check_lazy),
+        before_span_(std::move(before_span)) {}
+  ~PooledRun() override { collector_back(); }
 
   // "call N: main._Lazy" for the first call whose outputs were not plain tensors.
   const std::string& lazy() const { return lazy_; }
 
+  // From the seed's arrival to the span, nothing of the solution's may run
+  // (python/solbench_py/hooks.py): the seed reaches Python only once the previous
+  // call's objects are released (their finalizers have run) and with the garbage
+  // collector off (no collection, no gc.callbacks, no __del__ of cyclic garbage)
+  // until the span begins.
   void prepare(int) override {
     const CallGrant g = values_.call(uuid_, calls_);
     keep(g.keep);  // the previous call, before this one's fill overwrites its views
+    c_.bind(py::list(), py::list());
+    inputs_ = py::list();
+    if (!collector_off_) {
+      collector_was_on_ = PyGC_Disable() == 1;
+      collector_off_ = true;
+    }
     py::tuple t = pool_.attr("next")(g.seed).cast<py::tuple>();
     inputs_ = t[1].cast<py::list>();
     call_ = t[3].cast<int>();
     seed_ = g.seed;
     ++calls_;
     c_.bind(inputs_, t[2].cast<py::list>());
+    if (before_span_) before_span_();
   }
-  void run() override { c_.invoke(); }
+  void run() override {
+    collector_back();
+    c_.invoke();
+  }
   void finish(int, bool timed) override {
     // Every call, warm-up included: a tensor subclass returned from any call could
     // do its work when the harness first touches it, after the span.
@@ -196,12 +215,19 @@ class PooledRun final : public Measurable {
                     runtime_.attr("clone_all")(c_.outputs()), runtime_.attr("clone_all")(inputs_)};
   }
 
+  void collector_back() {
+    if (collector_off_ && collector_was_on_) PyGC_Enable();
+    collector_off_ = false;
+  }
+
   Candidate& c_;
   py::object pool_;
   py::module_& runtime_;
   ValueSource& values_;
   std::string uuid_;
   bool check_lazy_;
+  std::function<void()> before_span_;
+  bool collector_off_ = false, collector_was_on_ = false;
   int call_ = 0;
   int calls_ = 0;   // calls prepared so far
   int warmup_ = 0;  // warm-up calls finished so far
@@ -231,9 +257,15 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // Threads before the solution was loaded (ids); later ones must be explained.
   std::vector<int> thread_baseline;
   bool thread_baseline_taken = false;
+  // Threads seen and explained (the baseline, then runtimes' threads check_threads
+  // accepted): before each timed call only a thread not among them is looked at.
+  std::set<int> threads_explained;
   // Identities of torch's functions before the solution was loaded
   // (runtime.torch_fingerprint); a replacement slows or changes the reference.
   py::object torch_fingerprint = py::none();
+  // The interpreter's hooks before the solution was loaded (hooks.state): one it
+  // installs could run its code between the harness's steps.
+  py::object hook_baseline = py::none();
   // Where the seeds of every value come from (values.h): the parent, or, in the
   // reference worker, the secret in the plan.
   std::unique_ptr<ValueSource> values;
@@ -326,12 +358,26 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
       unexplained.push_back(fmt::format("{} '{}'{}", t.tid, t.name,
                                         origin.empty() ? "" : " started by " + origin));
     }
-    if (unexplained.empty()) return;
+    if (unexplained.empty()) {
+      for (const ThreadInfo& t : now) threads_explained.insert(t.tid);
+      return;
+    }
     throw Finish{Status::RewardHack,
                  fmt::format("the solution left {} thread(s) running {} ({} threads before it "
                              "was loaded, {} after; first: {})",
                              unexplained.size(), when, thread_baseline.size(), now.size(),
                              unexplained.front())};
+  }
+
+  // Just before a timed call's span, while its values exist: no thread of the
+  // solution's may be alive to work on them beside the harness (hooks.py).
+  void check_threads_before_span() {
+    if (!thread_baseline_taken) return;
+    for (int tid : thread_ids())
+      if (!threads_explained.count(tid)) {
+        check_threads("while a timed call's inputs were prepared");
+        return;
+      }
   }
 
   // A torch function replaced since the solution was loaded: the reference, which
@@ -353,6 +399,22 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
                    fmt::format("the solution replaced torch functions {} (the reference runs "
                                "them): {}",
                                when, changed)};
+    check_hooks(when);
+  }
+  // What the solution installed in the interpreter (hooks.py): code that runs
+  // between the harness's steps, where a call's values exist before its span.
+  void check_hooks(const char* when) {
+    if (hook_baseline.is_none()) return;
+    const std::string installed = hook_changes();
+    if (!installed.empty())
+      throw Finish{Status::RewardHack,
+                   fmt::format("the solution installed {} {}: code that runs between the "
+                               "harness's steps, where the next call's values exist before its "
+                               "timed span",
+                               installed, when)};
+  }
+  std::string hook_changes() {
+    return py::module_::import("solbench_py.hooks").attr("changes")(hook_baseline).cast<std::string>();
   }
 
   // Processes the solution started must be gone when its call returns (toolchains
@@ -572,8 +634,10 @@ json WorkerSession::start() {
   // may start what it likes there.
   if (s.plan.kind != EntryKind::Reference) {
     for (const ThreadInfo& t : list_threads()) s.thread_baseline.push_back(t.tid);
+    s.threads_explained.insert(s.thread_baseline.begin(), s.thread_baseline.end());
     s.thread_baseline_taken = true;
     s.torch_fingerprint = s.runtime.attr("torch_fingerprint")();
+    s.hook_baseline = py::module_::import("solbench_py.hooks").attr("state")();
   }
 
   if (s.plan.reference_role) {
@@ -654,6 +718,18 @@ json WorkerSession::start() {
       throw LoadError("the solution replaced torch functions when it was loaded (the "
                       "reference runs them): " + changed,
                       /*skip=*/false, /*reward_hack=*/true);
+  }
+  if (!s.hook_baseline.is_none()) {
+    const std::string installed = s.hook_changes();
+    if (!installed.empty())
+      throw LoadError("the solution installed " + installed +
+                          " when it was loaded: code that runs between the harness's steps, "
+                          "where a call's values exist before its timed span",
+                      /*skip=*/false, /*reward_hack=*/true);
+    const std::string seen = s.runtime.attr("violations")().cast<std::string>();
+    if (!seen.empty())
+      throw LoadError("the solution " + seen + " when it was loaded", /*skip=*/false,
+                      /*reward_hack=*/true);
   }
   env["timer"] = s.timer->name();
   if (!s.static_findings.empty()) env["static_findings"] = s.static_findings;
@@ -800,6 +876,8 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
     } catch (py::error_already_set&) {
     }
   }
+  // The round trips for the seeds of the values (values.h), all outside the spans.
+  if (const double waited = values->take_wait_ms(); waited > 0) o.phases_ms["values_wait_ms"] = waited;
   o.phases_ms["total_ms"] = total.ms();
   return o;
 }
@@ -906,7 +984,8 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                                        true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native);
+  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native,
+                [this] { check_threads_before_span(); });
   const TimingResult result = timed_calls(run, o);
 
   // Gap 1 of docs/harness.md: re-check what timed calls produced, against the
@@ -1099,7 +1178,8 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
                                        c.destination_passing(), true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native);
+  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native,
+                [this] { check_threads_before_span(); });
   const TimingResult result = timed_calls(run, o);
 
   Stopwatch rsw;

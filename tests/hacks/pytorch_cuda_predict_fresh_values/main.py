@@ -4,8 +4,8 @@
 # static look names (the gc module is reached through a built name). Against a
 # harness whose timed calls' seeds live in the worker it PASSED at ~1/500 of the
 # honest time with every sampled output correct (they were, computed ahead).
-# Must never PASS with a faked time: the values of call i must not exist in the
-# worker before call i begins (PASSED at its honest time, or caught).
+# Must be REWARD_HACK (the worker's objects walked from the solution's code), and never
+# PASS with a faked time: the values of call i do not exist before call i begins.
 import sys
 
 import torch
