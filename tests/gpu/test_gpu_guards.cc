@@ -31,6 +31,7 @@
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/timing/gpu/gpu_kernels.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
+#include "harness/timing/gpu/launch_table.h"
 #include "harness/timing/gpu/pinned_buffer.h"
 
 namespace solbench::gpu {
@@ -154,6 +155,76 @@ TEST(LaunchNames, KernelAndGraphLaunchesOnly) {
         "cudaStreamAddCallback_v5000"})
     EXPECT_FALSE(detail::launches_kernels(no)) << no;
   EXPECT_FALSE(detail::launches_kernels(nullptr));
+}
+
+// One launch call: enter (and exit, unless `failed` is null) of a runtime launch and,
+// inside it, of the driver launch it makes.
+void launch(detail::LaunchTable& t, uint32_t corr, const char* name, bool nested = true,
+            bool failed = false, const char* when = "in timed span 1") {
+  auto w = [when] { return std::string(when); };
+  t.on_call(true, true, corr, corr, name, "cudaLaunchKernel_v7000", 1, false, w);
+  if (nested) {
+    t.on_call(true, false, corr + 1, corr, name, "cuLaunchKernel", 1, false, w);
+    t.on_call(false, false, corr + 1, corr, name, "cuLaunchKernel", 1, false, w);
+  }
+  t.on_call(false, true, corr, corr, name, "cudaLaunchKernel_v7000", 1, failed, w);
+}
+
+TEST(LaunchTable, ARuntimeLaunchAndItsDriverLaunchAreOneFinishedByEitherRecord) {
+  detail::LaunchTable t;
+  launch(t, 10, "_Z1kv");
+  launch(t, 20, "_Z1gv");
+  EXPECT_EQ(t.size(), 2u);
+  t.on_record(11, 100, 200);  // the record carries the nested driver call's id
+  t.on_record(20, 300, 400);  // or the runtime call's
+  size_t total = 99;
+  EXPECT_TRUE(t.unfinished(8, &total).empty());
+  EXPECT_EQ(total, 0u);
+}
+
+TEST(LaunchTable, RecordsOfWorkStillRunningDoNotFinishALaunch) {
+  detail::LaunchTable t;
+  launch(t, 10, "_Z10persistentv", true, false, "before the first timed span");
+  launch(t, 20, "_Z1gv");
+  t.on_record(10, 0, 0);      // a forced flush handed over the running kernel's record
+  t.on_record(20, 500, 400);  // nonsense order: not a complete record either
+  size_t total = 0;
+  const auto left = t.unfinished(1, &total);
+  EXPECT_EQ(total, 2u);
+  ASSERT_EQ(left.size(), 1u);  // oldest first, at most `max`
+  EXPECT_EQ(left[0].name, "_Z10persistentv");
+  EXPECT_EQ(left[0].api, "cudaLaunchKernel_v7000");
+  EXPECT_EQ(left[0].when, "before the first timed span");
+  EXPECT_EQ(left[0].context_id, 1u);
+}
+
+TEST(LaunchTable, AFailedLaunchIsForgottenAndAWaitForgetsWhatCameBefore) {
+  detail::LaunchTable t;
+  launch(t, 10, "_Z1av", true, /*failed=*/true);
+  EXPECT_EQ(t.size(), 0u);
+  launch(t, 20, "_Z1bv");
+  const uint64_t waited_from = t.next_seq();
+  launch(t, 30, "_Z1cv", false);
+  t.forget_before(waited_from);
+  size_t total = 0;
+  const auto left = t.unfinished(8, &total);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].name, "_Z1cv");
+  t.on_record(21, 1, 2);  // a forgotten launch's id no longer matches anything
+  EXPECT_EQ(t.unfinished(8, &total).size(), 1u);
+}
+
+TEST(LaunchTable, HoldsAtMostItsCapacityAndCountsTheRest) {
+  detail::LaunchTable t;
+  int whens = 0;
+  for (uint32_t i = 0; i < detail::LaunchTable::kCapacity + 5; ++i)
+    t.on_call(true, true, 2 * i + 1, 2 * i + 1, "_Z1kv", "cuLaunchKernel", 1, false, [&] {
+      ++whens;
+      return std::string("x");
+    });
+  EXPECT_EQ(t.size(), detail::LaunchTable::kCapacity);
+  EXPECT_EQ(t.untracked(), 5u);
+  EXPECT_EQ(whens, static_cast<int>(detail::LaunchTable::kCapacity));
 }
 
 TEST(GpuTimerFactory, IdleTimeoutMustBeAPositiveNumberOfSeconds) {

@@ -300,10 +300,7 @@ void CuptiCollector::on_buffer(uint8_t* buffer, size_t valid_size) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (GpuActivity& a : parsed) {
-    // A forced flush also hands over records of work still running (no end time).
-    if (a.end_ns != 0 && a.end_ns >= a.start_ns)
-      if (auto it = launch_by_corr_.find(a.correlation_id); it != launch_by_corr_.end())
-        if (auto l = launches_.find(it->second); l != launches_.end()) l->second.finished = true;
+    launches_.on_record(a.correlation_id, a.start_ns, a.end_ns);
     pending_.push_back(std::move(a));
   }
 }
@@ -312,42 +309,11 @@ void CuptiCollector::on_launch(bool enter, bool top, uint32_t correlation_id, ui
                                const char* symbol, const char* function, uint32_t context_id,
                                bool failed) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!enter) {
-    // A launch that failed runs nothing and never gets a record.
-    if (top && failed)
-      if (auto it = launch_by_corr_.find(correlation_id); it != launch_by_corr_.end())
-        erase_launch(launches_.find(it->second));
-    return;
-  }
-  // A runtime launch and the driver launch it makes inside are one launch.
-  const uint32_t key = top ? correlation_id : group;
-  auto it = launch_by_corr_.find(key);
-  if (it == launch_by_corr_.end()) {
-    if (launches_.size() >= kMaxTrackedLaunches) {
-      ++untracked_;
-      return;
-    }
-    TrackedLaunch l;
-    l.seq = next_launch_seq_++;
-    l.context_id = context_id;
-    l.when = recording_      ? fmt::format("in timed span {}", windows_)
-             : windows_ == 0 ? std::string("before the first timed span")
-                             : fmt::format("after timed span {}", windows_);
-    l.correlation_ids.push_back(key);
-    it = launch_by_corr_.emplace(key, l.seq).first;
-    launches_.emplace(l.seq, std::move(l));
-  }
-  TrackedLaunch& l = launches_.at(it->second);
-  if (l.name.empty() && symbol && *symbol) l.name = symbol;
-  if (l.api.empty() && function) l.api = function;
-  if (correlation_id != key && launch_by_corr_.emplace(correlation_id, l.seq).second)
-    l.correlation_ids.push_back(correlation_id);
-}
-
-void CuptiCollector::erase_launch(std::map<uint64_t, TrackedLaunch>::iterator it) {
-  if (it == launches_.end()) return;
-  for (uint32_t c : it->second.correlation_ids) launch_by_corr_.erase(c);
-  launches_.erase(it);
+  launches_.on_call(enter, top, correlation_id, group, symbol, function, context_id, failed, [&] {
+    return recording_      ? fmt::format("in timed span {}", windows_)
+           : windows_ == 0 ? std::string("before the first timed span")
+                           : fmt::format("after timed span {}", windows_);
+  });
 }
 
 void CuptiCollector::on_context(bool created, void* context) {
@@ -366,30 +332,22 @@ std::vector<TrackedContext> CuptiCollector::contexts() {
 
 uint64_t CuptiCollector::launch_seq() {
   std::lock_guard<std::mutex> lock(mu_);
-  return next_launch_seq_;
+  return launches_.next_seq();
 }
 
 void CuptiCollector::forget_launches_before(uint64_t seq) {
   std::lock_guard<std::mutex> lock(mu_);
-  while (!launches_.empty() && launches_.begin()->first < seq) erase_launch(launches_.begin());
+  launches_.forget_before(seq);
 }
 
 std::vector<TrackedLaunch> CuptiCollector::unfinished_launches(size_t max, size_t* total) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<TrackedLaunch> out;
-  size_t n = 0;
-  for (const auto& [seq, l] : launches_) {
-    if (l.finished) continue;
-    if (out.size() < max) out.push_back(l);
-    ++n;
-  }
-  if (total) *total = n;
-  return out;
+  return launches_.unfinished(max, total);
 }
 
 uint64_t CuptiCollector::untracked_launches() {
   std::lock_guard<std::mutex> lock(mu_);
-  return untracked_;
+  return launches_.untracked();
 }
 
 void CuptiCollector::flush() {

@@ -12,12 +12,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "harness/timing/gpu/launch_table.h"
 
 namespace solbench::gpu::detail {
 
@@ -40,17 +41,6 @@ struct WindowCalls {
   std::unordered_map<uint32_t, uint32_t> group_of;  // correlation id -> group id
   std::vector<uint32_t> work_groups;  // groups whose top-level call should create GPU work
   size_t api_calls = 0;
-};
-
-// A kernel or graph launch seen by the API callbacks (launch_seq order).
-struct TrackedLaunch {
-  uint64_t seq = 0;
-  std::string name;         // the kernel's (mangled) symbol; empty for graph launches
-  std::string api;          // the launching API function ("cudaLaunchKernel", ...)
-  uint32_t context_id = 0;  // CUPTI's id of the context current at the launch
-  std::string when;         // "in measured call 3", "after measured call 3", ...
-  bool finished = false;    // a complete activity record of it arrived
-  std::vector<uint32_t> correlation_ids;  // the launch call's and its nested driver calls'
 };
 
 // A CUDA context created after CUPTI was set up (any device), not yet destroyed.
@@ -104,9 +94,8 @@ class CuptiCollector {
   // The tracked launches without a complete activity record, oldest first, at most
   // `max`; `total` gets their number. Flush first.
   std::vector<TrackedLaunch> unfinished_launches(size_t max, size_t* total);
-  // Launches not tracked because the table was full (kMaxTrackedLaunches).
+  // Launches not tracked because the table was full (LaunchTable::kCapacity).
   uint64_t untracked_launches();
-  static constexpr size_t kMaxTrackedLaunches = 4096;
 
   // Called by CUPTI (through static trampolines); public for them only.
   void on_api(bool enter, uint32_t correlation_id, const char* function_name);
@@ -120,7 +109,6 @@ class CuptiCollector {
  private:
   CuptiCollector() = default;
   bool init(std::string* why);
-  void erase_launch(std::map<uint64_t, TrackedLaunch>::iterator it);  // mu_ held
 
   std::mutex mu_;                  // guards everything below
   bool recording_ = false;
@@ -130,10 +118,7 @@ class CuptiCollector {
   uint64_t dropped_ = 0;
   bool hw_trace_ = false;  // set once in init()
   std::vector<TrackedContext> contexts_;
-  std::map<uint64_t, TrackedLaunch> launches_;            // by seq
-  std::unordered_map<uint32_t, uint64_t> launch_by_corr_;  // correlation id -> seq
-  uint64_t next_launch_seq_ = 0;
-  uint64_t untracked_ = 0;
+  LaunchTable launches_;
 };
 
 }  // namespace solbench::gpu::detail
