@@ -345,11 +345,6 @@ std::vector<TrackedLaunch> CuptiCollector::unfinished_launches(size_t max, size_
   return launches_.unfinished(max, total);
 }
 
-uint64_t CuptiCollector::untracked_launches() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return launches_.untracked();
-}
-
 void CuptiCollector::flush() {
   SB_CUDA_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 }

@@ -94,8 +94,6 @@ class CuptiCollector {
   // The tracked launches without a complete activity record, oldest first, at most
   // `max`; `total` gets their number. Flush first.
   std::vector<TrackedLaunch> unfinished_launches(size_t max, size_t* total);
-  // Launches not tracked because the table was full (LaunchTable::kCapacity).
-  uint64_t untracked_launches();
 
   // Called by CUPTI (through static trampolines); public for them only.
   void on_api(bool enter, uint32_t correlation_id, const char* function_name);
