@@ -28,6 +28,13 @@ class Timer {
   virtual void end() = 0;
   // Duration of the last begin()..end() span in milliseconds.
   virtual double elapsed_ms() = 0;
+  // After a call the loop did not time (a correctness round), outside any span:
+  // GPU timers wait, within a bound, for the work the call left on the device and
+  // throw gpu::WorkLeftRunning (gpu/gpu_errors.h) when some is still running.
+  virtual void wait_idle() {}
+  // What the timer found and undid since the last take, for the trace (GPU: a
+  // persisting-L2 set-aside or access-policy window a solution left); null if nothing.
+  virtual json take_findings() { return json(); }
   // What the trace should know about this timer (resolution, fallbacks used).
   virtual json details() const { return json::object(); }
 };

@@ -354,12 +354,17 @@ int worker_main(int fd, const PreparedWorker* prepared) {
       solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
       if (e.sticky) {
         cuda_error = e;
-        o.status = Status::RuntimeError;
+        // gpuidle: GPU work left running is the solution's reward hack (reported once).
+        const bool reported = e.work_left_running && o.status == Status::RewardHack;
+        o.status = e.work_left_running ? Status::RewardHack : Status::RuntimeError;
         o.correctness.reset();
         o.timing.reset();
         o.reference_timing.reset();
-        o.log += (o.log.empty() ? "" : "\n") + ("sticky CUDA error " + e.name + ": " + e.message +
-                                                 " (the worker restarts for the next workload)");
+        if (!reported)
+          o.log += (o.log.empty() ? "" : "\n") +
+                   (e.work_left_running ? e.message
+                                        : "sticky CUDA error " + e.name + ": " + e.message +
+                                              " (the worker restarts for the next workload)");
         o.extra["cuda_error"] = solbench::gpu::to_json(e);
       }
     }

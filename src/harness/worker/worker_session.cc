@@ -18,6 +18,7 @@
 #include "harness/worker/native_library.h"
 #include "harness/checks/threads.h"
 #include "harness/timing/device_lock.h"
+#include "harness/timing/gpu/gpu_errors.h"  // gpuidle: WorkLeftRunning
 #include "harness/timing/timer.h"
 #include "harness/timing/timing.h"
 #include "harness/values.h"
@@ -477,6 +478,8 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
                    std::string("the solution failed during timing: ") + e.what()};
     }
     run.end();
+    // What the GPU timer undid (a persisting-L2 set-aside), for the trace.
+    if (json f = timer->take_findings(); !f.is_null()) o.extra["gpu_timer"] = std::move(f);
     o.phases_ms["timing_ms"] = sw.ms();
     check_threads("after the timed calls");
     check_processes("after the timed calls");
@@ -820,6 +823,14 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
       correctness(index, spec, w, *cand, o);
       if (plan.time_solution) timing(index, spec, w, *cand, o);
     }
+  } catch (const gpu::WorkLeftRunning& e) {
+    // gpuidle: GPU work a call left running (the timer's bounded wait gave up).
+    o.status = Status::RewardHack;
+    o.log = e.what();
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    if (plan.record_calls) attach_record(o, true);
   } catch (const Finish& f) {
     if (plan.record_calls && !f.skip) attach_record(o, true);
     o.skipped = f.skip;
@@ -870,7 +881,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   // A courtesy to the next workload (a failure here changes no result), and not a
   // small one: its gc.collect() walks every object torch made, 150-200 ms. After the
   // plan's last workload the worker's exit frees everything anyway.
-  if (index + 1 < plan.workloads.size()) {
+  if (index + 1 < plan.workloads.size() && !gpu::work_left_running()) {  // gpuidle: would hang
     try {
       runtime.attr("release_memory")(plan.device);
     } catch (py::error_already_set&) {
@@ -927,6 +938,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     try {
       c.bind(inputs, outs);
       c.invoke();
+      timer->wait_idle();  // gpuidle: GPU work left running is refused here already
       got = c.outputs();
     } catch (const CallError& e) {
       throw Finish{Status::RuntimeError,
@@ -1107,6 +1119,7 @@ py::list WorkerSession::Impl::make_inputs(py::object& w, int round) {
 void WorkerSession::Impl::check_call(int round, Candidate& c, py::list& got) {
   try {
     c.invoke();
+    timer->wait_idle();  // gpuidle: GPU work left running is refused here already
     got = c.outputs();
   } catch (const CallError& e) {
     throw Finish{Status::RuntimeError,

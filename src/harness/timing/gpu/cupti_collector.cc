@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -40,8 +41,19 @@ bool creates_work(const char* fn) {
   return std::strstr(fn, "Launch") || std::strstr(fn, "Memcpy") || std::strstr(fn, "Memset");
 }
 
-void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+// Kernel and graph launch calls by callback id, per API domain (init() fills them).
+std::vector<uint8_t> g_launch_runtime, g_launch_driver;
+
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            const void* cbdata) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    const auto* r = static_cast<const CUpti_ResourceData*>(cbdata);
+    if (g_collector && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+      g_collector->on_context(true, r->context);
+    else if (g_collector && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+      g_collector->on_context(false, r->context);
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
   const bool enter = data->callbackSite == CUPTI_API_ENTER;
@@ -53,6 +65,17 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
   }
   if (enter && g_recording.load(std::memory_order_relaxed) && g_collector)
     g_collector->on_api(true, data->correlationId, data->functionName);
+  // Launches are tracked inside and outside windows (device_idle.h).
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const std::vector<uint8_t>& launches = runtime ? g_launch_runtime : g_launch_driver;
+  if (!g_collector || cbid >= launches.size() || !launches[cbid]) return;
+  const bool top = enter ? t_call.depth == 1 : t_call.depth == 0;
+  bool failed = false;
+  if (!enter && top && data->functionReturnValue)
+    failed = runtime ? *static_cast<const cudaError_t*>(data->functionReturnValue) != cudaSuccess
+                     : *static_cast<const CUresult*>(data->functionReturnValue) != CUDA_SUCCESS;
+  g_collector->on_launch(enter, top, data->correlationId, t_call.group, data->symbolName,
+                         data->functionName, data->contextUid, failed);
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -96,6 +119,14 @@ void copy_common(GpuActivity& a, GpuActivity::Kind kind, const Record& r) {
 
 }  // namespace
 
+bool launches_kernels(const char* fn) {
+  if (!fn || std::strstr(fn, "HostFunc")) return false;
+  return std::strncmp(fn, "cuLaunch", 8) == 0 || std::strncmp(fn, "cudaLaunch", 10) == 0 ||
+         std::strstr(fn, "GraphLaunch") != nullptr;
+}
+
+CuptiCollector* CuptiCollector::existing() { return g_collector; }
+
 CuptiCollector* CuptiCollector::instance(std::string* why) {
   static std::once_flag once;
   static std::string init_error;
@@ -115,6 +146,19 @@ bool CuptiCollector::init(std::string* why) {
   if (const char* force = std::getenv("SOLBENCH_GPU_TIMER"); force && std::strcmp(force, "events") == 0) {
     *why = "CUPTI disabled by SOLBENCH_GPU_TIMER=events";
     return false;
+  }
+  // The launch calls, by name: the ids differ between CUDA versions.
+  const std::pair<CUpti_CallbackDomain, uint32_t> api_domains[] = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  for (const auto& [domain, size] : api_domains) {
+    auto& table = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_launch_runtime : g_launch_driver;
+    table.assign(size, 0);
+    for (uint32_t cbid = 1; cbid < size; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && launches_kernels(name))
+        table[cbid] = 1;
+    }
   }
   CUpti_SubscriberHandle subscriber{};
   CUptiResult r = cuptiSubscribe(&subscriber, api_callback, nullptr);
@@ -159,6 +203,11 @@ bool CuptiCollector::init(std::string* why) {
     if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS)
       return fail("cuptiEnableDomain(DRIVER_API)", r);
   }
+  // Contexts the process creates from now on (device_idle.h waits for them too).
+  for (CUpti_CallbackId cbid :
+       {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+    if ((r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid)) != CUPTI_SUCCESS)
+      return fail("cuptiEnableCallback(RESOURCE)", r);
   if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
     return fail("cuptiActivityRegisterCallbacks", r);
   // Kernel timestamps from the hardware where the chip has them (Blackwell): no
@@ -187,6 +236,7 @@ bool CuptiCollector::init(std::string* why) {
 
 void CuptiCollector::open_window() {
   std::lock_guard<std::mutex> lock(mu_);
+  ++windows_;
   calls_ = WindowCalls{};
   recording_ = true;
   g_recording.store(true, std::memory_order_seq_cst);
@@ -249,7 +299,50 @@ void CuptiCollector::on_buffer(uint8_t* buffer, size_t valid_size) {
     parsed.push_back(std::move(a));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (GpuActivity& a : parsed) pending_.push_back(std::move(a));
+  for (GpuActivity& a : parsed) {
+    launches_.on_record(a.correlation_id, a.start_ns, a.end_ns);
+    pending_.push_back(std::move(a));
+  }
+}
+
+void CuptiCollector::on_launch(bool enter, bool top, uint32_t correlation_id, uint32_t group,
+                               const char* symbol, const char* function, uint32_t context_id,
+                               bool failed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  launches_.on_call(enter, top, correlation_id, group, symbol, function, context_id, failed, [&] {
+    return recording_      ? fmt::format("in timed span {}", windows_)
+           : windows_ == 0 ? std::string("before the first timed span")
+                           : fmt::format("after timed span {}", windows_);
+  });
+}
+
+void CuptiCollector::on_context(bool created, void* context) {
+  uint32_t id = 0;
+  if (created && cuptiGetContextId(static_cast<CUcontext>(context), &id) != CUPTI_SUCCESS) id = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto same = [&](const TrackedContext& c) { return c.context == context; };
+  contexts_.erase(std::remove_if(contexts_.begin(), contexts_.end(), same), contexts_.end());
+  if (created) contexts_.push_back({context, id});
+}
+
+std::vector<TrackedContext> CuptiCollector::contexts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return contexts_;
+}
+
+uint64_t CuptiCollector::launch_seq() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return launches_.next_seq();
+}
+
+void CuptiCollector::forget_launches_before(uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  launches_.forget_before(seq);
+}
+
+std::vector<TrackedLaunch> CuptiCollector::unfinished_launches(size_t max, size_t* total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return launches_.unfinished(max, total);
 }
 
 void CuptiCollector::flush() {

@@ -4,13 +4,21 @@
 // API, the kernel, memcpy and memset records of every stream and context. A
 // measured call's activities are the records whose correlation id was issued
 // inside its window, so work it put on side streams (or other devices) counts.
+//
+// For DeviceIdleGuard (device_idle.h) it also keeps, from the moment it is set up
+// (before any solution code is loaded), the CUDA contexts the process creates and
+// every kernel and graph launch of any thread, context and stream, until a wait for
+// the device shows them finished: what is still running after the bound is named.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
+
+#include "harness/timing/gpu/launch_table.h"
 
 namespace solbench::gpu::detail {
 
@@ -35,11 +43,23 @@ struct WindowCalls {
   size_t api_calls = 0;
 };
 
+// A CUDA context created after CUPTI was set up (any device), not yet destroyed.
+struct TrackedContext {
+  void* context = nullptr;  // CUcontext
+  uint32_t id = 0;          // CUPTI's context id
+};
+
+// True for the names of CUDA runtime and driver functions that launch kernels or
+// graphs (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, ...).
+bool launches_kernels(const char* api_function);
+
 class CuptiCollector {
  public:
   // The instance, created on first use. Null when CUPTI cannot be used (the
   // library refuses, another profiler such as ncu owns it, ...); `why` says why.
   static CuptiCollector* instance(std::string* why);
+  // The instance if one was created, else null (creates nothing).
+  static CuptiCollector* existing();
 
   void open_window();
   WindowCalls close_window();
@@ -63,8 +83,25 @@ class CuptiCollector {
     return hw_trace_ ? "hardware events" : "software instrumentation";
   }
 
+  // Contexts created since CUPTI was set up (primary contexts made later included).
+  std::vector<TrackedContext> contexts();
+  // The number of launches tracked so far: launches made from now on get a
+  // larger seq.
+  uint64_t launch_seq();
+  // Forgets the launches with seq below `seq` (a wait begun after them found the
+  // device idle: they finished).
+  void forget_launches_before(uint64_t seq);
+  // The tracked launches without a complete activity record, oldest first, at most
+  // `max`; `total` gets their number. Flush first.
+  std::vector<TrackedLaunch> unfinished_launches(size_t max, size_t* total);
+
   // Called by CUPTI (through static trampolines); public for them only.
   void on_api(bool enter, uint32_t correlation_id, const char* function_name);
+  // A kernel or graph launch call: `top` is the outermost API call of the thread
+  // (`group` its correlation id); at exit `failed` says that it returned an error.
+  void on_launch(bool enter, bool top, uint32_t correlation_id, uint32_t group,
+                 const char* symbol, const char* function, uint32_t context_id, bool failed);
+  void on_context(bool created, void* context);
   void on_buffer(uint8_t* buffer, size_t valid_size);
 
  private:
@@ -73,10 +110,13 @@ class CuptiCollector {
 
   std::mutex mu_;                  // guards everything below
   bool recording_ = false;
+  uint64_t windows_ = 0;           // windows opened so far
   WindowCalls calls_;
   std::vector<GpuActivity> pending_;
   uint64_t dropped_ = 0;
   bool hw_trace_ = false;  // set once in init()
+  std::vector<TrackedContext> contexts_;
+  LaunchTable launches_;
 };
 
 }  // namespace solbench::gpu::detail

@@ -63,6 +63,7 @@ detail::CuptiCollector* require_collector() {
 
 CuptiTimer::CuptiTimer(int device, cudaStream_t stream, GpuTimerOptions options)
     : device_(device), stream_(stream), options_(std::move(options)),
+      guards_(device_, options_),
       collector_(require_collector()),
       gate_(options_.block_launch, options_.block_timeout_s) {
   SB_CUDA_CHECK(cudaSetDevice(device_));
@@ -71,10 +72,11 @@ CuptiTimer::CuptiTimer(int device, cudaStream_t stream, GpuTimerOptions options)
 
 void CuptiTimer::prepare() {
   SB_CUDA_CHECK(cudaSetDevice(device_));
-  flush_l2(options_, stream_);
   // The whole device, not just the stream: work of the previous call on side
-  // streams must not overlap the next span.
-  SB_CUDA_CHECK(cudaDeviceSynchronize());
+  // streams must not overlap the next span (and must have ended: device_idle.h).
+  guards_.before_flush(stream_);
+  flush_l2(options_, stream_);
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   collector_->flush();
   (void)collector_->take(detail::WindowCalls{});  // drops the flush's and earlier records
   gate_.close(stream_);  // launched before the window opens: not the call's work
@@ -96,7 +98,7 @@ void CuptiTimer::end() {
 }
 
 double CuptiTimer::elapsed_ms() {
-  SB_CUDA_CHECK(cudaDeviceSynchronize());
+  guards_.after_call(stream_, "the timed call's work on the given stream had finished");
   gate_.settle();
   collector_->flush();
   std::vector<GpuActivity> acts = collector_->take(pending_calls_);
@@ -113,6 +115,10 @@ double CuptiTimer::elapsed_ms() {
     last_ms_ = last_.span_ms;
   }
   return last_ms_;
+}
+
+void CuptiTimer::wait_idle() {
+  guards_.after_call(stream_, "the call's work on the given stream had finished");
 }
 
 json CuptiTimer::details() const {
@@ -134,6 +140,7 @@ json CuptiTimer::details() const {
   j["last_names"] = last_.names;
   if (options_.events_crosscheck) j["events_ms"] = last_events_ms_;
   gate_details(gate_, j);
+  guards_.details(j);
   if (empty_iterations_) j["iterations_without_gpu_activity"] = empty_iterations_;
   if (dropped_records_) j["cupti_dropped_records"] = dropped_records_;
   return j;

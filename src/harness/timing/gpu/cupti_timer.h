@@ -6,10 +6,12 @@
 // a side stream without joining it back is therefore counted, not hidden. CUDA
 // events recorded on the measured stream give a cross-check (details()).
 //
-// prepare() flushes the L2 (outside the span), waits for the whole device, drops
-// records left over from earlier work and (block_launch, the default) closes the
-// launch gate on the measured stream, which end() opens: the call's launches then
-// run back to back, without the host's per-launch cost between them.
+// prepare() waits for the whole device (bounded: work a call left running is
+// refused, device_idle.h), undoes persisting-L2 state and flushes the L2 (outside
+// the span), drops records left over from earlier work and (block_launch, the
+// default) closes the launch gate on the measured stream, which end() opens: the
+// call's launches then run back to back, without the host's per-launch cost
+// between them.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/timing/gpu/call_guards.h"
 #include "harness/timing/gpu/cuda_event.h"
 #include "harness/timing/gpu/cupti_collector.h"
 #include "harness/timing/gpu/gpu_timer_options.h"
@@ -52,9 +55,12 @@ class CuptiTimer final : public harness::Timer {
   void prepare() override;
   void begin() override;
   void end() override;
-  // Waits for the whole device (side streams included), then reads the records.
+  // Waits for the whole device (side streams and other contexts included, bounded:
+  // throws WorkLeftRunning), then reads the records.
   double elapsed_ms() override;
+  void wait_idle() override;
   json details() const override;
+  json take_findings() override { return guards_.take_findings(); }
 
   const SpanSummary& last_span() const { return last_; }
   double last_events_ms() const { return last_events_ms_; }
@@ -63,6 +69,7 @@ class CuptiTimer final : public harness::Timer {
   int device_;
   cudaStream_t stream_;
   GpuTimerOptions options_;
+  CallGuards guards_;
   detail::CuptiCollector* collector_;
   CudaEvent start_, stop_;
   LaunchGate gate_;

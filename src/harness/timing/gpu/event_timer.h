@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "harness/timing/gpu/call_guards.h"
 #include "harness/timing/gpu/cuda_event.h"
 #include "harness/timing/gpu/gpu_timer_options.h"
 #include "harness/timing/gpu/launch_gate.h"
@@ -26,13 +27,17 @@ class EventTimer final : public harness::Timer {
   void prepare() override;
   void begin() override;
   void end() override;
+  // Waits for the device (bounded, device_idle.h), then reads the events.
   double elapsed_ms() override;
+  void wait_idle() override;
   json details() const override;
+  json take_findings() override { return guards_.take_findings(); }
 
  private:
   int device_;
   cudaStream_t stream_;
   GpuTimerOptions options_;
+  CallGuards guards_;
   std::string fallback_reason_;
   CudaEvent start_, stop_;
   LaunchGate gate_;

@@ -13,6 +13,7 @@
 #include "harness/timing/gpu/cuda_check.h"
 #include "harness/timing/gpu/cupti_timer.h"
 #include "harness/timing/gpu/device.h"
+#include "harness/timing/gpu/device_idle.h"
 #include "harness/timing/gpu/event_timer.h"
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/timing/gpu/profiler_timer.h"
@@ -76,10 +77,16 @@ GpuTimerOptions parse_options(const json& o, std::string* timer_kind) {
       want_bool(&opt.events_crosscheck);
     } else if (key == "block_launch") {
       want_bool(&opt.block_launch);
+    } else if (key == "idle_timeout_s") {
+      if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 3600)
+        throw std::invalid_argument(fmt::format(
+            "GPU timer options: `idle_timeout_s` must be a number of seconds in (0, 3600], got {}",
+            v.dump()));
+      opt.idle.idle_s = v.get<double>();
     } else {
       throw std::invalid_argument(fmt::format(
           "GPU timer options: unknown key `{}` (expected timer, flush_l2, l2_flush_mode, "
-          "events_crosscheck, block_launch)",
+          "events_crosscheck, block_launch, idle_timeout_s)",
           key));
     }
   }
@@ -101,6 +108,14 @@ std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const j
   }
   if (const char* env = std::getenv("SOLBENCH_GPU_BLOCK_LAUNCH"); env && *env)
     opt.block_launch = std::strcmp(env, "0") != 0;
+  if (const char* env = std::getenv("SOLBENCH_GPU_IDLE_TIMEOUT_S"); env && *env) {
+    char* end = nullptr;
+    const double s = std::strtod(env, &end);
+    if (end == env || *end != '\0' || !(s > 0) || s > 3600)
+      throw std::invalid_argument(fmt::format(
+          "SOLBENCH_GPU_IDLE_TIMEOUT_S must be a number of seconds in (0, 3600], got \"{}\"", env));
+    opt.idle.idle_s = s;
+  }
   select_device(device);  // throws with the reason for a bad ordinal or no GPU
   if (opt.flush_l2) opt.l2_flush = shared_flush(device, opt.l2_mode);
   auto* s = static_cast<cudaStream_t>(stream);
@@ -118,7 +133,28 @@ std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const j
 CudaErrorStatus poll_cuda_error(bool synchronize) {
   CudaErrorStatus st;
   cudaError_t err = cudaSuccess;
-  if (synchronize) err = cudaDeviceSynchronize();
+  if (synchronize) {
+    // Bounded where a timer made the device's guard (a worker always has one): a
+    // kernel left running must not hang the worker here.
+    int device = 0;
+    DeviceIdleGuard* guard =
+        cudaGetDevice(&device) == cudaSuccess ? DeviceIdleGuard::existing(device) : nullptr;
+    if (guard) {
+      const DeviceIdleGuard::Check c =
+          guard->check(std::nullopt, guard->bounds(), "the workload's last call");
+      if (!c.idle) {
+        st.ok = false;
+        st.sticky = true;
+        st.work_left_running = true;
+        st.name = "work_left_running";
+        st.message = c.message;
+        return st;
+      }
+      err = c.error;
+    } else {
+      err = cudaDeviceSynchronize();
+    }
+  }
   // The sync's own error, else whatever an earlier asynchronous call left behind.
   if (err == cudaSuccess) err = cudaPeekAtLastError();
   if (err == cudaSuccess) return st;
@@ -139,6 +175,7 @@ json to_json(const CudaErrorStatus& s) {
   j["ok"] = s.ok;
   if (!s.ok) {
     j["sticky"] = s.sticky;
+    if (s.work_left_running) j["work_left_running"] = true;
     j["code"] = s.code;
     j["name"] = s.name;
     j["message"] = s.message;

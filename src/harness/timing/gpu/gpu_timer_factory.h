@@ -29,9 +29,12 @@ inline constexpr std::array<std::string_view, 4> kGpuTimerKinds = {"auto", "cupt
 //   "l2_flush_mode": "write-then-read" (default) or "write";
 //   "events_crosscheck": bool (default true; CUPTI timer also records CUDA events);
 //   "block_launch": bool (default true; the cupti and events timers hold the stream with a
-//            blocking kernel while the call is queued, as nvbench does: launch_gate.h).
+//            blocking kernel while the call is queued, as nvbench does: launch_gate.h);
+//   "idle_timeout_s": seconds (default 2) the device may stay busy after a call's work on
+//            the measured stream has finished (device_idle.h); past it: WorkLeftRunning.
 // Environment: SOLBENCH_GPU_TIMER=<timer> overrides "timer";
-// SOLBENCH_GPU_BLOCK_LAUNCH=0 or 1 overrides "block_launch".
+// SOLBENCH_GPU_BLOCK_LAUNCH=0 or 1 overrides "block_launch";
+// SOLBENCH_GPU_IDLE_TIMEOUT_S=<seconds> overrides "idle_timeout_s".
 // Throws std::runtime_error when the device cannot be used or the build has no CUDA.
 std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const json& options);
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/json.h"
+#include "harness/timing/gpu/device_idle.h"
 #include "harness/timing/gpu/l2_flush.h"
 
 namespace solbench::gpu {
@@ -26,6 +27,12 @@ struct GpuTimerOptions {
   // that synchronises inside waits for the timeout once; the gate then stays open.
   bool block_launch = true;
   double block_timeout_s = 0.25;
+  // How long the device may stay busy after a call (device_idle.h): the call's work
+  // on the measured stream, then everything else. Past them: WorkLeftRunning.
+  IdleBounds idle;
+  // Before each flush, undo persisting-L2 state a solution set (l2_flush.h). Off
+  // only in tests that show what the reset prevents.
+  bool reset_persisting_l2 = true;
 };
 
 // The L2 flush as every timer does it: the buffer made when flushing is asked for

@@ -1,6 +1,7 @@
 #include "harness/timing/gpu/l2_flush.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "harness/timing/gpu/cuda_check.h"
 #include "harness/timing/gpu/gpu_kernels.h"
@@ -28,6 +29,78 @@ void L2Flush::flush(cudaStream_t stream) {
   SB_CUDA_CHECK(cudaMemsetAsync(buffer_.get(), value_, buffer_.bytes(), stream));
   if (mode_ == L2FlushMode::WriteThenRead) launch_l2_read(buffer_.get(), buffer_.bytes(), stream);
   ++count_;
+}
+
+PersistingL2Reset::PersistingL2Reset(int device) {
+  int max_persisting = 0;
+  supported_ = cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize,
+                                      device) == cudaSuccess &&
+               max_persisting > 0;
+  (void)cudaGetLastError();
+}
+
+void PersistingL2Reset::apply(cudaStream_t stream) {
+  if (!supported_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t limit = 0;
+  SB_CUDA_CHECK(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize));
+  if (limit > 0) {
+    SB_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+    ++limit_resets_;
+    ++new_limit_resets_;
+    max_limit_ = std::max<uint64_t>(max_limit_, limit);
+    new_max_limit_ = std::max<uint64_t>(new_max_limit_, limit);
+  }
+  // Some streams (the legacy default stream) have no attributes to read: nothing
+  // can have been set on them either.
+  cudaStreamAttrValue v{};
+  if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &v) == cudaSuccess) {
+    if (v.accessPolicyWindow.num_bytes > 0) {
+      cudaStreamAttrValue none{};
+      none.accessPolicyWindow.num_bytes = 0;  // a window of 0 bytes is no window
+      none.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
+      none.accessPolicyWindow.missProp = cudaAccessPropertyNormal;
+      SB_CUDA_CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none));
+      ++window_resets_;
+      ++new_window_resets_;
+    }
+  } else {
+    (void)cudaGetLastError();
+  }
+  // Always: lines may stay persisting after the limit went back to 0 (a solution
+  // that lowers it again itself), and nothing cheaper tells whether any is.
+  SB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+  ++applied_;
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  total_us_ += us;
+  max_us_ = std::max(max_us_, us);
+}
+
+void PersistingL2Reset::details(json& j) const {
+  if (!supported_) {
+    j["persisting_l2"] = "no persisting set-aside on this device";
+    return;
+  }
+  json p = {{"resets", applied_}, {"limit_resets", limit_resets_},
+            {"window_resets", window_resets_}};
+  if (max_limit_) p["max_limit_bytes"] = max_limit_;
+  if (applied_) {
+    p["mean_us"] = total_us_ / static_cast<double>(applied_);
+    p["max_us"] = max_us_;
+  }
+  j["persisting_l2"] = std::move(p);
+}
+
+json PersistingL2Reset::take_findings() {
+  if (new_limit_resets_ == 0 && new_window_resets_ == 0) return json();
+  json f = {{"limit_resets", new_limit_resets_}, {"window_resets", new_window_resets_}};
+  if (new_max_limit_) f["max_limit_bytes"] = new_max_limit_;
+  f["note"] = "the solution kept a persisting L2 set-aside or an access-policy window on the "
+              "harness's stream; both were reset and persisting lines made normal before every "
+              "timed call (after the L2 flush nothing it kept there is left)";
+  new_limit_resets_ = new_window_resets_ = new_max_limit_ = 0;
+  return f;
 }
 
 const char* to_string(L2FlushMode mode) {

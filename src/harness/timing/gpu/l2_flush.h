@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/json.h"
 #include "harness/timing/gpu/device_buffer.h"
 
 namespace solbench::gpu {
@@ -52,5 +53,39 @@ class L2Flush {
 };
 
 const char* to_string(L2FlushMode mode);
+
+// What a solution can do so that data stays in the L2 across the flush, undone
+// before every flush (issue #25 item 5a). Lines marked persisting by an access-
+// policy window (on a stream, a launch or a graph node) are not evicted by the
+// flush's normal accesses while the persisting set-aside holds them. apply():
+//  - a persisting set-aside a solution raised (cudaLimitPersistingL2CacheSize > 0;
+//    the harness never raises it) goes back to 0;
+//  - an access-policy window on the measured stream (the harness's stream, on which
+//    its own input fills and the flush run) is removed;
+//  - every persisting line is made normal (cudaCtxResetPersistingL2Cache).
+// The flush then evicts everything, so a solution's data kept persisting across
+// calls is inert: it is reset, not refused (a solution may use the set-aside within
+// one call, raising it in the call; docs/gpu-timing.md). What was found is counted.
+class PersistingL2Reset {
+ public:
+  // Reads whether `device` has a persisting set-aside (compute capability 8.0+).
+  explicit PersistingL2Reset(int device);
+  // Outside the measured span, with the device idle, before the flush.
+  void apply(cudaStream_t stream);
+  bool supported() const { return supported_; }
+  // "persisting_l2": resets made, what they found, their host time.
+  void details(json& j) const;
+  // What was found since the last take ({"limit_resets", "max_limit_bytes",
+  // "window_resets"}), or null when nothing.
+  json take_findings();
+
+ private:
+  bool supported_ = false;
+  uint64_t applied_ = 0;
+  uint64_t limit_resets_ = 0, window_resets_ = 0;
+  uint64_t max_limit_ = 0;
+  double total_us_ = 0, max_us_ = 0;
+  uint64_t new_limit_resets_ = 0, new_window_resets_ = 0, new_max_limit_ = 0;
+};
 
 }  // namespace solbench::gpu

@@ -280,15 +280,17 @@ detail::KernelDurationProfiler* require_profiler(int device) {
 
 ProfilerTimer::ProfilerTimer(int device, cudaStream_t stream, GpuTimerOptions options)
     : device_(device), stream_(stream), options_(std::move(options)),
+      guards_(device_, options_),
       profiler_(require_profiler(device)) {
   prepare_l2_flush(options_, device_);
 }
 
 void ProfilerTimer::prepare() {
   SB_CUDA_CHECK(cudaSetDevice(device_));
+  // Any earlier work, then the flush, finish before profiling starts: not the call's kernels.
+  guards_.before_flush(stream_);
   flush_l2(options_, stream_);
-  // The flush and any earlier work finish before profiling starts: not the call's kernels.
-  SB_CUDA_CHECK(cudaDeviceSynchronize());
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void ProfilerTimer::begin() {
@@ -302,7 +304,7 @@ void ProfilerTimer::end() {
 }
 
 double ProfilerTimer::elapsed_ms() {
-  SB_CUDA_CHECK(cudaDeviceSynchronize());
+  guards_.after_call(stream_, "the timed call's work on the given stream had finished");
   uint64_t dropped = 0;
   last_kernel_ns_ = profiler_->collect(&dropped);
   // CUPTI stops recording at the span's capacity without counting the rest as
@@ -326,6 +328,10 @@ double ProfilerTimer::elapsed_ms() {
   return last_ms_;
 }
 
+void ProfilerTimer::wait_idle() {
+  guards_.after_call(stream_, "the call's work on the given stream had finished");
+}
+
 json ProfilerTimer::details() const {
   json j = json::object();
   j["timer"] = name();
@@ -333,6 +339,7 @@ json ProfilerTimer::details() const {
                "time = sum of gpu__time_duration.sum (ncu's Duration); memcpy/memset not counted";
   j["device"] = device_;
   l2_flush_details(options_, j);
+  guards_.details(j);
   j["iterations"] = iterations_;
   j["last_ms"] = last_ms_;
   j["last_kernels"] = last_kernel_ns_.size();

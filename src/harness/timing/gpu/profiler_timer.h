@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/timing/gpu/call_guards.h"
 #include "harness/timing/gpu/cuda_event.h"
 #include "harness/timing/gpu/gpu_timer_options.h"
 #include "harness/timing/timer.h"
@@ -45,7 +46,9 @@ class ProfilerTimer final : public harness::Timer {
   void begin() override;
   void end() override;
   double elapsed_ms() override;
+  void wait_idle() override;
   json details() const override;
+  json take_findings() override { return guards_.take_findings(); }
 
   // gpu__time_duration of each kernel of the last span, in launch order (ns).
   const std::vector<double>& last_kernel_ns() const { return last_kernel_ns_; }
@@ -54,6 +57,7 @@ class ProfilerTimer final : public harness::Timer {
   int device_;
   cudaStream_t stream_;
   GpuTimerOptions options_;
+  CallGuards guards_;
   detail::KernelDurationProfiler* profiler_;
   CudaEvent start_, stop_;
   std::vector<double> last_kernel_ns_;
