@@ -99,11 +99,13 @@ __global__ void __launch_bounds__(kThreads) persistent_rmsnorm(Mailbox* mb) {
 }
 
 // The driver functions, through the runtime's entry point.
+// `version`: the CUDA version whose form of the function to get (CUDA 13 gave
+// cuCtxGetDevice and cuCtxSynchronize a context argument under the same name).
 template <typename Fn>
-Fn driver(const char* name) {
+Fn driver(const char* name, int version = CUDART_VERSION) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion(name, &fn, CUDART_VERSION, cudaEnableDefault, &status) !=
+  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &status) !=
           cudaSuccess ||
       status != cudaDriverEntryPointSuccess)
     return nullptr;
@@ -113,7 +115,7 @@ Fn driver(const char* name) {
 struct Driver {
   decltype(&::cuCtxGetCurrent) get_current =
       driver<decltype(&::cuCtxGetCurrent)>("cuCtxGetCurrent");
-  decltype(&::cuCtxGetDevice) get_device = driver<decltype(&::cuCtxGetDevice)>("cuCtxGetDevice");
+  decltype(&::cuCtxGetDevice) get_device = driver<decltype(&::cuCtxGetDevice)>("cuCtxGetDevice", 12000);
   decltype(&::cuCtxCreate) create = driver<decltype(&::cuCtxCreate)>("cuCtxCreate");
   decltype(&::cuCtxPushCurrent) push = driver<decltype(&::cuCtxPushCurrent)>("cuCtxPushCurrent");
   decltype(&::cuCtxPopCurrent) pop = driver<decltype(&::cuCtxPopCurrent)>("cuCtxPopCurrent");

@@ -87,10 +87,11 @@ std::string error_name(cudaError_t err) {
   return name ? name : fmt::format("cudaError({})", static_cast<int>(err));
 }
 
-void* driver_entry_point(const char* symbol) {
+void* driver_entry_point(const char* symbol, int cuda_version) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &fn, CUDART_VERSION, cudaEnableDefault, &status) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, cuda_version > 0 ? cuda_version : CUDART_VERSION,
+                                       cudaEnableDefault, &status) != cudaSuccess ||
       status != cudaDriverEntryPointSuccess) {
     (void)cudaGetLastError();
     return nullptr;

@@ -49,7 +49,9 @@ bool is_sticky(CUresult err);
 // A driver API function, reached through the runtime's entry-point lookup so that
 // nothing links libcuda directly (binaries then load where no driver exists).
 // Null when the driver lacks it.
-void* driver_entry_point(const char* symbol);
+// `cuda_version`: the CUDA version whose form of the function to return (0: this
+// runtime's); a function whose signature changed takes the version it is called as.
+void* driver_entry_point(const char* symbol, int cuda_version = 0);
 
 // Name of an error ("cudaErrorIllegalAddress"), never null.
 std::string error_name(cudaError_t err);

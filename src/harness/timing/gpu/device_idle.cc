@@ -45,7 +45,9 @@ const ContextSync& context_sync() {
   static const ContextSync s{
       reinterpret_cast<decltype(&::cuCtxPushCurrent)>(driver_entry_point("cuCtxPushCurrent")),
       reinterpret_cast<decltype(&::cuCtxPopCurrent)>(driver_entry_point("cuCtxPopCurrent")),
-      reinterpret_cast<decltype(&::cuCtxSynchronize)>(driver_entry_point("cuCtxSynchronize"))};
+      // The argument-less form: CUDA 13's entry point for "cuCtxSynchronize" is
+      // cuCtxSynchronize_v2(CUcontext), which called without one crashed (H100).
+      reinterpret_cast<decltype(&::cuCtxSynchronize)>(driver_entry_point("cuCtxSynchronize", 12000))};
   return s;
 }
 
