@@ -429,6 +429,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       if (!captured.empty()) o.log = tail(captured) + (o.log.empty() ? "" : "\n" + o.log);
       o.index = indices_[current];
       o.uuid = uuid(current);
+      // Compile caches over their limit, a tmpfs found full (worker_policy.h).
+      check_worker_writes(plan_.sandbox, result_.sandbox, scratch.path(), o);
       if (hooks_ && hooks_->on_result) hooks_->on_result(o, scratch.path(), current);
       if (!record["workloads"].empty())
         record["workloads"].back()["result_t_ns"] = m.value("t_ns", int64_t{0});
