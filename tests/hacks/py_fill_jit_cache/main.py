@@ -1,0 +1,25 @@
+# Hack: grows its compile cache without bound. The cache folder a Triton solution
+# is given ($TRITON_CACHE_DIR) is kept between evaluations, so whatever lands there
+# stays on the disk. Writes 1 GiB + 64 MiB into it in the first call (past the
+# default limit of 1 GiB for all of a worker's compile caches), then computes
+# correctly. The parent checks the caches after each workload: over the limit,
+# the workload fails naming the folder and the limit, and none of them is kept.
+# Must end RUNTIME_ERROR ("over their limit of"), the file absent from the cache.
+import os
+
+import torch
+
+_filled = False
+
+
+def run(hidden_states, weight):
+    global _filled
+    if not _filled:
+        _filled = True
+        chunk = b"x" * (64 << 20)
+        with open(os.path.join(os.environ["TRITON_CACHE_DIR"], "solbench-hack-fill"), "wb") as f:
+            for _ in range(17):
+                f.write(chunk)
+    x = hidden_states.float()
+    inv = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-5)
+    return (x * inv * weight.float()).to(hidden_states.dtype)
