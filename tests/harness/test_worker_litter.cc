@@ -5,11 +5,15 @@
 // message (the limit hit, the folder and the size) and the host afterwards.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "eval/python_solution_eval.h"
 
@@ -67,7 +71,8 @@ class WorkerLitter : public testing::PythonSolutionEval {
     for (const char* where : {"/dev/shm", "/tmp"})
       for (const auto& e : fs::directory_iterator(where))
         EXPECT_EQ(e.path().filename().string().find(run_), std::string::npos) << e.path();
-    EXPECT_TRUE(fs::is_empty(dir_ / "staging")) << "left in the staging folder";
+    for (const auto& e : fs::recursive_directory_iterator(dir_ / "staging"))
+      ADD_FAILURE() << "left in the staging folder: " << e.path();
     for (const auto& e : fs::recursive_directory_iterator(dir_ / "cache"))
       EXPECT_EQ(e.path().filename().string().find(run_), std::string::npos) << e.path();
   }
@@ -144,6 +149,50 @@ TEST_F(WorkerLitter, CachesWithinTheLimitAreKept) {
     found |= e.path().filename() == run_ && e.file_size() == (32u << 20);
   EXPECT_TRUE(found) << "the solution's 32 MiB cache file was not kept";
   EXPECT_TRUE(fs::is_empty(dir_ / "staging"));
+}
+
+TEST_F(WorkerLitter, ASpareWorkerHasItsOwnTmpfsToo) {
+  // A spare enters its sandbox before any solution exists (zygote.h, "Spares"):
+  // its private tmpfs is made then, and serves the solution it is given.
+  const std::string address = "solbench-test-litter-" + std::to_string(::getpid());
+  pid_t zygote = ::fork();
+  if (zygote == 0) {
+    ::execl(SOLBENCH_BINARY, SOLBENCH_BINARY, "__zygote", "--address", address.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ASSERT_GT(zygote, 0);
+  {
+    ScopedEnv z("SOLBENCH_ZYGOTE", address.c_str());
+    ScopedEnv spares("SOLBENCH_SPARE_WORKERS", "1");
+    json first = eval(solution("honest", source("")));
+    ASSERT_FALSE(first.empty());
+    EXPECT_EQ(status(first), "PASSED") << log(first);
+    json doc = eval(solution("fill_spare", source("    fill('/dev/shm/' + RUN)")));
+    ASSERT_FALSE(doc.empty());
+    EXPECT_EQ(doc.at("workers").at(0).value("launch", ""), "spare") << doc.at("workers").dump();
+    EXPECT_TRUE(doc.at("sandbox").value("spare", false));
+    EXPECT_EQ(status(doc), "RUNTIME_ERROR") << log(doc);
+    if (private_tmp(doc).value("dev_shm", "") == "private tmpfs")
+      EXPECT_NE(log(doc).find("a private tmpfs of 256 MiB (SOLBENCH_WORKER_TMP_LIMIT)"), std::string::npos)
+          << log(doc);
+    else
+      EXPECT_NE(log(doc).find("PermissionError"), std::string::npos) << log(doc);
+  }
+  // The spares left for a next evaluation end with the zygote, and leave nothing:
+  // once they are made (their scratch folders hold $TMPDIR; a zygote killed while
+  // it makes one leaves that folder, the zygote's own business).
+  auto spares_ready = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ / "staging")) n += fs::exists(e.path() / "tmp");
+    return n;
+  };
+  for (int i = 0; i < 200 && spares_ready() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(zygote, SIGKILL);
+  ::waitpid(zygote, nullptr, 0);
+  for (int i = 0; i < 100 && !fs::is_empty(dir_ / "staging"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  expect_nothing_left();
 }
 
 TEST_F(WorkerLitter, WithoutAPrivateTmpfsDevShmIsNotWritableAndTmpdirIsRemoved) {
