@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -334,12 +335,13 @@ json PrivateMountReport::to_json() const {
               {"tmp", tmp_private ? "private tmpfs" : "scratch folder"},
               {"dev_shm", shm_private ? "private tmpfs" : "not writable"},
               {"tmp_bytes", tmp_private || shm_private ? json(tmp_bytes) : json(nullptr)},
+              {"ms", ms},
               {"notes", notes}};
 }
 
-PrivateMountReport enter_private_mounts(const PrivateMountOptions& o) {
-  PrivateMountReport r;
-  if (o.tmp_bytes == 0 && !o.mount_proc) return r;
+namespace {
+
+void enter_private_mounts_into(const PrivateMountOptions& o, PrivateMountReport& r) {
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
   // Privileged first (the worker is root in its own PID namespace, or was started
@@ -361,7 +363,7 @@ PrivateMountReport enter_private_mounts(const PrivateMountOptions& o) {
       r.notes.push_back("no mount namespace: " + why + "with a user namespace: " +
                         std::strerror(errno));
       if (o.mount_proc) r.proc = "no mount namespace";
-      return r;
+      return;
     }
     r.mount_namespace = "userns+mntns";
     r.ipc_namespace = true;
@@ -373,7 +375,7 @@ PrivateMountReport enter_private_mounts(const PrivateMountOptions& o) {
     r.notes.push_back(std::string("making mounts private: ") + std::strerror(errno) +
                       " (nothing mounted)");
     if (o.mount_proc) r.proc = "making mounts private failed";
-    return r;
+    return;
   }
   if (o.mount_proc) {
     r.proc = ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0
@@ -381,6 +383,19 @@ PrivateMountReport enter_private_mounts(const PrivateMountOptions& o) {
                  : std::string("mount proc: ") + std::strerror(errno);
   }
   if (o.tmp_bytes > 0) mount_private_tmp(o, r);
+}
+
+}  // namespace
+
+PrivateMountReport enter_private_mounts(const PrivateMountOptions& o) {
+  PrivateMountReport r;
+  if (o.tmp_bytes == 0 && !o.mount_proc) return r;
+  timespec t0 {}, t1 {};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  enter_private_mounts_into(o, r);
+  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+  r.ms = static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 +
+         static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6;
   return r;
 }
 

@@ -112,6 +112,7 @@ struct PrivateMountReport {
   bool tmp_private = false;     // $TMPDIR is on the private tmpfs
   bool shm_private = false;     // /dev/shm is (the same tmpfs)
   uint64_t tmp_bytes = 0;       // the tmpfs's size, when mounted
+  double ms = 0;                // what entering all of it took
   std::vector<std::string> notes;
   json to_json() const;
 };
