@@ -123,7 +123,11 @@ int main(int argc, char** argv) {
   }
   json out = json::object();
   out["report"] = nullptr;
-  if (mounts.tmp_bytes) out["mounts"] = solbench::harness::enter_private_mounts(mounts).to_json();
+  solbench::harness::PrivateMountReport mounted;
+  if (mounts.tmp_bytes) {
+    mounted = solbench::harness::enter_private_mounts(mounts);
+    out["mounts"] = mounted.to_json();
+  }
   if (sandbox) out["report"] = solbench::harness::apply_worker_sandbox(opts).to_json();
 
   // (before `a` below: a reference into `out`, which new keys would move)
@@ -131,7 +135,7 @@ int main(int argc, char** argv) {
     // Twice the tmpfs's size into /dev/shm, then into DIR, which shares its limit;
     // a file the test left in the host's /dev/shm must be out of sight.
     const std::string name = "solbench-probe-" + std::to_string(::getpid());
-    out["fill_shm"] = fill("/dev/shm/" + name, 2 * mounts.tmp_bytes);
+    if (mounted.shm_private) out["fill_shm"] = fill("/dev/shm/" + name, 2 * mounts.tmp_bytes);
     out["fill_tmp"] = fill(mounts.tmp_dir + "/" + name, 2 * mounts.tmp_bytes);
     if (!shm_marker.empty())
       out["host_shm_marker_seen"] = ::access(("/dev/shm/" + shm_marker).c_str(), F_OK) == 0;

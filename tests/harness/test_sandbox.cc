@@ -240,6 +240,26 @@ TEST_F(SandboxTest, PrivateTmpAndShmShareOneBoundedTmpfsThatVanishesWithTheProce
   fs::remove("/dev/shm/" + marker);
 }
 
+TEST_F(SandboxTest, AScratchFolderUnderDevShmKeepsDevShmAsItIs) {
+  // TMPDIR=/dev/shm puts the staging folder there: a tmpfs over /dev/shm would hide
+  // the scratch folder, so only $TMPDIR gets one.
+  namespace fs = std::filesystem;
+  char tmpl[] = "/dev/shm/solbench-privtmp-XXXXXX";
+  if (!::mkdtemp(tmpl)) GTEST_SKIP() << "no /dev/shm here";
+  const fs::path dir = tmpl;
+  fs::create_directories(dir / "tmp");
+  json j = run_probe({"--no-netns", "--private-tmp", std::to_string(4 << 20), (dir / "tmp").string()});
+  const json& m = j.at("mounts");
+  if (!m.at("mount_namespace").is_null()) {
+    EXPECT_EQ(m.at("dev_shm"), "not writable") << m.dump(2);
+    EXPECT_EQ(m.at("tmp"), "private tmpfs");
+    EXPECT_EQ(j.at("fill_tmp").at("errno").get<int>(), ENOSPC) << j.dump(2);
+    EXPECT_FALSE(j.contains("fill_shm"));
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "tmp"));
+  fs::remove_all(dir);
+}
+
 TEST_F(SandboxTest, SystemVSegmentsAreRefusedWhereTheyWouldOutliveTheWorker) {
   json j = run_probe({"--no-netns", "--deny-sysv"});
   EXPECT_EQ(j.at("attempts").at("shmget").get<int>(), EPERM) << j.dump(2);

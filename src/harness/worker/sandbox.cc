@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -301,7 +303,15 @@ void mount_private_tmp(const PrivateMountOptions& o, PrivateMountReport& r) {
                            ",nr_inodes=" + std::to_string(inodes) + ",mode=0700";
   const unsigned long flags = MS_NOSUID | MS_NODEV;
   struct stat st {};
-  const bool shm = ::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode);
+  bool shm = ::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode);
+  // A scratch folder under /dev/shm (TMPDIR=/dev/shm, some clusters set it) would
+  // vanish under the tmpfs: /dev/shm is then left as it is (and not writable).
+  char real_tmp[PATH_MAX], real_shm[PATH_MAX];
+  if (shm && ::realpath(o.tmp_dir.c_str(), real_tmp) && ::realpath("/dev/shm", real_shm) &&
+      std::string(real_tmp).rfind(std::string(real_shm) + "/", 0) == 0) {
+    shm = false;
+    r.notes.push_back("the scratch folder is under /dev/shm: the host's /dev/shm is left as it is");
+  }
   const std::string root = shm ? "/dev/shm" : o.tmp_dir;
   if (root.empty()) return;
   if (::mount("tmpfs", root.c_str(), "tmpfs", flags, data.c_str()) != 0) {

@@ -80,7 +80,8 @@ SandboxOptions sandbox_options_from(const json& o) {
 namespace {
 
 // The worker's own environment for its runtimes, set before Python starts: the
-// plan's compile caches, and a temporary folder inside the scratch folder.
+// plan's compile caches, and $TMPDIR, <scratch>/tmp (its private tmpfs goes there,
+// private_mounts).
 void set_runtime_environment(const json& sandbox) {
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);
