@@ -198,13 +198,23 @@ TEST(SandboxBaseline, WithoutTheSandboxTheProbeSucceedsWhereAllowed) {
 // the given size in its own mount namespace, directly or through a user namespace.
 TEST_F(SandboxTest, PrivateTmpAndShmShareOneBoundedTmpfsThatVanishesWithTheProcess) {
   namespace fs = std::filesystem;
+  // Removed however the test ends.
+  struct Removed {
+    fs::path p;
+    ~Removed() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  };
   const std::string marker = "solbench-test-marker-" + std::to_string(::getpid());
   std::ofstream("/dev/shm/" + marker) << "the host's";
+  const Removed marker_file{"/dev/shm/" + marker};
   for (const bool userns : {false, true}) {
     SCOPED_TRACE(userns ? "through a user namespace" : "privileged");
     char tmpl[] = "/tmp/solbench-privtmp-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     const fs::path dir = tmpl;
+    const Removed removed{dir};
     fs::create_directories(dir / "tmp");
     constexpr uint64_t kSize = 8 << 20;
     std::vector<std::string> args = {"--no-netns", "--private-tmp", std::to_string(kSize),
@@ -213,7 +223,6 @@ TEST_F(SandboxTest, PrivateTmpAndShmShareOneBoundedTmpfsThatVanishesWithTheProce
     json j = run_probe(args);
     const json& m = j.at("mounts");
     if (m.at("mount_namespace").is_null()) {
-      fs::remove_all(dir);
       std::cout << "no mount namespace here: " << m.dump() << "\n";
       continue;  // the fallback, tested through the real binary (test_sandbox_eval)
     }
@@ -235,9 +244,7 @@ TEST_F(SandboxTest, PrivateTmpAndShmShareOneBoundedTmpfsThatVanishesWithTheProce
     for (const auto& e : fs::directory_iterator("/dev/shm"))
       EXPECT_EQ(e.path().filename().string().rfind("solbench-probe-", 0), std::string::npos)
           << e.path();
-    fs::remove_all(dir);
   }
-  fs::remove("/dev/shm/" + marker);
 }
 
 TEST_F(SandboxTest, AScratchFolderUnderDevShmKeepsDevShmAsItIs) {
