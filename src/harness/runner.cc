@@ -522,6 +522,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
         o.reference_timing.reset();
         o.record.reset();
       }
+      // Compile caches over their limit, a tmpfs found full (worker_policy.h).
+      check_worker_writes(plan_.sandbox, result_.sandbox, scratch.path(), o);
       if (hooks_ && hooks_->on_result) hooks_->on_result(o, scratch.path(), current);
       if (!record["workloads"].empty())
         record["workloads"].back()["result_t_ns"] = m.value("t_ns", int64_t{0});

@@ -45,7 +45,11 @@ class StagingDir {
 };
 
 // Removes a tree without following symlinks and without failing: makes folders
-// writable first (a solution may have chmod'ed its scratch files).
+// writable first (a solution may have chmod'ed its scratch files), goes as deep
+// as the tree does (no recursion, no path longer than a name), and stops rather
+// than leave the tree when a folder is moved during the removal.
 void remove_tree_quietly(const std::filesystem::path& p);
+// The same for the entry `name` of the open folder `dirfd`.
+void remove_tree_at(int dirfd, const char* name);
 
 }  // namespace solbench::harness

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import glob
 import json
 import os
 import shutil
@@ -95,10 +96,10 @@ def evaluate(binary: str, manifest: dict, entry: dict, device: str, root: str,
     log = ev.get("log", "") if ev else (p.stderr[-2000:] or p.stdout[-2000:])
     problems = []
     for a in entry.get("absent", []):
-        if os.path.exists(fill(a)):
-            problems.append(f"{fill(a)} exists")
-            if fill(a).startswith("/tmp/solbench-hack-"):
-                os.remove(fill(a))  # outside the entry's folder
+        for path in glob.glob(fill(a)):  # "*": one folder level (a content-keyed cache)
+            problems.append(f"{path} exists")
+            if path.startswith(("/tmp/solbench-hack-", "/dev/shm/solbench-hack-")):
+                os.remove(path)  # outside the entry's folder
     for f, data in before.items():
         if open(os.path.join(problem, f), "rb").read() != data:
             problems.append(f"{f} of the problem copy changed")

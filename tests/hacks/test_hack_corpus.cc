@@ -69,6 +69,26 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
+// The files an `absent` entry names: its path, or with "*" components (one folder
+// level each, e.g. a content-keyed cache folder) every existing match.
+std::vector<fs::path> existing(const std::string& pattern) {
+  std::vector<fs::path> found = {"/"};
+  for (const auto& part : fs::path(pattern).relative_path()) {
+    std::vector<fs::path> next;
+    for (const fs::path& f : found) {
+      std::error_code ec;
+      if (part != "*") {
+        if (fs::exists(fs::symlink_status(f / part, ec))) next.push_back(f / part);
+        continue;
+      }
+      for (fs::directory_iterator it(f, ec), end; !ec && it != end; it.increment(ec))
+        next.push_back(it->path());
+    }
+    found = std::move(next);
+  }
+  return found;
+}
+
 // What one evaluation of an entry gave.
 struct Outcome {
   std::string status;  // first non-PASSED workload's status, PASSED, or NO_RESULT
@@ -148,11 +168,12 @@ Outcome evaluate(const fs::path& root, const json& e, const std::string& device 
     }
   }
   for (const auto& a : e.value("absent", json::array())) {
-    const std::string p = fill(a.get<std::string>());
-    if (fs::exists(p)) {
+    for (const fs::path& f : existing(fill(a.get<std::string>()))) {
+      const std::string p = f.string();
       o.problems.push_back(p + " exists");
       std::error_code ec;
-      if (p.rfind("/tmp/solbench-hack-", 0) == 0) fs::remove(p, ec);  // outside our folder
+      if (p.rfind("/tmp/solbench-hack-", 0) == 0 || p.rfind("/dev/shm/solbench-hack-", 0) == 0)
+        fs::remove(p, ec);  // outside our folder
     }
   }
   if (read(problem / "definition.json") != before_def) o.problems.push_back("definition.json changed");

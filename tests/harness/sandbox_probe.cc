@@ -6,12 +6,16 @@
 // (deny_process_creation off), --no-netns (private_network off), --trap (refused
 // calls raise SIGSYS; a handler counts them under "trapped" and fails them with
 // EPERM, so the attempts read as without --trap), --unix-ipc (connect, bind,
-// listen and accept allowed, as in CUDA workers).
+// listen and accept allowed, as in CUDA workers), --private-tmp BYTES DIR (the
+// worker's private mounts first: a tmpfs of BYTES for /dev/shm and DIR, which it
+// then fills; --userns through a user namespace), --deny-sysv (deny_sysv_ipc).
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -50,6 +54,30 @@ void on_sigsys(int, siginfo_t*, void* raw) {
 // errno of a call that returns -1 on failure; 0 when it succeeded.
 int attempt(long rc) { return rc < 0 ? errno : 0; }
 
+// Writes `file` in 1 MiB pieces until a write fails or `limit` bytes are written:
+// {"errno": the failing write's (0: none failed), "bytes": written}.
+json fill(const std::string& file, uint64_t limit) {
+  json r = {{"errno", 0}, {"bytes", 0}};
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    r["errno"] = errno;
+    return r;
+  }
+  std::string chunk(1 << 20, 'x');
+  uint64_t done = 0;
+  while (done < limit) {
+    const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+    if (n < 0) {
+      r["errno"] = errno;
+      break;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  r["bytes"] = done;
+  return r;
+}
+
 int try_socket(int family, int type) {
   int fd = ::socket(family, type, 0);
   if (fd < 0) return errno;
@@ -63,6 +91,8 @@ int main(int argc, char** argv) {
   bool sandbox = true;
   std::string fs_root;
   solbench::harness::SandboxOptions opts;
+  solbench::harness::PrivateMountOptions mounts;
+  std::string shm_marker;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--no-sandbox") sandbox = false;
@@ -72,6 +102,12 @@ int main(int argc, char** argv) {
     else if (a == "--unix-ipc") opts.allow_unix_ipc = true;
     else if (a == "--fs" && i + 1 < argc) fs_root = argv[++i];
     else if (a == "--exec" && i + 1 < argc) opts.fs.executable.push_back(argv[++i]);
+    else if (a == "--private-tmp" && i + 2 < argc) {
+      mounts.tmp_bytes = std::stoull(argv[++i]);
+      mounts.tmp_dir = argv[++i];
+    } else if (a == "--userns") mounts.force_user_namespace = true;
+    else if (a == "--shm-marker" && i + 1 < argc) shm_marker = argv[++i];
+    else if (a == "--deny-sysv") opts.deny_sysv_ipc = true;
   }
   if (!fs_root.empty()) {
     // Landlock: only <root>/w is writable; <root>/ro exists and holds "keep".
@@ -87,8 +123,23 @@ int main(int argc, char** argv) {
   }
   json out = json::object();
   out["report"] = nullptr;
+  solbench::harness::PrivateMountReport mounted;
+  if (mounts.tmp_bytes) {
+    mounted = solbench::harness::enter_private_mounts(mounts);
+    out["mounts"] = mounted.to_json();
+  }
   if (sandbox) out["report"] = solbench::harness::apply_worker_sandbox(opts).to_json();
 
+  // (before `a` below: a reference into `out`, which new keys would move)
+  if (mounts.tmp_bytes) {
+    // Twice the tmpfs's size into /dev/shm, then into DIR, which shares its limit;
+    // a file the test left in the host's /dev/shm must be out of sight.
+    const std::string name = "solbench-probe-" + std::to_string(::getpid());
+    if (mounted.shm_private) out["fill_shm"] = fill("/dev/shm/" + name, 2 * mounts.tmp_bytes);
+    out["fill_tmp"] = fill(mounts.tmp_dir + "/" + name, 2 * mounts.tmp_bytes);
+    if (!shm_marker.empty())
+      out["host_shm_marker_seen"] = ::access(("/dev/shm/" + shm_marker).c_str(), F_OK) == 0;
+  }
   const pid_t parent = ::getppid();
   json& a = out["attempts"];
   a["socket_inet"] = try_socket(AF_INET, SOCK_STREAM);
@@ -136,6 +187,14 @@ int main(int argc, char** argv) {
     iovec remote{target, sizeof target};  // an address in our own image: only the call matters
     a["process_vm_writev_parent"] = attempt(::process_vm_writev(parent, &local, 1, &remote, 1, 0));
     a["process_vm_readv_parent"] = attempt(::process_vm_readv(parent, &local, 1, &remote, 1, 0));
+  }
+  // A System V segment left behind on purpose: it must die with the probe's IPC
+  // namespace, or not be made at all. Never tried where it could outlive us.
+  if ((out.contains("mounts") && out["mounts"].value("ipc_namespace", false)) ||
+      (sandbox && out["report"].value("seccomp", false) &&
+       out["report"]["denied_syscalls"].dump().find("\"shmget\"") != std::string::npos)) {
+    const int id = ::shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600);
+    a["shmget"] = id < 0 ? errno : 0;
   }
   a["mount_tmpfs"] = attempt(::mount("none", "/mnt", "tmpfs", 0, nullptr));
   a["unshare_net"] = attempt(::unshare(CLONE_NEWNET));

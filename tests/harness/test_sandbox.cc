@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <unistd.h>
 
 #include "harness/process.h"
 #include "test_util.h"
@@ -190,6 +192,84 @@ TEST(SandboxBaseline, WithoutTheSandboxTheProbeSucceedsWhereAllowed) {
   EXPECT_EQ(a.at("socket_inet").get<int>(), 0);
   EXPECT_EQ(a.at("fork").get<int>(), 0);
   EXPECT_EQ(a.at("kill_parent_sig0").get<int>(), 0);
+}
+
+// The worker's private $TMPDIR and /dev/shm (enter_private_mounts): one tmpfs of
+// the given size in its own mount namespace, directly or through a user namespace.
+TEST_F(SandboxTest, PrivateTmpAndShmShareOneBoundedTmpfsThatVanishesWithTheProcess) {
+  namespace fs = std::filesystem;
+  // Removed however the test ends.
+  struct Removed {
+    fs::path p;
+    ~Removed() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  };
+  const std::string marker = "solbench-test-marker-" + std::to_string(::getpid());
+  std::ofstream("/dev/shm/" + marker) << "the host's";
+  const Removed marker_file{"/dev/shm/" + marker};
+  for (const bool userns : {false, true}) {
+    SCOPED_TRACE(userns ? "through a user namespace" : "privileged");
+    char tmpl[] = "/tmp/solbench-privtmp-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const fs::path dir = tmpl;
+    const Removed removed{dir};
+    fs::create_directories(dir / "tmp");
+    constexpr uint64_t kSize = 8 << 20;
+    std::vector<std::string> args = {"--no-netns", "--private-tmp", std::to_string(kSize),
+                                     (dir / "tmp").string(), "--shm-marker", marker};
+    if (userns) args.push_back("--userns");
+    json j = run_probe(args);
+    const json& m = j.at("mounts");
+    if (m.at("mount_namespace").is_null()) {
+      std::cout << "no mount namespace here: " << m.dump() << "\n";
+      continue;  // the fallback, tested through the real binary (test_sandbox_eval)
+    }
+    EXPECT_EQ(m.at("mount_namespace"), userns ? "userns+mntns" : "mntns") << m.dump(2);
+    EXPECT_EQ(m.at("tmp"), "private tmpfs") << m.dump(2);
+    EXPECT_EQ(m.at("dev_shm"), "private tmpfs");
+    EXPECT_EQ(m.at("tmp_bytes").get<uint64_t>(), kSize);
+    EXPECT_TRUE(m.at("ipc_namespace").get<bool>());
+    // /dev/shm took all of the size, with ENOSPC past it; $TMPDIR then had nothing left.
+    EXPECT_EQ(j.at("fill_shm").at("errno").get<int>(), ENOSPC) << j.dump(2);
+    EXPECT_LE(j.at("fill_shm").at("bytes").get<uint64_t>(), kSize);
+    EXPECT_GE(j.at("fill_shm").at("bytes").get<uint64_t>(), kSize - (1 << 20));
+    EXPECT_EQ(j.at("fill_tmp").at("errno").get<int>(), ENOSPC);
+    EXPECT_LT(j.at("fill_tmp").at("bytes").get<uint64_t>(), uint64_t{1} << 20);
+    EXPECT_FALSE(j.at("host_shm_marker_seen").get<bool>());
+    EXPECT_EQ(j.at("attempts").at("shmget").get<int>(), 0);  // private: gone with it
+    // Nothing of it is on the host.
+    EXPECT_TRUE(fs::is_empty(dir / "tmp"));
+    for (const auto& e : fs::directory_iterator("/dev/shm"))
+      EXPECT_EQ(e.path().filename().string().rfind("solbench-probe-", 0), std::string::npos)
+          << e.path();
+  }
+}
+
+TEST_F(SandboxTest, AScratchFolderUnderDevShmKeepsDevShmAsItIs) {
+  // TMPDIR=/dev/shm puts the staging folder there: a tmpfs over /dev/shm would hide
+  // the scratch folder, so only $TMPDIR gets one.
+  namespace fs = std::filesystem;
+  char tmpl[] = "/dev/shm/solbench-privtmp-XXXXXX";
+  if (!::mkdtemp(tmpl)) GTEST_SKIP() << "no /dev/shm here";
+  const fs::path dir = tmpl;
+  fs::create_directories(dir / "tmp");
+  json j = run_probe({"--no-netns", "--private-tmp", std::to_string(4 << 20), (dir / "tmp").string()});
+  const json& m = j.at("mounts");
+  if (!m.at("mount_namespace").is_null()) {
+    EXPECT_EQ(m.at("dev_shm"), "not writable") << m.dump(2);
+    EXPECT_EQ(m.at("tmp"), "private tmpfs");
+    EXPECT_EQ(j.at("fill_tmp").at("errno").get<int>(), ENOSPC) << j.dump(2);
+    EXPECT_FALSE(j.contains("fill_shm"));
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_F(SandboxTest, SystemVSegmentsAreRefusedWhereTheyWouldOutliveTheWorker) {
+  json j = run_probe({"--no-netns", "--deny-sysv"});
+  EXPECT_EQ(j.at("attempts").at("shmget").get<int>(), EPERM) << j.dump(2);
 }
 
 TEST(SandboxReportTest, JsonAndSummary) {

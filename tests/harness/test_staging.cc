@@ -1,6 +1,8 @@
 // Writing a solution's sources into a staging folder: safe relative paths only,
 // never through a symlink; plus SHA-256 and the build cache's publication rules.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -115,6 +117,39 @@ TEST(BuildCacheTest, DefaultFolderFollowsTheEnvironment) {
   EXPECT_EQ(default_build_cache_dir(), fs::path("/tmp/sb-cache-test/builds"));
   if (old) ::setenv("SOLBENCH_CACHE_DIR", saved.c_str(), 1);
   else ::unsetenv("SOLBENCH_CACHE_DIR");
+}
+
+TEST(Staging, RemovesTreesTooDeepForAPathWithoutFollowingLinks) {
+  // What a solution can leave in its scratch folder: folders nested past PATH_MAX
+  // (and past any stack a recursive removal would need), one without permissions,
+  // and links to what is not its own.
+  StagingDir d = StagingDir::create();
+  StagingDir outside = StagingDir::create();
+  std::ofstream(outside.path() / "keep") << "not the solution's";
+  const fs::path root = d.path() / "scratch";
+  fs::create_directories(root);
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  const std::string name(100, 'd');
+  constexpr int kDepth = 300;  // 30 KB of path (PATH_MAX: 4 KB)
+  for (int i = 0; i < kDepth; ++i) {
+    ASSERT_EQ(::mkdirat(fd, name.c_str(), 0700), 0) << i;
+    const int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY);
+    ::close(fd);
+    ASSERT_GE(next, 0);
+    fd = next;
+    if (i % 100 == 0) {
+      ::symlinkat(outside.path().c_str(), fd, "link");
+      ::close(::openat(fd, "file", O_WRONLY | O_CREAT, 0600));
+    }
+  }
+  ::fchmod(fd, 0);
+  ::close(fd);
+  fs::create_directories(root / "locked" / "inner");
+  fs::permissions(root / "locked", fs::perms::none);
+  remove_tree_quietly(root);
+  EXPECT_FALSE(fs::exists(root));
+  EXPECT_TRUE(fs::exists(outside.path() / "keep"));
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "harness/worker/worker_policy.h"
 #include "test_support.h"
 
@@ -128,7 +131,11 @@ TEST_F(WorkerPolicy, NativeWorkersRunNothingAndEverySolutionHasItsOwnCaches) {
   const std::string cache = a.at("jit_cache").get<std::string>();
   EXPECT_TRUE(fs::is_directory(cache));
   EXPECT_EQ(fs::path(cache).parent_path(), dir_ / "jit");
-  EXPECT_EQ(a.at("writable"), json::array({"/dev/shm"}));
+  // /dev/shm is the worker's own where it can have one (it adds it then).
+  EXPECT_EQ(a.at("writable"), json::array());
+  EXPECT_EQ(a.at("limits").at("tmp_bytes").get<uint64_t>(), WorkerLimits{}.tmp_bytes);
+  EXPECT_EQ(a.at("limits").at("jit_cache_bytes").get<uint64_t>(), WorkerLimits{}.jit_cache_bytes);
+  EXPECT_EQ(native.at("limits"), a.at("limits"));  // every kind of worker alike
   EXPECT_FALSE(a.at("env").contains("TRITON_CACHE_DIR"));
   EXPECT_EQ(without_jit_cache(a).count("jit_cache"), 0u);
   // Same content, same folder; other content or another device kind, another one.
@@ -176,6 +183,178 @@ TEST_F(WorkerPolicy, CachesAreLentToTheWorkersScratchFolderAndTakenBack) {
   EXPECT_FALSE(fs::exists(cache / "triton" / "x"));
   // No cache named: nothing moves.
   EXPECT_EQ(lend_caches(json::object(), scratch), 0);
+}
+
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty()) ::unsetenv(name_);
+    else ::setenv(name_, old_.c_str(), 1);
+  }
+  const char* name_;
+  std::string old_;
+};
+
+TEST(WorkerLimitsTest, SizesAreReadFromTheEnvironmentOrRefusedWithTheVariablesName) {
+  EXPECT_EQ(parse_byte_size("4096"), 4096u);
+  EXPECT_EQ(parse_byte_size("512M"), 512ull << 20);
+  EXPECT_EQ(parse_byte_size("2g"), 2ull << 30);
+  EXPECT_EQ(parse_byte_size("1GiB"), 1ull << 30);
+  EXPECT_EQ(parse_byte_size("3KB"), 3072u);
+  for (const char* bad : {"", "0", "-1", "1.5G", "12X", "G", "1 G", "99999999999999999999", "16777216T"})
+    EXPECT_FALSE(parse_byte_size(bad)) << bad;
+  EXPECT_EQ(byte_size_text(1ull << 30), "1 GiB");
+  EXPECT_EQ(byte_size_text(3ull << 29), "1.5 GiB");
+  EXPECT_EQ(byte_size_text(100), "100 bytes");
+  {
+    ScopedEnv tmp("SOLBENCH_WORKER_TMP_LIMIT", "256M");
+    ScopedEnv jit("SOLBENCH_JIT_CACHE_LIMIT", "3G");
+    EXPECT_EQ(worker_limits().tmp_bytes, 256ull << 20);
+    EXPECT_EQ(worker_limits().jit_cache_bytes, 3ull << 30);
+  }
+  ScopedEnv bad("SOLBENCH_JIT_CACHE_LIMIT", "lots");
+  try {
+    worker_limits();
+    FAIL() << "accepted 'lots'";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("SOLBENCH_JIT_CACHE_LIMIT='lots'"), std::string::npos) << what;
+    EXPECT_NE(what.find("expected a size in bytes"), std::string::npos) << what;
+  }
+  WorkerPolicyRequest req;
+  testing::TempDir dir;
+  req.jit_root = dir.path() / "jit";
+  EXPECT_THROW(worker_sandbox_plan(req), std::runtime_error);
+}
+
+class CacheTakeBack : public WorkerPolicy {
+ protected:
+  json plan(uint64_t limit) {
+    WorkerPolicyRequest req;
+    req.jit_root = dir_ / "cache" / "jit";
+    req.kind = EntryKind::Native;  // no toolchain probe needed
+    req.content = "solution A";
+    json p = worker_sandbox_plan(req);
+    p["limits"]["jit_cache_bytes"] = limit;
+    return p;
+  }
+  static void write_bytes(const fs::path& p, size_t n) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << std::string(n, 'x');
+  }
+  // Nothing of a take-back is left beside the scratch folder.
+  void expect_nothing_held() {
+    for (const auto& e : fs::directory_iterator(dir_))
+      EXPECT_EQ(e.path().filename().string().find(".jit-"), std::string::npos) << e.path();
+  }
+  const fs::path scratch_ = dir_ / "worker-1";
+  const fs::path jit_ = scratch_ / kScratchJitFolder;
+};
+
+TEST_F(CacheTakeBack, OnlyFoldersAndPlainFilesOfTheToolchainsFoldersAreKept) {
+  const json p = plan(1 << 20);
+  const fs::path cache = p.at("jit_cache").get<std::string>();
+  write_bytes(jit_ / "triton" / "abc" / "kernel.cubin", 1000);
+  write_bytes(jit_ / "inductor" / "fx" / "graph.py", 10);
+  write_bytes(jit_ / "stray.txt", 10);             // not a toolchain's folder
+  write_bytes(jit_ / "other" / "x", 10);           // nor this
+  write_bytes(jit_ / ".triton" / "dump" / "x", 10);
+  fs::create_symlink("/etc/passwd", jit_ / "triton" / "abc" / "passwd");
+  fs::create_directory_symlink("/etc", jit_ / "cuda");   // a toolchain's name, a link
+  // A second name for a file outside the caches (in the scratch folder).
+  write_bytes(scratch_ / "outside", 10);
+  fs::create_hard_link(scratch_ / "outside", jit_ / "triton" / "abc" / "a");
+  ASSERT_EQ(::mkfifo((jit_ / "triton" / "fifo").c_str(), 0600), 0);
+  fs::path deep = jit_ / "xdg";
+  for (int i = 0; i < kMaxCacheDepth + 3; ++i) deep /= "d";
+  write_bytes(deep / "too-deep", 10);
+  write_bytes(jit_ / "xdg" / "locked" / "kept", 10);
+  fs::permissions(jit_ / "xdg" / "locked", fs::perms::none);  // the parent reads it anyway
+
+  EXPECT_EQ(take_back_caches(p, scratch_), 3);  // triton, inductor, xdg
+  EXPECT_TRUE(fs::exists(cache / "triton" / "abc" / "kernel.cubin"));
+  EXPECT_TRUE(fs::exists(cache / "inductor" / "fx" / "graph.py"));
+  EXPECT_TRUE(fs::exists(cache / "xdg" / "locked" / "kept"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(cache / "triton" / "abc" / "passwd")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(cache / "cuda")));
+  EXPECT_FALSE(fs::exists(cache / "triton" / "abc" / "a"));
+  EXPECT_TRUE(fs::exists(scratch_ / "outside"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(cache / "triton" / "fifo")));
+  EXPECT_FALSE(fs::exists(cache / "stray.txt"));
+  EXPECT_FALSE(fs::exists(cache / "other"));
+  EXPECT_FALSE(fs::exists(cache / ".triton"));
+  size_t depth = 0;
+  for (fs::path d = cache / "xdg"; fs::is_directory(d / "d"); d /= "d") ++depth;
+  EXPECT_LT(depth, static_cast<size_t>(kMaxCacheDepth));
+  EXPECT_FALSE(fs::exists(jit_));  // taken out of the scratch folder
+  expect_nothing_held();
+  EXPECT_TRUE(fs::exists("/etc/passwd"));  // links were dropped, never followed
+}
+
+TEST_F(CacheTakeBack, OverTheLimitNothingIsKeptAndTheWorkloadFailsSayingSo) {
+  const json p = plan(64 << 10);
+  const fs::path cache = p.at("jit_cache").get<std::string>();
+  // Under the limit: kept, and the workload's outcome stands.
+  write_bytes(jit_ / "triton" / "k" / "small", 30 << 10);
+  WorkloadOutcome passed;
+  passed.status = Status::Passed;
+  passed.timing.emplace();
+  check_worker_writes(p, json::object(), scratch_, passed);
+  EXPECT_EQ(passed.status, Status::Passed);
+  EXPECT_TRUE(passed.log.empty());
+  // Over it: the workload fails naming the folder and the limit...
+  write_bytes(jit_ / "inductor" / "big", 40 << 10);
+  WorkloadOutcome o;
+  o.status = Status::Passed;
+  o.timing.emplace();
+  o.log = "the solution's prints";
+  check_worker_writes(p, json::object(), scratch_, o);
+  EXPECT_EQ(o.status, Status::RuntimeError);
+  EXPECT_FALSE(o.timing);
+  EXPECT_NE(o.log.find("over their limit of 64 KiB (SOLBENCH_JIT_CACHE_LIMIT)"), std::string::npos) << o.log;
+  EXPECT_NE(o.log.find(jit_.string()), std::string::npos) << o.log;
+  EXPECT_NE(o.log.find("the solution's prints"), std::string::npos);
+  WorkloadOutcome hack;
+  hack.status = Status::RewardHack;
+  check_worker_writes(p, json::object(), scratch_, hack);
+  EXPECT_EQ(hack.status, Status::RewardHack);  // the graver verdict stands
+  // ... and nothing of the caches is kept.
+  EXPECT_EQ(take_back_caches(p, scratch_), 0);
+  EXPECT_TRUE(fs::is_empty(cache));
+  EXPECT_FALSE(fs::exists(jit_));
+  expect_nothing_held();
+  // Many empty files count too (a block each).
+  for (int i = 0; i < 20; ++i) write_bytes(jit_ / "xdg" / std::to_string(i), 0);
+  EXPECT_EQ(take_back_caches(p, scratch_), 0);
+  EXPECT_TRUE(fs::is_empty(cache));
+}
+
+TEST_F(CacheTakeBack, AFullPrivateTmpfsIsNamedWithItsSize) {
+  const json p = plan(1 << 20);
+  const json report = {{"private_tmp",
+                        {{"tmp", "private tmpfs"}, {"dev_shm", "private tmpfs"}, {"tmp_bytes", 1 << 30}}}};
+  WorkloadOutcome o;
+  o.status = Status::RuntimeError;
+  o.log = "OSError: [Errno 28] No space left on device";
+  check_worker_writes(p, report, scratch_, o);
+  EXPECT_EQ(o.status, Status::RuntimeError);
+  EXPECT_NE(o.log.find("$TMPDIR (" + (scratch_ / "tmp").string() + ") and /dev/shm share a private tmpfs of 1 GiB (SOLBENCH_WORKER_TMP_LIMIT)"),
+            std::string::npos)
+      << o.log;
+  // Without a private tmpfs the disk was full: nothing to add.
+  WorkloadOutcome fallback;
+  fallback.log = "OSError: [Errno 28] No space left on device";
+  check_worker_writes(p, {{"private_tmp", {{"tmp", "scratch folder"}, {"dev_shm", "not writable"}}}},
+                      scratch_, fallback);
+  EXPECT_EQ(fallback.log, "OSError: [Errno 28] No space left on device");
+  WorkloadOutcome other;
+  other.log = "ValueError: nothing about space";
+  check_worker_writes(p, report, scratch_, other);
+  EXPECT_EQ(other.log, "ValueError: nothing about space");
 }
 
 }  // namespace

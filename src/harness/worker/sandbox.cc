@@ -5,14 +5,19 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -46,6 +51,16 @@ bool write_proc_file(const char* path, const std::string& text) {
   return ok;
 }
 
+// In a new user namespace: the ids the process had, mapped to themselves (files
+// keep their owners; unmapped ids would make every file creation fail).
+bool map_ids_to_themselves(uid_t uid, gid_t gid) {
+  write_proc_file("/proc/self/setgroups", "deny");
+  return write_proc_file("/proc/self/uid_map",
+                         std::to_string(uid) + " " + std::to_string(uid) + " 1\n") &&
+         write_proc_file("/proc/self/gid_map",
+                         std::to_string(gid) + " " + std::to_string(gid) + " 1\n");
+}
+
 void apply_limit(int resource, uint64_t value, const char* name, SandboxReport& r,
                  std::optional<uint64_t>& field) {
   struct rlimit lim = {static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
@@ -68,11 +83,7 @@ void enter_network_namespace(SandboxReport& r) {
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
-    write_proc_file("/proc/self/setgroups", "deny");
-    bool mapped = write_proc_file("/proc/self/uid_map", std::to_string(uid) + " " +
-                                                            std::to_string(uid) + " 1\n") &&
-                  write_proc_file("/proc/self/gid_map",
-                                  std::to_string(gid) + " " + std::to_string(gid) + " 1\n");
+    const bool mapped = map_ids_to_themselves(uid, gid);
     r.network_namespace = true;
     r.network_namespace_kind = "userns+netns";
     if (!mapped) r.notes.push_back("user namespace id mapping failed: " + std::string(std::strerror(errno)));
@@ -228,6 +239,10 @@ bool install_seccomp(const SandboxOptions& o, SandboxReport& r) {
   // Typing into the controlling terminal.
   ok &= f.add("ioctl", refuse, {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI)});
 
+  if (o.deny_sysv_ipc) {
+    ok &= f.add("shmget", refuse);
+    ok &= f.add("msgget", refuse);
+  }
   if (o.deny_process_creation) {
     // Always errno, even when trapping: libc makes these calls with every signal
     // blocked (posix_spawn, pthread_create), and a blocked SIGSYS kills the process.
@@ -275,6 +290,124 @@ bool seccomp_compiled_in() {
 }
 
 bool harden_parent_process() { return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0; }
+
+namespace {
+
+// The tmpfs: mounted over /dev/shm (a private one from here on), with two folders,
+// "tmp" bound over $TMPDIR and "shm" bound over /dev/shm itself, so that one size
+// limit covers both. Without a /dev/shm, the tmpfs goes straight onto $TMPDIR.
+void mount_private_tmp(const PrivateMountOptions& o, PrivateMountReport& r) {
+  // Every inode costs kernel memory beyond the size limit: one per 16 KiB allowed.
+  const uint64_t inodes = std::clamp<uint64_t>(o.tmp_bytes / (16 << 10), 1024, 1 << 20);
+  const std::string data = "size=" + std::to_string(o.tmp_bytes) +
+                           ",nr_inodes=" + std::to_string(inodes) + ",mode=0700";
+  const unsigned long flags = MS_NOSUID | MS_NODEV;
+  struct stat st {};
+  bool shm = ::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode);
+  // A scratch folder under /dev/shm (TMPDIR=/dev/shm, some clusters set it) would
+  // vanish under the tmpfs: /dev/shm is then left as it is (and not writable).
+  char real_tmp[PATH_MAX], real_shm[PATH_MAX];
+  if (shm && ::realpath(o.tmp_dir.c_str(), real_tmp) && ::realpath("/dev/shm", real_shm) &&
+      std::string(real_tmp).rfind(std::string(real_shm) + "/", 0) == 0) {
+    shm = false;
+    r.notes.push_back("the scratch folder is under /dev/shm: the host's /dev/shm is left as it is");
+  }
+  const std::string root = shm ? "/dev/shm" : o.tmp_dir;
+  if (root.empty()) return;
+  if (::mount("tmpfs", root.c_str(), "tmpfs", flags, data.c_str()) != 0) {
+    r.notes.push_back("private tmpfs on " + root + ": " + std::strerror(errno));
+    return;
+  }
+  r.tmp_bytes = o.tmp_bytes;
+  if (!shm) {
+    r.tmp_private = true;
+    return;
+  }
+  r.shm_private = true;  // whatever follows, the host's /dev/shm is out of reach
+  if (!o.tmp_dir.empty()) {
+    if (::mkdir("/dev/shm/tmp", 0700) == 0 &&
+        ::mount("/dev/shm/tmp", o.tmp_dir.c_str(), nullptr, MS_BIND, nullptr) == 0)
+      r.tmp_private = true;
+    else
+      r.notes.push_back("private tmpfs on " + o.tmp_dir + ": " + std::strerror(errno));
+  }
+  // /dev/shm's usual mode (everyone, sticky), set past the umask.
+  if (::mkdir("/dev/shm/shm", 0700) != 0 || ::chmod("/dev/shm/shm", 01777) != 0 ||
+      ::mount("/dev/shm/shm", "/dev/shm", nullptr, MS_BIND, nullptr) != 0)
+    r.notes.push_back(std::string("binding /dev/shm: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+json PrivateMountReport::to_json() const {
+  return json{{"mount_namespace", mount_namespace.empty() ? json(nullptr) : json(mount_namespace)},
+              {"ipc_namespace", ipc_namespace},
+              {"tmp", tmp_private ? "private tmpfs" : "scratch folder"},
+              {"dev_shm", shm_private ? "private tmpfs" : "not writable"},
+              {"tmp_bytes", tmp_private || shm_private ? json(tmp_bytes) : json(nullptr)},
+              {"ms", ms},
+              {"notes", notes}};
+}
+
+namespace {
+
+void enter_private_mounts_into(const PrivateMountOptions& o, PrivateMountReport& r) {
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
+  // Privileged first (the worker is root in its own PID namespace, or was started
+  // by root); else a user namespace, which unprivileged users get on most kernels.
+  std::string why;
+  if (!o.force_user_namespace) {
+    if (::unshare(CLONE_NEWNS | CLONE_NEWIPC) == 0) {
+      r.mount_namespace = "mntns";
+      r.ipc_namespace = true;
+    } else if (::unshare(CLONE_NEWNS) == 0) {
+      r.mount_namespace = "mntns";
+      r.notes.push_back(std::string("no IPC namespace: ") + std::strerror(errno));
+    } else {
+      why = std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno) + "; ";
+    }
+  }
+  if (r.mount_namespace.empty()) {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC) != 0) {
+      r.notes.push_back("no mount namespace: " + why + "with a user namespace: " +
+                        std::strerror(errno));
+      if (o.mount_proc) r.proc = "no mount namespace";
+      return;
+    }
+    r.mount_namespace = "userns+mntns";
+    r.ipc_namespace = true;
+    if (!map_ids_to_themselves(uid, gid))
+      r.notes.push_back(std::string("user namespace id mapping failed: ") + std::strerror(errno));
+  }
+  // Nothing mounted below may reach the host's namespace: with "/" shared, it would.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    r.notes.push_back(std::string("making mounts private: ") + std::strerror(errno) +
+                      " (nothing mounted)");
+    if (o.mount_proc) r.proc = "making mounts private failed";
+    return;
+  }
+  if (o.mount_proc) {
+    r.proc = ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0
+                 ? "mounted"
+                 : std::string("mount proc: ") + std::strerror(errno);
+  }
+  if (o.tmp_bytes > 0) mount_private_tmp(o, r);
+}
+
+}  // namespace
+
+PrivateMountReport enter_private_mounts(const PrivateMountOptions& o) {
+  PrivateMountReport r;
+  if (o.tmp_bytes == 0 && !o.mount_proc) return r;
+  timespec t0 {}, t1 {};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  enter_private_mounts_into(o, r);
+  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+  r.ms = static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 +
+         static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  return r;
+}
 
 bool SandboxReport::network_blocked() const {
   return network_namespace ||

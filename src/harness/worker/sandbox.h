@@ -41,6 +41,10 @@ struct SandboxOptions {
   // 304 (OS call failed) when any is refused (found with sandbox_cuda_probe's trap
   // mode on an H100, driver 580). CUDA workers set this.
   bool allow_unix_ipc = false;
+  // Refuse shmget and msgget (EPERM): set where the worker has no IPC namespace of
+  // its own, in which System V segments and queues would outlive it (they hold
+  // memory until removed or the machine restarts).
+  bool deny_sysv_ipc = false;
   std::optional<uint64_t> address_space_bytes;  // RLIMIT_AS; off by default (CUDA maps a lot)
   std::optional<uint64_t> file_size_bytes;      // RLIMIT_FSIZE
   // Fail (throw) instead of reporting when seccomp was requested but is unavailable.
@@ -83,6 +87,39 @@ struct SandboxReport {
   json to_json() const;
   std::string summary() const;  // one line, e.g. "sandbox: seccomp netns nocore ..."
 };
+
+// The worker's private mounts (docs/sandbox.md, "What a worker leaves behind"),
+// entered before the rest of the sandbox, while the process may still create
+// namespaces: a mount and an IPC namespace (directly when privileged, else inside
+// a user namespace with the worker's ids mapped to themselves), a /proc of its own
+// PID namespace, and one size-limited tmpfs that holds $TMPDIR and /dev/shm. All of
+// it vanishes with the worker's last process; System V IPC objects too.
+struct PrivateMountOptions {
+  // Size of the tmpfs; 0: none (the namespaces and /proc only).
+  uint64_t tmp_bytes = 0;
+  // $TMPDIR, an existing folder (<scratch>/tmp): the tmpfs is bound over it.
+  std::string tmp_dir;
+  // Mount a /proc of the worker's PID namespace (the worker is its process 1).
+  bool mount_proc = false;
+  // Tests and diagnosis: go through a user namespace even when privileged.
+  bool force_user_namespace = false;
+};
+
+struct PrivateMountReport {
+  std::string mount_namespace;  // "mntns", "userns+mntns", or "" (none could be made)
+  bool ipc_namespace = false;
+  std::string proc;             // "mounted", or why not ("" when not asked for)
+  bool tmp_private = false;     // $TMPDIR is on the private tmpfs
+  bool shm_private = false;     // /dev/shm is (the same tmpfs)
+  uint64_t tmp_bytes = 0;       // the tmpfs's size, when mounted
+  double ms = 0;                // what entering all of it took
+  std::vector<std::string> notes;
+  json to_json() const;
+};
+
+// Never throws; what could not be done is in `notes`. Call single-threaded, before
+// apply_worker_sandbox (whose seccomp filter refuses mount and unshare).
+PrivateMountReport enter_private_mounts(const PrivateMountOptions& opts);
 
 // Applies the requested pieces in a safe order (limits, namespaces, capabilities,
 // no_new_privs, dumpable, seccomp). Pieces that are not permitted are reported in

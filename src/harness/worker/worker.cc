@@ -3,8 +3,6 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <malloc.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -82,7 +80,8 @@ SandboxOptions sandbox_options_from(const json& o) {
 namespace {
 
 // The worker's own environment for its runtimes, set before Python starts: the
-// plan's compile caches, and a temporary folder inside the scratch folder.
+// plan's compile caches, and $TMPDIR, <scratch>/tmp (its private tmpfs goes there,
+// private_mounts).
 void set_runtime_environment(const json& sandbox) {
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);
@@ -111,20 +110,34 @@ void set_runtime_environment(const json& sandbox) {
     for (const char* var : {"TMPDIR", "TEMP", "TMP"}) ::setenv(var, tmp.c_str(), 1);
 }
 
-// As process 1 of its own PID namespace (runner.cc), the worker mounts a /proc of
-// that namespace in a private mount namespace: /proc/<getpid()> must be itself (the
-// CUDA driver and others read /proc by pid), and the host's processes, its parent's
-// command line among them, disappear from view. Returns what happened, for the report.
-std::string private_proc() {
-  if (::getpid() != 1) return "not in a new PID namespace";
-  if (const char* v = std::getenv("SOLBENCH_WORKER_PROC"); v && std::string(v) == "0")
-    return "off (SOLBENCH_WORKER_PROC=0)";
-  if (::unshare(CLONE_NEWNS) != 0) return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    return std::string("making mounts private: ") + std::strerror(errno);
-  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
-    return std::string("mount proc: ") + std::strerror(errno);
-  return "mounted";
+// The worker's private mounts (sandbox.h enter_private_mounts): as process 1 of its
+// own PID namespace (runner.cc) it mounts a /proc of that namespace, so that
+// /proc/<getpid()> is itself (the CUDA driver and others read /proc by pid) and the
+// host's processes, its parent's command line among them, are out of view; and
+// $TMPDIR and /dev/shm go on a tmpfs of the plan's size (limits.tmp_bytes), which
+// vanishes with the worker. `proc` says what became of /proc, for the report.
+PrivateMountReport private_mounts(const json& sandbox, std::string& proc) {
+  PrivateMountOptions o;
+  if (::getpid() != 1) {
+    proc = "not in a new PID namespace";
+  } else if (const char* v = std::getenv("SOLBENCH_WORKER_PROC"); v && std::string(v) == "0") {
+    proc = "off (SOLBENCH_WORKER_PROC=0)";
+  } else {
+    o.mount_proc = true;
+  }
+  if (sandbox.is_object() && sandbox.contains("limits") && sandbox["limits"].is_object())
+    o.tmp_bytes = sandbox["limits"].value("tmp_bytes", uint64_t{0});
+  // Diagnosis and tests only: "0" none (the fallback: $TMPDIR in the scratch
+  // folder, /dev/shm not writable); "userns" through a user namespace.
+  const char* knob = std::getenv("SOLBENCH_WORKER_PRIVATE_TMP");
+  const std::string mode = knob ? knob : "";
+  if (mode == "0") o.tmp_bytes = 0;
+  o.force_user_namespace = mode == "userns";
+  std::error_code ec;
+  o.tmp_dir = (std::filesystem::current_path(ec) / "tmp").string();
+  PrivateMountReport r = enter_private_mounts(o);
+  if (o.mount_proc) proc = r.proc;
+  return r;
 }
 
 // Triton looks libcuda up by running `ldconfig -p` unless TRITON_LIBCUDA_PATH names
@@ -186,7 +199,12 @@ json enter_worker_sandbox(const json& sandbox, const std::string& device) {
   }
   set_runtime_environment(sandbox);
   adopt_environment_in_python();
-  const std::string proc = private_proc();
+  std::string proc;
+  const PrivateMountReport mounts = private_mounts(sandbox, proc);
+  // /dev/shm is writable only where it is the worker's own; without an IPC
+  // namespace, System V segments and queues would outlive the worker.
+  if (opts.restrict_fs && mounts.shm_private) opts.fs.writable.push_back("/dev/shm");
+  if (!mounts.ipc_namespace) opts.deny_sysv_ipc = true;
   // The CUDA driver names its threads through /proc/self/task/<tid>/comm and
   // fails cuInit (304) when it cannot: the worker's own /proc files stay writable
   // (found with tests/gpu/fs_trace_shim.c on the H100).
@@ -197,6 +215,7 @@ json enter_worker_sandbox(const json& sandbox, const std::string& device) {
   }
   json report = apply_worker_sandbox(opts).to_json();
   report["proc"] = proc;
+  report["private_tmp"] = mounts.to_json();
   if (device.rfind("cuda", 0) == 0) point_triton_at_libcuda();
   return report;
 }

@@ -25,7 +25,9 @@ int worker_main(int channel_fd, const PreparedWorker* prepared = nullptr);
 
 // Applies a plan's sandbox (WorkerPlan::sandbox) to this process, for `device`,
 // with the runtime environment it implies (caches, TMPDIR, the programs Python may
-// run); the caller must still be single-threaded. Returns the sandbox report;
+// run) and the private mounts (sandbox.h enter_private_mounts: /proc, a tmpfs of
+// the plan's limits.tmp_bytes for $TMPDIR and /dev/shm); the caller must still be
+// single-threaded. Returns the sandbox report;
 // throws std::runtime_error when it cannot be applied.
 json enter_worker_sandbox(const json& sandbox, const std::string& device);
 
