@@ -19,9 +19,10 @@ tolerance:
 
 Called from C++ through bridge::call_json("tolerance_probe", "probe", request) in a
 child process (`solbench __probe-tolerance`), one request per workload. The reference
-is the problem's code, not a solution's. On a CPU, devices the reference names
-("cuda") are mapped to the CPU as the tracer maps them; a reference that still needs a
-GPU (or a dtype or kernel this torch lacks) is "not_checked" with the reason.
+is the problem's code, not a solution's. On a CPU, a reference written for a GPU runs
+under _CpuStandIn (its "cuda" is the CPU; half-precision operators this torch lacks on
+the CPU run in float32); one that still needs a GPU (or a dtype this torch lacks, or a
+safetensors blob that is absent) is "not_checked" with the reason.
 """
 from __future__ import annotations
 
@@ -54,35 +55,94 @@ def _reference(source: str):
     return mod
 
 
-class _OnThisDevice:
-    """Runs a reference written for CUDA on the CPU: the devices it names are mapped
-    (the tracer's mode), and torch.cuda.synchronize/current_device answer as if a GPU
-    were there. Undone on exit."""
+class _CpuStandIn:
+    """Runs a reference written for a GPU on this CPU (an older torch's): the CUDA
+    devices it names are the CPU (as the tracer maps them), torch.cuda.synchronize and
+    current_device answer as if a GPU were there, scaled_dot_product_attention is the
+    tracer's math version where torch lacks it, and an operator this torch has no
+    half/bfloat16 CPU kernel for runs in float32 and is rounded back (`upcast` names
+    them). Close enough to judge a tolerance; undone on exit. Does nothing on a GPU."""
 
     def __init__(self, device):
         self.device = device
         self.mode = None
         self.saved = []
+        self.upcast: set = set()
 
     def __enter__(self):
         import torch
+        import torch.nn.functional as F
         if self.device.type != "cpu" or torch.cuda.is_available():
             return self
-        from .tracer import _DeviceMap
-        for name, value in (("synchronize", lambda *a, **k: None), ("current_device", lambda: 0)):
-            self.saved.append((name, getattr(torch.cuda, name)))
-            setattr(torch.cuda, name, value)
-        self.mode = _DeviceMap("cpu")
+        from .tracer import _DeviceMap, _sdpa_math
+        patches = [(torch.cuda, "synchronize", lambda *a, **k: None),
+                   (torch.cuda, "current_device", lambda: 0)]
+        if getattr(F, "scaled_dot_product_attention", None) is None:
+            patches.append((F, "scaled_dot_product_attention", _sdpa_math))
+        for obj, name, value in patches:
+            self.saved.append((obj, name, getattr(obj, name, None)))
+            setattr(obj, name, value)
+        upcast = self.upcast
+
+        class Mode(_DeviceMap):
+            def __torch_function__(self, func, types_, args=(), kwargs=None):
+                try:
+                    return super().__torch_function__(func, types_, args, kwargs)
+                except (RuntimeError, NotImplementedError) as e:
+                    return _in_float32(e, func, types_, args, kwargs, upcast,
+                                       lambda a, k: super(Mode, self).__torch_function__(
+                                           func, types_, a, k))
+
+        self.mode = Mode("cpu")
         self.mode.__enter__()
         return self
 
     def __exit__(self, *exc):
-        import torch
         if self.mode is not None:
             self.mode.__exit__(*exc)
-        for name, value in reversed(self.saved):
-            setattr(torch.cuda, name, value)
+        for obj, name, value in reversed(self.saved):
+            if value is None:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
         return False
+
+
+def _in_float32(error, func, types_, args, kwargs, upcast: set, call):
+    """`func` again with its half/bfloat16 tensors in float32, its float32 results
+    rounded back, when `error` says the CPU has no kernel for the low precision.
+    In-place and out= calls are not retried (a copy would lose the write)."""
+    import torch
+    name = getattr(func, "__name__", "")
+    text = str(error)
+    if not ("not implemented for 'Half'" in text or "not implemented for 'BFloat16'" in text) \
+            or name.endswith("_") or (kwargs and "out" in kwargs):
+        raise error
+    low = []
+
+    def up(x):
+        if isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16):
+            low.append(x.dtype)
+            return x.float()
+        if isinstance(x, (list, tuple)):
+            return type(x)(up(v) for v in x)
+        return x
+
+    a = up(tuple(args))
+    k = {key: up(v) for key, v in (kwargs or {}).items()}
+    if not low:
+        raise error
+    out = call(a, k)
+    upcast.add(name)
+
+    def down(x):
+        if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
+            return x.to(low[0])
+        if isinstance(x, (list, tuple)):
+            return type(x)(down(v) for v in x)
+        return x
+
+    return down(out)
 
 
 def _not_checked(why: str, detail: str = "") -> dict:
@@ -163,7 +223,7 @@ def probe(arg: str) -> str:
     out_names = [o["name"] for o in spec["outputs"]]
     out_dtypes = [o["dtype"] for o in spec["outputs"]]
     tol = {**correctness.default_tolerance(), **(spec.get("tolerance") or {})}
-    guard = _OnThisDevice(device)
+    guard = _CpuStandIn(device)
     try:
         with torch.no_grad(), guard:
             args = inputs_mod.generate_inputs(spec, int(req.get("seed", 200)), 0, device, custom_fn)
@@ -187,6 +247,7 @@ def probe(arg: str) -> str:
                                         "max_absolute_error": r["max_absolute_error"]})
         outputs.append(entry)
     return json.dumps({"status": "checked", "device_mapped": guard.mode is not None,
+                       "upcast": sorted(guard.upcast),
                        "tolerance": {k: tol[k] for k in ("max_atol", "max_rtol",
                                                          "required_matched_ratio")},
                        "outputs": outputs})

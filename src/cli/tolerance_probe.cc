@@ -156,14 +156,15 @@ std::vector<WorkloadProbe> ToleranceProber::probe(const Problem& p, Diagnostics&
     w.line = p.workloads[i].line;
     if (bytes_of(i) > impl_->opts.max_bytes) {
       w.status = "skipped";
-      w.reason = fmt::format("inputs and outputs take {}, above --probe-max-mib ({})",
+      w.reason = fmt::format("above --probe-max-mib: inputs and outputs take {}, the limit is {}",
                              mib(bytes_of(i)), mib(impl_->opts.max_bytes));
       out.push_back(std::move(w));
       continue;
     }
     if (!chosen.count(i)) {
       w.status = "skipped";
-      w.reason = fmt::format("not among the {} probed per problem (--probe-workloads)", n);
+      w.reason = fmt::format("not chosen: --probe-workloads {} of {} per problem", n,
+                             fitting.size());
       out.push_back(std::move(w));
       continue;
     }
@@ -198,6 +199,7 @@ json probes_json(const std::vector<WorkloadProbe>& probes, const ProbeOptions& o
       j["tolerance"] = w.answer.value("tolerance", json::object());
       j["outputs"] = w.answer.value("outputs", json::array());
       j["cuda_mapped_to_cpu"] = w.answer.value("device_mapped", false);
+      j["cpu_upcast"] = w.answer.value("upcast", json::array());  // ops run in float32
     } else if (w.status == "skipped") {
       ++skipped;
     } else {

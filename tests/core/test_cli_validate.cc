@@ -388,9 +388,10 @@ TEST(CliValidate, ProbeToleranceChoosesWorkloadsBySize) {
   EXPECT_EQ(status["w16"], "skipped");
   EXPECT_EQ(probe["checked"], 3);
   EXPECT_EQ(probe["skipped"], 2);
-  EXPECT_HAS(probe["workloads"][4]["reason"].get<std::string>(), "above --probe-max-mib (5 MiB)");
+  EXPECT_HAS(probe["workloads"][4]["reason"].get<std::string>(),
+             "above --probe-max-mib: inputs and outputs take 16 MiB, the limit is 5 MiB");
   EXPECT_HAS(probe["workloads"][2]["reason"].get<std::string>(),
-             "not among the 3 probed per problem");
+             "not chosen: --probe-workloads 3 of 4 per problem");
 }
 
 }  // namespace
