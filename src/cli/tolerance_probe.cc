@@ -34,6 +34,13 @@ std::vector<std::string> weak_outputs(const json& answer) {
   std::vector<std::string> out;
   if (!answer.contains("outputs")) return out;
   const json tol = answer.value("tolerance", json::object());
+  const size_t n_outputs = answer["outputs"].size();
+  size_t n_weak = 0;
+  for (const auto& o : answer["outputs"]) n_weak += o.value("passes", json::array()).empty() ? 0 : 1;
+  // With several outputs, a solution passes only if every one does.
+  const std::string of_all =
+      n_outputs > 1 ? fmt::format(" [{} of the workload's {} outputs pass so]", n_weak, n_outputs)
+                    : "";
   for (const auto& o : answer["outputs"]) {
     const json& passes = o.value("passes", json::array());
     if (passes.empty()) continue;
@@ -45,7 +52,8 @@ std::vector<std::string> weak_outputs(const json& answer) {
                               o.value("name", ""), passes[0].value("cheat", ""),
                               100 * passes[0].value("matched_ratio", 0.0),
                               tol.value("max_atol", 0.0), tol.value("max_rtol", 0.0),
-                              100 * tol.value("required_matched_ratio", 0.0), also));
+                              100 * tol.value("required_matched_ratio", 0.0), also) +
+                  of_all);
   }
   return out;
 }
@@ -195,6 +203,8 @@ json probes_json(const std::vector<WorkloadProbe>& probes, const ProbeOptions& o
       ++checked;
       weak += w.weak.empty() ? 0 : 1;
       j["weak"] = !w.weak.empty();
+      // Every output passes without computing anything: the whole workload can be faked.
+      j["all_outputs_weak"] = !w.weak.empty() && w.weak.size() == w.answer["outputs"].size();
       j["warnings"] = w.weak;
       j["tolerance"] = w.answer.value("tolerance", json::object());
       j["outputs"] = w.answer.value("outputs", json::array());

@@ -337,6 +337,7 @@ TEST(CliValidate, ProbeToleranceWarnsWhereAnOutputComputingNothingPasses) {
   EXPECT_EQ(warnings_of(1).find("all zeros ("), std::string::npos) << warnings_of(1);
   EXPECT_HAS(warnings_of(2), "passes the correctness check as a copy of input 'x'");
   EXPECT_EQ(probe_of(2)["cuda_mapped_to_cpu"], true);
+  EXPECT_EQ(probe_of(2)["all_outputs_weak"], true);
   EXPECT_HAS(warnings_of(3), "passes the correctness check as all zeros");
   EXPECT_EQ(probe_of(4)["status"], "checked");
   EXPECT_EQ(probe_of(4)["weak"], false) << probe_of(4).dump(2);
