@@ -1,18 +1,18 @@
 """Would an output that computes nothing pass a workload's correctness check?
 
 `solbench validate --probe-tolerance` (src/cli/tolerance_probe.cc) asks, per workload:
-the inputs are generated as the evaluation's first correctness round generates them
-(inputs.generate_inputs, the same seed), the definition's reference runs on them, and
-outputs a solution could return without computing anything are judged against the
-reference's with the judge's own rule (correctness.check_outputs) and the workload's
-tolerance:
+the inputs are generated as the evaluation's first two correctness rounds generate them
+(inputs.generate_inputs, the same seed and round indices), the definition's reference
+runs on them, and outputs a solution could return without computing anything are
+judged against the reference's with the judge's own rule (correctness.check_outputs)
+and the workload's tolerance; a cheat is reported when it passes both rounds:
 
   zeros      all zeros (the rule rejects it unless the reference is all zero too)
   tiny       every element the dtype's smallest positive normal: zeros that escape the
              all-zero rule, so it passes where almost every reference value is within
              atol of zero
-  constant   every element the reference's median: passes where the output hardly
-             depends on the inputs
+  constant   every element round 0's median: passes where the output hardly depends
+             on the inputs
   input      a copy of an input of the same shape and dtype; also one of the same
              number of elements reshaped, and one of the same shape in another
              floating dtype, cast
@@ -68,6 +68,7 @@ class _CpuStandIn:
         self.mode = None
         self.saved = []
         self.upcast: set = set()
+        self.mapped = False  # ran under the stand-in at least once
 
     def __enter__(self):
         import torch
@@ -95,6 +96,7 @@ class _CpuStandIn:
 
         self.mode = Mode("cpu")
         self.mode.__enter__()
+        self.mapped = True
         return self
 
     def __exit__(self, *exc):
@@ -105,6 +107,7 @@ class _CpuStandIn:
                 delattr(obj, name)
             else:
                 setattr(obj, name, value)
+        self.saved, self.mode = [], None  # entered again for the next round
         return False
 
 
@@ -167,39 +170,51 @@ def _why_not(e: BaseException) -> str:
     return "the reference failed"
 
 
-def _candidates(ref, inputs: list, names: list):
-    """(label, tensor) outputs that compute nothing, for reference output `ref`."""
+def _cheats(ref, names: list, inputs: list):
+    """(label, make) for reference output `ref` of round 0: make(inputs) gives an
+    output that computes nothing. The constants are fixed here, from round 0, and
+    judged again against round 1's reference: a constant a solution could know
+    without computing (1/N of a softmax over N) passes both; the value of a scalar
+    loss passes only its own round."""
     import torch
-    yield "all zeros", torch.zeros_like(ref)
+    yield "all zeros", lambda xs: torch.zeros_like(ref)
     if ref.dtype.is_floating_point and ref.element_size() >= 2:
         tiny = torch.finfo(ref.dtype).tiny
-        yield f"every element {tiny:.3g} (zeros that are not all zero)", torch.full_like(ref, tiny)
+        yield (f"every element {tiny:.3g} (zeros that are not all zero)",
+               lambda xs: torch.full_like(ref, tiny))
     if ref.numel() > 0 and ref.dtype != torch.bool and ref.element_size() >= 2:
         flat = ref.reshape(-1).float()
         finite = flat[torch.isfinite(flat)]
         if finite.numel():
             median = float(finite.median())
-            yield f"every element {median:.4g} (the reference's median)", \
-                torch.full_like(ref, median)
-    for name, x in zip(names, inputs):
+            yield (f"every element {median:.4g} (a constant: round 0's median)",
+                   lambda xs: torch.full_like(ref, median))
+    for j, (name, x) in enumerate(zip(names, inputs)):
         if not isinstance(x, torch.Tensor) or x.numel() != ref.numel() or x.is_complex():
             continue
         same_shape = tuple(x.shape) == tuple(ref.shape)
         if x.dtype == ref.dtype:
             yield (f"a copy of input '{name}'" if same_shape else
                    f"input '{name}' reshaped to {list(ref.shape)}"), \
-                x.detach().reshape(ref.shape).clone()
+                lambda xs, j=j: xs[j].detach().reshape(ref.shape).clone()
         elif x.dtype.is_floating_point and ref.dtype.is_floating_point and x.element_size() >= 2:
             yield (f"input '{name}' cast to {str(ref.dtype).replace('torch.', '')}" +
                    ("" if same_shape else f" and reshaped to {list(ref.shape)}")), \
-                x.detach().reshape(ref.shape).to(ref.dtype)
+                lambda xs, j=j: xs[j].detach().reshape(ref.shape).to(ref.dtype)
+
+
+# The judge's correctness rounds a cheat must pass here (round indices of
+# inputs.generate_inputs): two, so that a constant read off one round's reference
+# does not count.
+ROUNDS = (0, 1)
 
 
 def probe(arg: str) -> str:
     """Request: {reference, custom_inputs_entrypoint (or absent), workload (the
     worker's workload spec, eval_plan.cc's workload_spec), device, seed}.
-    Answer: {status: "checked", device_mapped, outputs: [{name, passes: [{cheat,
-    matched_ratio, max_absolute_error}]}]} or {status: "not_checked", reason}."""
+    Answer: {status: "checked", device_mapped, upcast, tolerance, rounds, outputs:
+    [{name, passes: [{cheat, matched_ratio, max_absolute_error}]}]} (a cheat listed
+    passes every round) or {status: "not_checked", reason}."""
     req = json.loads(arg)
     try:
         import torch
@@ -224,30 +239,51 @@ def probe(arg: str) -> str:
     out_dtypes = [o["dtype"] for o in spec["outputs"]]
     tol = {**correctness.default_tolerance(), **(spec.get("tolerance") or {})}
     guard = _CpuStandIn(device)
-    try:
+
+    def round_of(index):
         with torch.no_grad(), guard:
-            args = inputs_mod.generate_inputs(spec, int(req.get("seed", 200)), 0, device, custom_fn)
+            args = inputs_mod.generate_inputs(spec, int(req.get("seed", 200)), index, device,
+                                              custom_fn)
             result = run(*runtime.clone_all(args))
-            refs = runtime.normalize_outputs(result, out_names, out_dtypes, device)
+            return args, runtime.normalize_outputs(result, out_names, out_dtypes, device)
+
+    try:
+        args, refs = round_of(ROUNDS[0])
     except Exception as e:  # noqa: BLE001 - classified and reported
         return json.dumps(_not_checked(_why_not(e), f"{type(e).__name__}: {e}"))
 
-    outputs = []
-    for name, ref in zip(out_names, refs):
+    outputs, live = [], []  # live: (output index, label, make, first round's result)
+    for k, (name, ref) in enumerate(zip(out_names, refs)):
         entry = {"name": name, "passes": []}
+        outputs.append(entry)
         why = correctness.reference_problem(ref, tol)
         if why:
             entry["not_checked"] = why
-            outputs.append(entry)
             continue
-        for label, cheat in _candidates(ref, args, names):
-            r = correctness.check_outputs([cheat], [ref], [name], tol)
+        for label, make in _cheats(ref, names, args):
+            r = correctness.check_outputs([make(args)], [ref], [name], tol)
             if r["status"] == correctness.OK:
-                entry["passes"].append({"cheat": label, "matched_ratio": r["matched_ratio"],
-                                        "max_absolute_error": r["max_absolute_error"]})
-        outputs.append(entry)
-    return json.dumps({"status": "checked", "device_mapped": guard.mode is not None,
-                       "upcast": sorted(guard.upcast),
+                live.append((k, label, make, r))
+    rounds = 1
+    for index in ROUNDS[1:]:
+        if not live:
+            break
+        try:
+            args, refs = round_of(index)
+        except Exception as e:  # noqa: BLE001 - passed once, fails now: say so
+            return json.dumps(_not_checked(_why_not(e), f"round {index}: {type(e).__name__}: {e}"))
+        rounds += 1
+        kept = []
+        for k, label, make, first in live:
+            r = correctness.check_outputs([make(args)], [refs[k]], [out_names[k]], tol)
+            if r["status"] == correctness.OK:
+                kept.append((k, label, make, min(first, r, key=lambda x: x["matched_ratio"])))
+        live = kept
+    for k, label, _, r in live:
+        outputs[k]["passes"].append({"cheat": label, "matched_ratio": r["matched_ratio"],
+                                     "max_absolute_error": r["max_absolute_error"]})
+    return json.dumps({"status": "checked", "device_mapped": guard.mapped,
+                       "upcast": sorted(guard.upcast), "rounds": rounds,
                        "tolerance": {k: tol[k] for k in ("max_atol", "max_rtol",
                                                          "required_matched_ratio")},
                        "outputs": outputs})
