@@ -527,8 +527,8 @@ def torch_changes(before: dict) -> str:
 # setting them is tuning and is never reported. What is reported is the solution's own
 # code put there (a hook, a function, an object of its class), under any spelling the
 # static look misses. Values are read from the namespaces' dicts, torch's ConfigModule
-# table (_config) and the settings objects they hold (torch.backends.cuda.matmul), never
-# through attribute access that could run the solution's code.
+# table (_config) and the settings objects they hold (torch.backends.cuda.matmul), not
+# through getattr on the namespaces (properties, __getattr__).
 
 def _runtime_type(klass) -> bool:
     """A class torch or Triton defines (a solution's subclass of one is not)."""
@@ -552,7 +552,7 @@ def _solution_code(v, depth: int = 0) -> bool:
     method, a functools.partial, a staticmethod), a class of its own, an instance of
     one, or a container holding one."""
     import functools
-    if depth > 4:
+    if depth > 4 or type(v) in _PLAIN_TYPES:
         return False
     if isinstance(v, types.FunctionType):
         return _in_solution(v.__code__)
@@ -596,8 +596,8 @@ def _config_entries(name: str, ns):
 
 
 def _config_replacements() -> list:
-    """Configuration entries that hold the solution's code ("name (the solution's
-    code in torch's configuration)")."""
+    """Paths of the configuration entries that hold the solution's code, each with
+    _CONFIG_NOTE."""
     if not _SOLUTION_ROOTS:
         return []
     found = []
@@ -621,6 +621,7 @@ def _config_replacements() -> list:
 
 
 _CONFIG_NAMES: dict = {}  # module name -> is_config_namespace(name)
+_PLAIN_TYPES = (int, float, bool, str, bytes, complex, type(None))
 _CONFIG_NOTE = " (set to the solution's code: configuration takes plain values)"
 
 
