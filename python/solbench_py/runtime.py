@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from . import correctness, hooks, inputs as inputs_mod, record
+from .static_check import is_config_namespace
 from .record import harness_only
 
 
@@ -516,7 +517,113 @@ def torch_changes(before: dict) -> str:
             changed.append(name)
     # A Tensor method added under a new name in torch.Tensor itself shadows nothing
     # the reference uses; only replacements and removals count.
+    changed += _config_replacements()
     return ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+
+
+# ---------------------------------------------------------------- configuration
+#
+# torch's and Triton's configuration (static_check.is_config_namespace: torch.backends.*,
+# torch._dynamo.config, torch._inductor.config, triton.knobs, ...) takes plain values:
+# setting them is tuning and is never reported. What is reported is the solution's own
+# code put there (a hook, a function, an object of its class), under any spelling the
+# static look misses. Values are read from the namespaces' dicts, torch's ConfigModule
+# table (_config) and the settings objects they hold (torch.backends.cuda.matmul), not
+# through getattr on the namespaces (properties, __getattr__).
+
+def _runtime_type(klass) -> bool:
+    """A class torch or Triton defines (a solution's subclass of one is not)."""
+    return str(getattr(klass, "__module__", "") or "").split(".")[0] in _RUNTIME_PACKAGES
+
+
+_FILE_VERDICTS: dict = {}  # (co_filename, roots) -> whether the solution's; few files
+
+
+def _in_solution(code) -> bool:
+    key = (code.co_filename, len(_SOLUTION_ROOTS))
+    v = _FILE_VERDICTS.get(key)
+    if v is None:
+        f = os.path.abspath(code.co_filename)
+        v = _FILE_VERDICTS[key] = any(f.startswith(r) for r in _SOLUTION_ROOTS)
+    return v
+
+
+def _solution_code(v, depth: int = 0) -> bool:
+    """Whether `v` is the solution's code: a function defined in its files (also as a
+    method, a functools.partial, a staticmethod), a class of its own, an instance of
+    one, or a container holding one."""
+    import functools
+    if depth > 4 or type(v) in _PLAIN_TYPES:
+        return False
+    if isinstance(v, types.FunctionType):
+        return _in_solution(v.__code__)
+    if isinstance(v, (types.MethodType, staticmethod, classmethod)):
+        return _solution_code(v.__func__, depth + 1)
+    if isinstance(v, functools.partial):
+        return _solution_code(v.func, depth + 1)
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return any(_solution_code(x, depth + 1) for x in list(v)[:64])
+    if isinstance(v, dict):
+        return any(_solution_code(x, depth + 1) for x in list(v.values())[:64])
+    if isinstance(v, types.ModuleType):
+        return False
+    klass = v if isinstance(v, type) else type(v)
+    for k in klass.__mro__:  # by the files of its functions, not a __module__ it can name
+        if k is object:
+            continue
+        for member in list(vars(k).values()):
+            if isinstance(member, types.FunctionType) and _in_solution(member.__code__):
+                return True
+    return False
+
+
+def _config_entries(name: str, ns):
+    """(path, value) of what namespace `ns` holds: its dict, and for torch's
+    ConfigModule its table (values, or entries whose fields hold the values)."""
+    try:
+        d = vars(ns)
+    except TypeError:
+        return
+    for k, v in list(d.items()):
+        if not k.startswith("__"):
+            yield f"{name}.{k}", v
+    table = d.get("_config")
+    if isinstance(table, dict):
+        for k, entry in list(table.items()):
+            yield f"{name}.{k}", entry
+            if _runtime_type(type(entry)) and isinstance(getattr(entry, "__dict__", None), dict):
+                for fv in list(vars(entry).values()):  # _ConfigEntry: default, user_override, ...
+                    yield f"{name}.{k}", fv
+
+
+def _config_replacements() -> list:
+    """Paths of the configuration entries that hold the solution's code, each with
+    _CONFIG_NOTE."""
+    if not _SOLUTION_ROOTS:
+        return []
+    found = []
+    for name, mod in list(sys.modules.items()):
+        config = _CONFIG_NAMES.get(name)
+        if config is None:
+            config = _CONFIG_NAMES[name] = is_config_namespace(name)
+        if mod is None or not config:
+            continue
+        spaces = [(name, mod)]
+        for k, v in list(vars(mod).items()):
+            # Settings objects of torch's own held by a namespace (torch.backends.cuda.matmul).
+            if not k.startswith("_") and not isinstance(v, (type, types.ModuleType)) and \
+                    _runtime_type(type(v)) and isinstance(getattr(v, "__dict__", None), dict):
+                spaces.append((f"{name}.{k}", v))
+        for space, obj in spaces:
+            for path, v in _config_entries(space, obj):
+                if _solution_code(v) and path + _CONFIG_NOTE not in found:
+                    found.append(path + _CONFIG_NOTE)
+    return found
+
+
+_CONFIG_NAMES: dict = {}  # module name -> is_config_namespace(name)
+_PLAIN_TYPES = (int, float, bool, str, bytes, complex, type(None))
+_CONFIG_NOTE = " (set to the solution's code: configuration takes plain values)"
 
 
 _MISSING = object()

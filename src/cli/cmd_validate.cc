@@ -2,8 +2,11 @@
 // solution, and prints a summary of every problem or every error found.
 // Warnings (input that is ignored, such as a workload source for an input the
 // definition lacks) are printed but do not fail validation, unless --strict.
+// --probe-tolerance also runs every workload's reference and warns where an output
+// that computes nothing would pass its tolerance (cli/tolerance_probe.h).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/tolerance_probe.h"
 #include "core/json.h"
 #include "core/problem.h"
 #include "core/solution.h"
@@ -28,12 +32,18 @@ struct ValidateOptions {
   std::string solution;
   bool json_output = false;
   bool strict = false;  // warnings count as errors
+  // Off by default: validation otherwise reads files only; the probe imports torch and
+  // runs every reference (seconds to minutes per problem).
+  bool probe_tolerance = false;
+  ProbeOptions probe;
+  double probe_max_mib = 2048;
 };
 
 struct ProblemResult {
   std::string label;  // the problem folder as found
   Problem problem;
   Diagnostics diags;
+  std::optional<std::vector<WorkloadProbe>> probes;  // --probe-tolerance
 };
 
 struct SolutionResult {
@@ -162,6 +172,8 @@ void print_problem_text(const ProblemResult& r) {
       fmt::print("    {:<8}  {}  (invalid)\n", w.uuid.substr(0, 8), axes);
     }
   }
+  // The weak workloads are warnings (printed with the others, file and line).
+  if (r.probes) fmt::print("  {}\n", probes_summary(*r.probes));
 }
 
 json problem_json(const ProblemResult& r) {
@@ -208,6 +220,20 @@ json problem_json(const ProblemResult& r) {
   return j;
 }
 
+// Runs the probe over every valid problem, one line of progress per problem on
+// stderr (a data set takes minutes).
+void probe_tolerances(const ValidateOptions& o, std::vector<ProblemResult>& results) {
+  ProbeOptions po = o.probe;
+  po.max_bytes = static_cast<uint64_t>(o.probe_max_mib * double(1 << 20));
+  ToleranceProber prober(po);
+  for (auto& r : results) {
+    if (r.problem.definition.reference.empty()) continue;  // an invalid definition
+    r.probes = prober.probe(r.problem, r.diags);
+    if (o.json_output || results.size() > 1)
+      fmt::print(stderr, "{}: {}\n", r.label, probes_summary(*r.probes));
+  }
+}
+
 void run_validate(const ValidateOptions& o) {
   if (o.dirs.empty() && o.definition.empty() && o.workload.empty() && o.solution.empty())
     throw CLI::ValidationError("validate",
@@ -217,6 +243,10 @@ void run_validate(const ValidateOptions& o) {
     throw CLI::ValidationError("validate",
                                "--definition/--workload apply to one problem; give at most one PROBLEM_DIR");
 
+  if (o.probe_tolerance && o.probe.device != "cpu" && o.probe.device.rfind("cuda", 0) != 0)
+    throw CLI::ValidationError("--probe-device",
+                               "expected cpu, cuda or cuda:N, got \"" + o.probe.device + "\"");
+
   Diagnostics global;  // problems not tied to one problem folder
   std::vector<ProblemResult> results;
   for (auto& paths : collect_targets(o, global)) {
@@ -224,9 +254,11 @@ void run_validate(const ValidateOptions& o) {
     r.label = paths.definition.parent_path().string();
     if (r.label.empty()) r.label = ".";
     r.problem = load_problem(paths, r.diags);
-    if (o.strict) make_strict(r);
     results.push_back(std::move(r));
   }
+  if (o.probe_tolerance) probe_tolerances(o, results);
+  if (o.strict)
+    for (auto& r : results) make_strict(r);
 
   std::optional<SolutionResult> sol;
   if (!o.solution.empty()) {
@@ -256,8 +288,13 @@ void run_validate(const ValidateOptions& o) {
 
   Diagnostics all;
   all.append(global);
-  size_t invalid = 0, workloads = 0;
+  size_t invalid = 0, workloads = 0, weak = 0, probed = 0;
   for (const auto& r : results) {
+    if (r.probes)
+      for (const auto& w : *r.probes) {
+        probed += w.status == "checked" ? 1 : 0;
+        weak += w.weak.empty() ? 0 : 1;
+      }
     all.append(r.diags);
     invalid += r.diags.empty() ? 0 : 1;
     workloads += r.problem.workloads.size();
@@ -269,7 +306,10 @@ void run_validate(const ValidateOptions& o) {
     doc["valid"] = all.empty();
     doc["strict"] = o.strict;
     json problems = json::array();
-    for (const auto& r : results) problems.push_back(problem_json(r));
+    for (const auto& r : results) {
+      problems.push_back(problem_json(r));
+      if (r.probes) problems.back()["tolerance_probe"] = probes_json(*r.probes, o.probe);
+    }
     doc["problems"] = std::move(problems);
     if (sol) {
       json js = json::object();
@@ -289,6 +329,10 @@ void run_validate(const ValidateOptions& o) {
     summary["workloads"] = workloads;
     summary["errors"] = all.size();
     summary["warnings"] = all.warnings().size();
+    if (o.probe_tolerance) {
+      summary["probed_workloads"] = probed;
+      summary["weak_workloads"] = weak;
+    }
     doc["summary"] = std::move(summary);
     fmt::print("{}\n", doc.dump(2));
   } else {
@@ -305,6 +349,8 @@ void run_validate(const ValidateOptions& o) {
     std::string what = fmt::format("{} problem{}, {} workload{}{}", results.size(),
                                    results.size() == 1 ? "" : "s", workloads,
                                    workloads == 1 ? "" : "s", sol ? ", 1 solution" : "");
+    if (o.probe_tolerance)
+      what += fmt::format(" ({} probed, {} with a weak tolerance)", probed, weak);
     const size_t n_warnings = all.warnings().size();
     if (all.empty()) {
       fmt::print("validated {}: all valid{}\n", what,
@@ -338,7 +384,26 @@ void add_validate_command(CLI::App& app) {
   cmd->add_flag("--strict", opts->strict,
                 "treat warnings as errors (e.g. a workload source for an input the definition "
                 "lacks, which is otherwise ignored)");
+  cmd->add_flag("--probe-tolerance", opts->probe_tolerance,
+                "also run every workload's reference and warn where an output that computes "
+                "nothing (all zeros, a constant, a copy of an input) would pass its tolerance");
+  cmd->add_option("--probe-device", opts->probe.device,
+                  "where the references run for --probe-tolerance: cpu (CUDA devices the "
+                  "reference names are mapped to it) or cuda:N")
+      ->default_val("cpu");
+  cmd->add_option("--probe-timeout", opts->probe.timeout_s,
+                  "seconds per workload for --probe-tolerance (0: no limit)")
+      ->default_val(120)
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--probe-max-mib", opts->probe_max_mib,
+                  "skip workloads whose inputs and outputs take more (MiB)")
+      ->default_val(2048)
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--probe-workloads", opts->probe.per_problem,
+                  "probe at most N workloads per problem, spread over their sizes (0: all)")
+      ->default_val(0);
   cmd->callback([opts] { run_validate(*opts); });
+  add_probe_child_command(app);
 }
 
 }  // namespace solbench::cli

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -282,6 +283,116 @@ TEST(CliValidate, JsonReportsWarnings) {
   EXPECT_EQ(sdoc["problems"][0]["valid"], false);
   EXPECT_EQ(sdoc["problems"][0]["workloads"][1]["valid"], false);
   EXPECT_EQ(sdoc["problems"][0]["workloads"][0]["valid"], true);
+}
+
+}  // namespace
+}  // namespace solbench
+
+namespace solbench {
+namespace {
+
+// A problem y[n, 8192] = run(x[n, 8192]) (float32) with one workload (n = 4).
+fs::path probe_problem(const fs::path& root, const std::string& name, const std::string& reference) {
+  json def = {{"name", name},
+              {"axes", {{"n", {{"type", "var"}}}, {"d", {{"type", "const"}, {"value", 8192}}}}},
+              {"inputs", {{"x", {{"shape", json::array({"n", "d"})}, {"dtype", "float32"}}}}},
+              {"outputs", {{"y", {{"shape", json::array({"n", "d"})}, {"dtype", "float32"}}}}},
+              {"reference", reference}};
+  return make_problem(root, "set/" + name, def.dump(2),
+                      "{\"uuid\":\"0123456789abcdef\",\"axes\":{\"n\":4},"
+                      "\"inputs\":{\"x\":{\"type\":\"random\"}}}\n");
+}
+
+TEST(CliValidate, ProbeToleranceWarnsWhereAnOutputComputingNothingPasses) {
+  TempDir tmp;
+  // Probed in folder order; the slow one first, so the others show that the probe
+  // process is started again after a timeout.
+  probe_problem(tmp.path(), "a_slow", "import time\ndef run(x):\n    time.sleep(60)\n    return x\n");
+  probe_problem(tmp.path(), "b_softmax",
+                "import torch\ndef run(x):\n    return torch.softmax(x, dim=-1)\n");
+  probe_problem(tmp.path(), "c_copy",  // written for a GPU: "cuda" is mapped to the CPU
+                "import torch\ndef run(x):\n    return x * torch.ones(1, device='cuda') * 1.001\n");
+  probe_problem(tmp.path(), "d_zero", "import torch\ndef run(x):\n    return torch.zeros_like(x)\n");
+  probe_problem(tmp.path(), "e_strong", "def run(x):\n    return x * 2.0 + 1.0\n");
+  probe_problem(tmp.path(), "f_gpu_only",
+                "import torch\ndef run(x):\n    torch.cuda.get_device_name(0)\n    return x\n");
+  const fs::path set = tmp.path() / "set";
+  CliResult r = solbench(tmp, "validate --json --probe-tolerance --probe-timeout 5 " + quoted(set));
+  if (r.out.find("built without embedded Python") != std::string::npos)
+    GTEST_SKIP() << "solbench was built without embedded Python";
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;  // warnings only
+  json doc = json::parse(r.out);
+  ASSERT_EQ(doc["problems"].size(), 6u);
+  auto probe_of = [&](size_t i) { return doc["problems"][i]["tolerance_probe"]["workloads"][0]; };
+  auto warnings_of = [&](size_t i) { return probe_of(i)["warnings"].dump(); };
+
+  EXPECT_EQ(probe_of(0)["status"], "not_checked");
+  EXPECT_HAS(probe_of(0)["reason"].get<std::string>(), "did not finish within 5 s");
+  // Softmax rows of 8192 are ~1e-4 each: below atol, so anything near zero passes,
+  // though not exactly zero (the all-zero rule).
+  EXPECT_EQ(probe_of(1)["status"], "checked");
+  EXPECT_EQ(probe_of(1)["weak"], true);
+  EXPECT_HAS(warnings_of(1), "weak tolerance: output 'y' passes the correctness check as every "
+                             "element 1.18e-38 (zeros that are not all zero)");
+  EXPECT_EQ(warnings_of(1).find("all zeros ("), std::string::npos) << warnings_of(1);
+  EXPECT_HAS(warnings_of(2), "passes the correctness check as a copy of input 'x'");
+  EXPECT_EQ(probe_of(2)["cuda_mapped_to_cpu"], true);
+  EXPECT_EQ(probe_of(2)["all_outputs_weak"], true);
+  EXPECT_HAS(warnings_of(3), "passes the correctness check as all zeros");
+  EXPECT_EQ(probe_of(4)["status"], "checked");
+  EXPECT_EQ(probe_of(4)["weak"], false) << probe_of(4).dump(2);
+  EXPECT_EQ(probe_of(5)["status"], "not_checked");
+  EXPECT_HAS(probe_of(5)["reason"].get<std::string>(), "needs a GPU");
+  EXPECT_EQ(doc["summary"]["probed_workloads"], 4);
+  EXPECT_EQ(doc["summary"]["weak_workloads"], 3);
+  // Each weak workload is a validation warning at its workload line.
+  ASSERT_EQ(doc["warnings"].size(), 3u) << doc["warnings"].dump(2);
+  EXPECT_EQ(doc["warnings"][0]["path"], "tolerance");
+  EXPECT_EQ(doc["warnings"][0]["line"], 1);
+  EXPECT_EQ(doc["warnings"][0]["file"], (set / "b_softmax" / "workload.jsonl").string());
+
+  // Text: the summary and the warning under the problem; --strict fails it.
+  CliResult t = solbench(tmp, "validate --probe-tolerance --strict " + quoted(set / "c_copy"));
+  EXPECT_EQ(t.rc, 1) << t.out << t.err;
+  EXPECT_HAS(t.out, "tolerance probe: 1 checked (1 weak)");
+  EXPECT_HAS(t.err, "workload.jsonl:1: tolerance: weak tolerance: output 'y' passes the "
+                    "correctness check as a copy of input 'x': 100% of elements within atol "
+                    "0.01, rtol 0.01 (99% required)");
+  // Without the flag nothing runs.
+  CliResult plain = solbench(tmp, "validate --json " + quoted(set / "c_copy"));
+  EXPECT_EQ(plain.rc, 0);
+  EXPECT_FALSE(json::parse(plain.out)["problems"][0].contains("tolerance_probe"));
+}
+
+TEST(CliValidate, ProbeToleranceChoosesWorkloadsBySize) {
+  TempDir tmp;
+  fs::path dir = probe_problem(tmp.path(), "sizes", "def run(x):\n    return x * 2.0 + 1.0\n");
+  std::string lines;
+  for (int n : {64, 1, 16, 4, 256})  // 2 MiB each of input and output at n = 64
+    lines += "{\"uuid\":\"w" + std::to_string(n) + "\",\"axes\":{\"n\":" + std::to_string(n) +
+             "},\"inputs\":{\"x\":{\"type\":\"random\"}}}\n";
+  write(dir / "workload.jsonl", lines);
+  CliResult r = solbench(tmp, "validate --json --probe-tolerance --probe-workloads 3 "
+                              "--probe-max-mib 5 " + quoted(dir));
+  if (r.out.find("built without embedded Python") != std::string::npos)
+    GTEST_SKIP() << "solbench was built without embedded Python";
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const json probe = json::parse(r.out)["problems"][0]["tolerance_probe"];
+  std::map<std::string, std::string> status;
+  for (const auto& w : probe["workloads"]) status[w["uuid"]] = w["status"].get<std::string>();
+  // n = 256 (16 MiB) is above the limit; of the other four by size, the smallest,
+  // the largest and one between.
+  EXPECT_EQ(status["w256"], "skipped");
+  EXPECT_EQ(status["w1"], "checked");
+  EXPECT_EQ(status["w64"], "checked");
+  EXPECT_EQ(status["w4"], "checked");
+  EXPECT_EQ(status["w16"], "skipped");
+  EXPECT_EQ(probe["checked"], 3);
+  EXPECT_EQ(probe["skipped"], 2);
+  EXPECT_HAS(probe["workloads"][4]["reason"].get<std::string>(),
+             "above --probe-max-mib: inputs and outputs take 16 MiB, the limit is 5 MiB");
+  EXPECT_HAS(probe["workloads"][2]["reason"].get<std::string>(),
+             "not chosen: --probe-workloads 3 of 4 per problem");
 }
 
 }  // namespace

@@ -1,0 +1,287 @@
+#include "cli/tolerance_probe.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "bridge/python.h"
+#include "cli/commands.h"
+#include "harness/eval_plan.h"
+#include "harness/framing.h"
+#include "harness/process.h"
+
+namespace solbench::cli {
+
+namespace {
+
+constexpr int kStartupSeconds = 300;  // Python and torch import, outside any workload's limit
+
+std::string trimmed_tail(std::string s, size_t n) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s.size() > n ? "..." + s.substr(s.size() - n) : s;
+}
+
+std::string mib(uint64_t bytes) { return fmt::format("{:.0f} MiB", double(bytes) / (1 << 20)); }
+
+// The weak outputs of a checked answer, as warning texts.
+std::vector<std::string> weak_outputs(const json& answer) {
+  std::vector<std::string> out;
+  if (!answer.contains("outputs")) return out;
+  const json tol = answer.value("tolerance", json::object());
+  const size_t n_outputs = answer["outputs"].size();
+  size_t n_weak = 0;
+  for (const auto& o : answer["outputs"]) n_weak += o.value("passes", json::array()).empty() ? 0 : 1;
+  // With several outputs, a solution passes only if every one does.
+  const std::string of_all =
+      n_outputs > 1 ? fmt::format(" [{} of the workload's {} outputs pass so]", n_weak, n_outputs)
+                    : "";
+  for (const auto& o : answer["outputs"]) {
+    const json& passes = o.value("passes", json::array());
+    if (passes.empty()) continue;
+    std::string also;
+    for (size_t i = 1; i < passes.size(); ++i)
+      also += (also.empty() ? "; also as " : ", as ") + passes[i].value("cheat", "");
+    out.push_back(fmt::format("weak tolerance: output '{}' passes the correctness check as {}: "
+                              "{:.4g}% of elements within atol {:g}, rtol {:g} ({:g}% required){}",
+                              o.value("name", ""), passes[0].value("cheat", ""),
+                              100 * passes[0].value("matched_ratio", 0.0),
+                              tol.value("max_atol", 0.0), tol.value("max_rtol", 0.0),
+                              100 * tol.value("required_matched_ratio", 0.0), also) +
+                  of_all);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct ToleranceProber::Impl {
+  ProbeOptions opts;
+  std::optional<harness::Child> child;
+  std::unique_ptr<harness::FrameReader> reader;
+  std::string start_error;  // the child could not start: every workload says why
+
+  void stop() {
+    reader.reset();
+    if (child) {
+      child->close_channel();  // the child reads EOF and exits
+      child->wait(harness::deadline_after(std::chrono::seconds(2)));
+      child.reset();  // kills the group if it is still there
+    }
+  }
+
+  bool start() {
+    using namespace harness;
+    try {
+      SpawnOptions so;
+      so.argv = {self_exe().string(), "__probe-tolerance"};
+      so.channel = true;
+      so.output = OutputMode::Capture;  // the reference's prints stay out of our output
+      so.log_limit_bytes = 16 << 10;
+      child = Child::spawn(so);
+      reader = std::make_unique<FrameReader>(child->channel_fd());
+    } catch (const std::exception& e) {
+      child.reset();
+      start_error = std::string("cannot start the probe process: ") + e.what();
+      return false;
+    }
+    FrameResult hello = reader->read(deadline_after(std::chrono::seconds(kStartupSeconds)));
+    if (!hello.ok() || !hello.message.value("ready", false)) {
+      const std::string tail = trimmed_tail(child->log(), 600);
+      start_error = fmt::format("the probe process did not start within {} s ({}){}",
+                                kStartupSeconds,
+                                hello.status == FrameStatus::Timeout ? "timed out" : hello.error,
+                                tail.empty() ? "" : ": " + tail);
+      stop();
+      return false;
+    }
+    return true;
+  }
+
+  // The answer to one request, or {"status": "not_checked", "reason": ...}.
+  json ask(const json& request) {
+    using namespace harness;
+    auto not_checked = [](const std::string& why) {
+      return json{{"status", "not_checked"}, {"reason", why}};
+    };
+    if (!child && !start()) return not_checked(start_error);
+    const Deadline deadline =
+        opts.timeout_s > 0 ? deadline_after(std::chrono::duration<double>(opts.timeout_s))
+                           : kNoDeadline;
+    const uint64_t log_from = child->log_bytes();
+    FrameResult sent = write_frame(child->channel_fd(), request, deadline);
+    FrameResult got = sent.ok() ? reader->read(deadline) : sent;
+    if (got.ok()) return got.message;
+    std::string why;
+    if (got.status == FrameStatus::Timeout) {
+      child->kill_group();
+      child->wait();
+      why = fmt::format("did not finish within {:g} s (--probe-timeout); the probe process "
+                        "was killed",
+                        opts.timeout_s);
+    } else {
+      ExitStatus st = child->wait(deadline_after(std::chrono::seconds(5)));
+      const std::string tail = trimmed_tail(child->log_since(log_from), 600);
+      why = "the probe process ended (" + st.describe() + ")" + (tail.empty() ? "" : ": " + tail);
+    }
+    stop();
+    return not_checked(why);
+  }
+};
+
+ToleranceProber::ToleranceProber(ProbeOptions opts) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = std::move(opts);
+}
+
+ToleranceProber::~ToleranceProber() { impl_->stop(); }
+
+std::vector<WorkloadProbe> ToleranceProber::probe(const Problem& p, Diagnostics& diags) {
+  std::vector<WorkloadProbe> out;
+  const Definition& def = p.definition;
+  const std::string file = p.paths.workloads.string();
+  auto bytes_of = [&](size_t i) { return p.resolved[i]->input_bytes + p.resolved[i]->output_bytes; };
+  std::vector<size_t> fitting;  // resolved, within max_bytes, by size
+  for (size_t i = 0; i < p.workloads.size() && i < p.resolved.size(); ++i)
+    if (p.resolved[i] && bytes_of(i) <= impl_->opts.max_bytes) fitting.push_back(i);
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [&](size_t a, size_t b) { return bytes_of(a) < bytes_of(b); });
+  std::set<size_t> chosen(fitting.begin(), fitting.end());
+  const size_t n = impl_->opts.per_problem;
+  if (n > 0 && fitting.size() > n) {
+    chosen.clear();
+    for (size_t k = 0; k < n; ++k)
+      chosen.insert(fitting[n == 1 ? 0 : k * (fitting.size() - 1) / (n - 1)]);
+  }
+  for (size_t i = 0; i < p.workloads.size() && i < p.resolved.size(); ++i) {
+    if (!p.resolved[i]) continue;  // invalid lines are errors already
+    WorkloadProbe w;
+    w.uuid = p.workloads[i].uuid;
+    w.line = p.workloads[i].line;
+    if (bytes_of(i) > impl_->opts.max_bytes) {
+      w.status = "skipped";
+      w.reason = fmt::format("above --probe-max-mib: inputs and outputs take {}, the limit is {}",
+                             mib(bytes_of(i)), mib(impl_->opts.max_bytes));
+      out.push_back(std::move(w));
+      continue;
+    }
+    if (!chosen.count(i)) {
+      w.status = "skipped";
+      w.reason = fmt::format("not chosen: --probe-workloads {} of {} per problem", n,
+                             fitting.size());
+      out.push_back(std::move(w));
+      continue;
+    }
+    json request = {{"reference", def.reference},
+                    {"workload", harness::workload_spec(p, i)},
+                    {"device", impl_->opts.device},
+                    {"seed", 200}};  // the evaluation's default seed (protocol.h)
+    if (def.custom_inputs_entrypoint) request["custom_inputs_entrypoint"] = *def.custom_inputs_entrypoint;
+    w.answer = impl_->ask(request);
+    w.status = w.answer.value("status", "not_checked");
+    w.reason = w.answer.value("reason", "");
+    if (w.status == "checked") {
+      w.weak = weak_outputs(w.answer);
+      for (const auto& text : w.weak) diags.warn(file, w.line, "tolerance", text);
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+json probes_json(const std::vector<WorkloadProbe>& probes, const ProbeOptions& opts) {
+  json ws = json::array();
+  size_t checked = 0, weak = 0, not_checked = 0, skipped = 0;
+  for (const auto& w : probes) {
+    json j = {{"uuid", w.uuid}, {"line", w.line}, {"status", w.status}};
+    if (!w.reason.empty()) j["reason"] = w.reason;
+    if (w.status == "checked") {
+      ++checked;
+      weak += w.weak.empty() ? 0 : 1;
+      j["weak"] = !w.weak.empty();
+      // Every output passes without computing anything: the whole workload can be faked.
+      j["all_outputs_weak"] = !w.weak.empty() && w.weak.size() == w.answer["outputs"].size();
+      j["warnings"] = w.weak;
+      j["tolerance"] = w.answer.value("tolerance", json::object());
+      j["outputs"] = w.answer.value("outputs", json::array());
+      j["cuda_mapped_to_cpu"] = w.answer.value("device_mapped", false);
+      j["cpu_upcast"] = w.answer.value("upcast", json::array());  // ops run in float32
+      j["rounds"] = w.answer.value("rounds", 1);  // 2 when a cheat passed round 0
+    } else if (w.status == "skipped") {
+      ++skipped;
+    } else {
+      ++not_checked;
+    }
+    ws.push_back(std::move(j));
+  }
+  return {{"device", opts.device}, {"checked", checked},         {"weak", weak},
+          {"not_checked", not_checked}, {"skipped", skipped}, {"workloads", std::move(ws)}};
+}
+
+std::string probes_summary(const std::vector<WorkloadProbe>& probes) {
+  size_t checked = 0, weak = 0;
+  std::map<std::string, size_t> reasons;  // "not checked: why" / "skipped: why" -> count
+  for (const auto& w : probes) {
+    if (w.status == "checked") {
+      ++checked;
+      weak += w.weak.empty() ? 0 : 1;
+      continue;
+    }
+    // The reason's class (before the first ':'), so that one cause reads as one line.
+    const std::string cls = w.reason.substr(0, w.reason.find(':'));
+    ++reasons[(w.status == "skipped" ? "skipped (" : "not checked (") + cls + ")"];
+  }
+  std::string s = fmt::format("tolerance probe: {} checked ({} weak)", checked, weak);
+  for (const auto& [why, n] : reasons) s += fmt::format(", {} {}", n, why);
+  return s;
+}
+
+namespace {
+
+// `solbench __probe-tolerance`: reads requests from the channel until EOF and
+// answers each with tolerance_probe.probe's answer.
+int run_probe_child() {
+  const char* fd_text = std::getenv("SOLBENCH_CHANNEL_FD");
+  if (!fd_text) {
+    std::fprintf(stderr,
+                 "error: __probe-tolerance is started by `solbench validate --probe-tolerance` "
+                 "(no SOLBENCH_CHANNEL_FD)\n");
+    return 2;
+  }
+  const int fd = std::atoi(fd_text);
+  json hello = {{"ready", true}};
+  try {
+    bridge::call_json("tolerance_probe", "ready", "{}");
+  } catch (const std::exception&) {
+    // Reported per request: the probe itself says torch cannot be imported.
+  }
+  if (!harness::write_frame(fd, hello).ok()) return 3;
+  harness::FrameReader reader(fd);
+  for (;;) {
+    harness::FrameResult r = reader.read();
+    if (r.status == harness::FrameStatus::Eof) return 0;
+    if (!r.ok()) return 3;
+    json answer;
+    try {
+      answer = json::parse(bridge::call_json("tolerance_probe", "probe", r.message.dump()));
+    } catch (const std::exception& e) {
+      answer = {{"status", "not_checked"}, {"reason", std::string("probe failed: ") + e.what()}};
+    }
+    if (!harness::write_frame(fd, answer).ok()) return 3;
+  }
+}
+
+}  // namespace
+
+void add_probe_child_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("__probe-tolerance",
+                                 "tolerance probe process (internal; started by validate)");
+  cmd->group("");  // hidden
+  cmd->callback([] { exit_code() = run_probe_child(); });
+}
+
+}  // namespace solbench::cli
