@@ -171,6 +171,7 @@ TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
   p.kind = harness::EntryKind::Reference;
   p.reference_role = true;
+  p.value_secret = 7;  // the evaluation's secret (harness/values.h): the judge's alone
   EXPECT_TRUE(harness::WorkerPlan::from_json(p.to_json()).reference_role);
   EXPECT_FALSE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).reference_role);
   // A reference worker never loads solution code: a plan that would is refused.
