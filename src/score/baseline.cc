@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -57,8 +58,13 @@ std::string gpu_timer_name(const std::string& kind) {
   return "cupti";  // "cupti", and "auto" where CUPTI works
 }
 
+// torch.compile exists from torch 2.0 on ("2.11.0+cu130", "10.0"...).
 bool torch_has_compile(const std::string& torch_version) {
-  return !torch_version.empty() && torch_version[0] >= '2' && torch_version[0] <= '9';
+  int major = 0;
+  size_t i = 0;
+  for (; i < torch_version.size() && i < 4 && std::isdigit(static_cast<unsigned char>(torch_version[i])); ++i)
+    major = major * 10 + (torch_version[i] - '0');
+  return i > 0 && major >= 2;
 }
 
 // The baseline of one workload from the baseline worker's outcome.
@@ -154,6 +160,8 @@ json BaselineResult::to_json() const {
 std::optional<BaselineResult> cached_baseline(store::Store& db, const store::BaselineKey& key) {
   std::optional<store::Baseline> b = db.baseline(key);
   if (!b) return std::nullopt;
+  if (b->method == store::BaselineMethod::Eager && torch_has_compile(key.torch))
+    return std::nullopt;
   BaselineResult r;
   r.uuid = key.workload_uuid;
   r.t_b_ms = b->t_b_ms;
@@ -161,9 +169,7 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
   r.cached = true;
   r.recorded = b->recorded;
   if (b->method == store::BaselineMethod::Eager)
-    r.reason = torch_has_compile(key.torch)
-                   ? "eager: the reason was not stored (measured " + b->recorded + ")"
-                   : "torch.compile unavailable (torch " + key.torch + ")";
+    r.reason = b->reason.empty() ? "torch.compile unavailable (torch " + key.torch + ")" : b->reason;
   return r;
 }
 
