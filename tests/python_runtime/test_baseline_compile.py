@@ -189,6 +189,21 @@ def test_a_worker_that_loaded_solution_code_never_registers_the_reference(
     assert registered_references() == before
 
 
+def test_dynamo_is_configured_to_never_fall_back_silently():
+    runtime._configure_dynamo()  # a torch without Dynamo (1.13): nothing to set, no error
+    if not HAS_COMPILE:
+        return
+    import torch._dynamo as dynamo
+    cfg = dynamo.config
+    for k in ("recompile_limit", "cache_size_limit"):
+        if hasattr(cfg, k):
+            assert getattr(cfg, k) >= runtime._BASELINE_RECOMPILE_LIMIT, k
+    for k in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
+        if hasattr(cfg, k):
+            assert getattr(cfg, k) is True, k
+    assert cfg.suppress_errors is False
+
+
 def load_check_script():
     spec = importlib.util.spec_from_file_location(
         "check_baseline_compile", REPO / "scripts" / "check_baseline_compile.py")
