@@ -39,6 +39,20 @@ std::string first_line(const std::string& s, size_t max = 200) {
   return l.size() > max ? l.substr(0, max - 3) + "..." : l;
 }
 
+// The line of a failed workload's log that says why: the worker's message comes
+// after the process's captured output (torch's warnings...), so a line naming a
+// round, the worker or an error is preferred (as eval's table does).
+std::string failure_line(const std::string& log) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string l; std::getline(in, l);)
+    if (!trim(l).empty()) lines.push_back(l);
+  for (const char* key : {"round ", "the worker", "did not finish", "error", "Error"})
+    for (const auto& l : lines)
+      if (l.find(key) != std::string::npos) return first_line(l);
+  return lines.empty() ? "" : first_line(lines.back());
+}
+
 // The CPU's name as runtime.hardware_name() gives it (the "model name" line).
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -83,7 +97,7 @@ BaselineResult from_outcome(const harness::WorkloadOutcome& o) {
   const std::string under = r.method.empty() ? "" : " (reference under " + r.method + ")";
   if (o.status != Status::Passed) {
     r.reason = fmt::format("the baseline{} failed: {}: {}", under, r.status,
-                           first_line(harness::strip_workload_markers(o.log)));
+                           failure_line(harness::strip_workload_markers(o.log)));
     return r;
   }
   if (!o.timing || !(o.timing->stats.median_ms > 0)) {
