@@ -76,8 +76,10 @@ std::string gpu_timer_name(const std::string& kind) {
 bool torch_has_compile(const std::string& torch_version) {
   int major = 0;
   size_t i = 0;
-  for (; i < torch_version.size() && i < 4 && std::isdigit(static_cast<unsigned char>(torch_version[i])); ++i)
+  for (; i < torch_version.size() && i < 4; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(torch_version[i]))) break;
     major = major * 10 + (torch_version[i] - '0');
+  }
   return i > 0 && major >= 2;
 }
 
