@@ -13,9 +13,9 @@ PROBLEM --smallest 1 --no-db --json`: the baseline worker, its sandbox and timer
 and prints the method and, for eager, why. Each eager fallback then gets a
 control: in a fresh interpreter (the worker's: $SOLBENCH_PYTHON, else this one)
 the reference is imported as an ordinary module and `torch.compile(run)` is
-called on that workload's inputs. If the control compiles and runs, the
-fallback is solbench's doing ("solbench"); if it fails too, the reference's
-("reference", with the control's error).
+called on that workload's inputs. If the control compiles a graph and runs, the
+fallback is solbench's doing ("solbench"); if it fails too, or Dynamo compiles
+no graph of it either, the reference's ("reference", with the control's error).
 
 Exit status: 0 when every eager fallback is the reference's own; 1 when one is
 solbench's, or the control could not tell, or the torch has no torch.compile
@@ -127,6 +127,8 @@ def control(problem_dir: Path, uuid: str, device: str) -> dict:
         if not hasattr(torch, "compile"):
             return {"ok": False, "error": f"torch.compile unavailable (torch {torch.__version__})"}
         values = inputs_mod.generate_inputs(spec, 200, 0, device, custom_fn)
+        from torch._dynamo.utils import counters
+        before = counters["stats"]["unique_graphs"]
         try:
             torch.compile(mod.run, dynamic=False)(*values)
             if device.startswith("cuda"):
@@ -134,6 +136,9 @@ def control(problem_dir: Path, uuid: str, device: str) -> dict:
         except Exception as e:  # noqa: BLE001 - the verdict
             first = (str(e).splitlines() or [""])[0][:300]
             return {"ok": False, "error": f"{type(e).__name__}: {first}"}
+        if counters["stats"]["unique_graphs"] == before:
+            # As the baseline judges it: Dynamo skipped the function, it ran eagerly.
+            return {"ok": False, "error": "torch.compile compiled no graph here either"}
     return {"ok": True}
 
 

@@ -655,7 +655,10 @@ def _dynamo_skips() -> str:
         from torch._dynamo.utils import counters
         seen = []
         for group in ("graph_break", "unimplemented"):
-            seen += [str(k).splitlines()[0][:150] for k in counters.get(group, {})]
+            for k in counters.get(group, {}):
+                line = (str(k).splitlines() or [""])[0][:150]
+                if line and line not in seen:
+                    seen.append(line)
         return "; ".join(seen[:3])
     except Exception:  # noqa: BLE001
         return ""
