@@ -25,6 +25,7 @@
 #include "cli/device_flags.h"
 #include "score/baseline.h"
 #include "score/selection.h"
+#include "score/sol_score.h"
 #include "store/store.h"
 
 namespace solbench::cli {
@@ -132,7 +133,7 @@ int run_baseline(const BaselineOptions& o) {
 
   json problems = json::array();
   json env = predicted;
-  size_t n_total = 0, n_missing = 0, n_cached = 0, n_measured = 0;
+  size_t n_total = 0, n_missing = 0, n_cached = 0, n_measured = 0, n_eager = 0;
   int rc = 0;
   bool printed_header = false;
   for (const fs::path& dir : dirs) {
@@ -180,7 +181,7 @@ int run_baseline(const BaselineOptions& o) {
         const store::BaselineKey key =
             score::baseline_key(def_hash, r.uuid, wenv, wenv.value("driver", ""));
         try {
-          db->put_baseline({key, *r.t_b_ms, *store::parse_method(r.method), ""});
+          db->put_baseline({key, *r.t_b_ms, *store::parse_method(r.method), "", r.reason});
         } catch (const std::exception& e) {
           warn(fmt::format("recording the baseline of {}: {}", r.uuid, e.what()));
         }
@@ -238,6 +239,8 @@ int run_baseline(const BaselineOptions& o) {
       if (!r.t_b_ms) {
         ++n_missing;
         rc = 1;
+      } else if (r.method == "eager") {
+        ++n_eager;
       }
       json row = r.to_json();
       row["axes"] = json::object();
@@ -259,7 +262,9 @@ int run_baseline(const BaselineOptions& o) {
         if (!published.empty())
           fmt::print(" {:>14} {:>14}", ms_cell(pub && *pub ? (*pub)->baseline_ms : std::nullopt),
                      ms_cell(pub && *pub ? (*pub)->sol_ms : std::nullopt));
-        fmt::print("  {}\n", r.reason);
+        // An eager T_b says so beside it: "eager (why)".
+        const std::string eager = r.t_b_ms ? score::eager_note(r.method, r.reason) : "";
+        fmt::print("  {}\n", eager.empty() ? r.reason : eager);
       }
     }
     json pj = {{"name", problem.definition.name}, {"dir", dir.string()},
@@ -269,7 +274,7 @@ int run_baseline(const BaselineOptions& o) {
   }
 
   const json summary = {{"workloads", n_total}, {"cached", n_cached}, {"measured", n_measured},
-                        {"without_baseline", n_missing}};
+                        {"without_baseline", n_missing}, {"eager", n_eager}};
   if (o.json_output) {
     json doc = {{"device", o.device}, {"environment", env}, {"db", db_info},
                 {"arch", arch ? arch->to_json() : json(nullptr)}, {"problems", problems},
@@ -278,6 +283,10 @@ int run_baseline(const BaselineOptions& o) {
   } else {
     fmt::print("\nsummary: {} workload(s): {} from the store, {} measured, {} without a baseline\n",
                n_total, n_cached, n_measured, n_missing);
+    if (n_eager)
+      fmt::print("warning: {} T_b(s) eager, not the reference under torch.compile (the note "
+                 "column says why)\n",
+                 n_eager);
     if (arch && !arch->note.empty()) fmt::print("note: {}\n", arch->note);
     if (db) fmt::print("store: {}\n", db->file().string());
   }

@@ -180,6 +180,9 @@ void print_table(const Problem& p, const std::vector<size_t>& sel,
     else if (row_reasons && o.status != Status::Passed && !o.log.empty())
       fmt::print("     {}\n", failure_line(o.log));
     if (st.s.sol_violation) fmt::print("     {}\n", st.s.reason);
+    if (st.baseline && st.baseline->t_b_ms)
+      if (const std::string e = score::eager_note(st.baseline->method, st.baseline->reason); !e.empty())
+        fmt::print("     T_b {} ms: {}\n", ms_text(st.baseline->t_b_ms), e);
     if (verbose && o.timing)
       fmt::print("     timing: n={} mean={} min={} stddev={} rse={:.2f}% ({})\n",
                  o.timing->stats.count, ms_text(o.timing->stats.mean_ms),
@@ -277,6 +280,8 @@ class StoreRecorder {
       x.extras = {{"sol_violation", st.s.sol_violation},
                   {"score_reason", st.s.reason.empty() ? json(nullptr) : json(st.s.reason)},
                   {"t_b_method", st.baseline ? json(st.baseline->method) : json(nullptr)},
+                  {"t_b_reason", st.baseline && !st.baseline->reason.empty()
+                                     ? json(st.baseline->reason) : json(nullptr)},
                   {"t_b_cached", st.baseline ? json(st.baseline->cached) : json(nullptr)},
                   {"t_sol_bottleneck", st.bound.bottleneck}};
       db_->record_trace(run_, t, x);
@@ -751,7 +756,7 @@ int run_eval(const EvalOptions& o) {
         if (r.t_b_ms && !r.method.empty()) {
           const store::BaselineKey key =
               score::baseline_key(def_hash, r.uuid, wenv, wenv.value("driver", ""));
-          rec.put_baseline({key, *r.t_b_ms, *store::parse_method(r.method), ""});
+          rec.put_baseline({key, *r.t_b_ms, *store::parse_method(r.method), "", r.reason});
           const store::BaselineKey mine = score::baseline_key(def_hash, r.uuid, solution_env, driver);
           if (key == mine) {
             sc[k].baseline = r;
@@ -802,6 +807,17 @@ int run_eval(const EvalOptions& o) {
   size_t n_measured = 0;
   for (size_t k : pending)
     if (sc[k].baseline && !sc[k].baseline->cached) ++n_measured;
+  // The workloads whose T_b is eager, not the reference under torch.compile: a
+  // warning in every output (docs/score.md), never silent.
+  json eager = json::array();
+  std::map<std::string, size_t> eager_reasons;
+  for (size_t k = 0; k < sc.size(); ++k)
+    if (sc[k].baseline && sc[k].baseline->t_b_ms && sc[k].baseline->method == "eager") {
+      eager.push_back({{"uuid", sc[k].baseline->uuid},
+                       {"t_b_ms", *sc[k].baseline->t_b_ms},
+                       {"reason", sc[k].baseline->reason}});
+      ++eager_reasons[sc[k].baseline->reason];
+    }
 
   if (o.json_output) {
     json j = json::object();
@@ -830,7 +846,8 @@ int run_eval(const EvalOptions& o) {
                   {"problem", problem_score.to_json()},
                   {"baselines", {{"cached", n_cached_baselines},
                                  {"measured", n_measured},
-                                 {"skipped", o.no_baseline}}}};
+                                 {"skipped", o.no_baseline},
+                                 {"eager", eager}}}};
     if (!published_note.empty()) j["score"]["published_note"] = published_note;
     j["db"] = rec.to_json();
     mark("document");
@@ -878,6 +895,9 @@ int run_eval(const EvalOptions& o) {
       if (!outs[k].skipped && outs[k].status == Status::Passed && !sc[k].s.score)
         reasons.insert(sc[k].s.reason);
     for (const auto& r : reasons) fmt::print("  {}\n", r);
+    for (const auto& [why, n] : eager_reasons)
+      fmt::print("warning: T_b of {} workload(s) is {}, not the reference under torch.compile\n",
+                 n, score::eager_note("eager", why));
     if (!o.output.empty()) fmt::print("traces: {} ({} appended)\n", o.output, n_traces);
     if (const std::string line = rec.summary_line(); !line.empty()) fmt::print("{}\n", line);
   }

@@ -37,6 +37,18 @@ std::string string_at(const json& j, std::initializer_list<const char*> path) {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
+// How a trace's T_b was measured: the store's extras (t_b_method, t_b_reason),
+// else the trace's own solbench_score.t_b (docs/score.md).
+void t_b_method_of(const store::StoredTrace& t, const json& trace, std::string& method,
+                   std::string& reason) {
+  auto text = [&](const char* key, const char* field) {
+    if (t.extras.contains(key) && t.extras[key].is_string()) return t.extras[key].get<std::string>();
+    return string_at(trace, {"evaluation", "solbench_score", "t_b", field});
+  };
+  method = text("t_b_method", "method");
+  reason = text("t_b_reason", "reason");
+}
+
 json parsed_trace(const store::StoredTrace& t) {
   try {
     return parse_json_text(t.trace_json, fmt::format("results store trace {}", t.id));
@@ -234,6 +246,16 @@ void Collector::problem(const std::string& definition, const std::string& gpu, c
     p.roofs = roofs_of(*hw, tensor, cuda);
   }
 
+  // Scores against an eager T_b: said above the chart too, never only in a cell.
+  std::map<std::string, int> eager;
+  for (const auto& w : p.workloads)
+    for (const auto& row : w.rows)
+      if (row.t_b_ms && row.t_b_method == "eager") ++eager[row.t_b_reason];
+  for (const auto& [why, n] : eager)
+    p.notes.push_back(fmt::format("{} trace(s) scored against a T_b that is {}, not the reference "
+                                  "under torch.compile.",
+                                  n, score::eager_note("eager", why)));
+
   // The problem's score: its best solution's (rank 1).
   std::vector<score::ScoredWorkload> best;
   for (const auto& w : p.workloads)
@@ -284,6 +306,7 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
     row.status = t.status;
     row.t_k_ms = t.latency_ms;
     row.t_b_ms = t.t_b_ms;
+    if (t.t_b_ms) t_b_method_of(t, trace, row.t_b_method, row.t_b_reason);
     row.t_sol_ms = t.t_sol_ms;
     row.score = t.sol_score;
     row.sol_violation = t.extras.value("sol_violation", false);
@@ -297,7 +320,10 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
   std::sort(w.rows.begin(), w.rows.end(),
             [](const Row& a, const Row& b) { return a.series < b.series; });
   if (latest_sol) w.t_sol_ms = latest_sol->t_sol_ms;
-  if (latest_b) w.t_b_ms = latest_b->t_b_ms;
+  if (latest_b) {
+    w.t_b_ms = latest_b->t_b_ms;
+    t_b_method_of(*latest_b, parsed_trace(*latest_b), w.t_b_method, w.t_b_reason);
+  }
 
   if (!w.work) {
     p.not_placed.push_back({"every point", w.label, w.work_reason, w.anchor});
@@ -321,7 +347,8 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
   };
   add(PointKind::Sol, -1, "T_SOL", work.t_sol_ms > 0 ? std::optional<double>(work.t_sol_ms) : std::nullopt,
       "the SOL analysis gives no T_SOL", w.anchor);
-  add(PointKind::Baseline, -1, "baseline T_b", w.t_b_ms,
+  const std::string eager = score::eager_note(w.t_b_method, w.t_b_reason);
+  add(PointKind::Baseline, -1, eager.empty() ? "baseline T_b" : "baseline T_b, " + eager, w.t_b_ms,
       "no baseline T_b recorded for this workload", w.anchor);
   for (auto& row : w.rows) {
     const std::string what = "solution " + p.solutions[row.series].name;

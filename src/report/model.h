@@ -49,6 +49,8 @@ struct Row {
   std::string anchor;
   Status status = Status::Passed;
   std::optional<double> t_k_ms, t_b_ms, t_sol_ms, score;
+  // How T_b was measured: "torch.compile", "eager" (t_b_reason says why), "" unknown.
+  std::string t_b_method, t_b_reason;
   bool sol_violation = false;
   std::string score_reason;  // why S is null, or what a violation means
   std::string log;           // the evaluation's log (failures say why)
@@ -63,6 +65,7 @@ struct WorkloadReport {
   std::optional<WorkloadWork> work;  // from the SOL analysis on the chart's model
   std::string work_reason;           // why there is none
   std::optional<double> t_sol_ms, t_b_ms;  // as recorded with the traces (latest)
+  std::string t_b_method, t_b_reason;      // of that T_b
   std::vector<Row> rows;             // by the solutions' rank
 };
 

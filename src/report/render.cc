@@ -101,6 +101,7 @@ figcaption{font-size:12px;color:#555}
 .status-PASSED{color:#1e7b34}
 .status-fail{color:#b3261e;font-weight:600}
 .off{color:#8a5a00}
+.eager{color:#a33}
 .why{color:#666;font-size:12px}
 details summary{cursor:pointer;color:#1a5fb4;font-size:12px}
 pre{white-space:pre-wrap;max-width:520px;font-size:11.5px;background:#f6f7f9;padding:4px 6px;margin:2px 0}
@@ -229,6 +230,15 @@ std::string score_cell(const Row& row) {
   return s;
 }
 
+// T_b, and "eager (why)" beside it when it is not the reference under torch.compile.
+std::string t_b_cell(const Row& row) {
+  std::string s = ms(row.t_b_ms);
+  if (!row.t_b_ms) return s;
+  if (const std::string e = score::eager_note(row.t_b_method, row.t_b_reason); !e.empty())
+    s += fmt::format(" <span class=\"eager\">{}</span>", escape(e));
+  return s;
+}
+
 std::string t_sol_cell(const WorkloadReport& w, const Row& row) {
   std::string s = ms(row.t_sol_ms);
   // The chart's T_SOL is this analysis's; say so where it differs from the recorded one.
@@ -266,7 +276,7 @@ std::string workload_table(const ProblemReport& p) {
           "<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td>{}</td></tr>\n",
           row.anchor, workload_cell, series_colour(row.series), escape(sol.name), status_cell(row),
-          ms(row.t_k_ms), ms(row.t_b_ms), t_sol_cell(w, row), score_cell(row), chart_cell);
+          ms(row.t_k_ms), t_b_cell(row), t_sol_cell(w, row), score_cell(row), chart_cell);
     }
     s += "</tbody>\n";
   }

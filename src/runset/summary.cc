@@ -34,11 +34,28 @@ std::optional<double> sol_score_of(const Trace& t) {
   return it->get<double>();
 }
 
+namespace {
+
+// The method and reason of the T_b a trace's score used (docs/score.md, "Fields").
+void read_t_b(const Trace& t, WorkloadResult& r) {
+  const json& x = t.evaluation.extra;
+  auto d = x.find("solbench_score");
+  if (d == x.end() || !d->is_object()) return;
+  auto b = d->find("t_b");
+  if (b == d->end() || !b->is_object() || !b->contains("t_b_ms") || !(*b)["t_b_ms"].is_number())
+    return;
+  if (b->contains("method") && (*b)["method"].is_string()) r.t_b_method = (*b)["method"];
+  if (b->contains("reason") && (*b)["reason"].is_string()) r.t_b_reason = (*b)["reason"];
+}
+
+}  // namespace
+
 WorkloadResult result_of(const Trace& t) {
   WorkloadResult r;
   r.uuid = t.workload.value("uuid", "");
   r.status = t.evaluation.status;
   r.sol_score = sol_score_of(t);
+  read_t_b(t, r);
   return r;
 }
 
@@ -46,8 +63,10 @@ WorkloadResult result_of(const store::StoredTrace& st) {
   WorkloadResult r;
   r.uuid = st.workload_uuid;
   r.status = st.status;
-  r.sol_score = sol_score_of(st.trace());
+  const Trace t = st.trace();
+  r.sol_score = sol_score_of(t);
   if (!r.sol_score) r.sol_score = st.sol_score;
+  read_t_b(t, r);
   r.resumed = true;
   return r;
 }
@@ -68,6 +87,10 @@ void Tally::add(const EvaluationReport& e) {
     }
     ++statuses[std::string(status_name(*r->status))];
     if (r->sol_score) any_score = true;
+    if (r->t_b_method == "eager") {
+      ++eager_baselines;
+      ++eager_reasons[r->t_b_reason];
+    }
     if (*r->status == Status::Passed) {
       if (r->sol_score) {
         ++scored;
@@ -91,6 +114,8 @@ void Tally::add(const Tally& t) {
   score_sum += t.score_sum;
   any_score = any_score || t.any_score;
   errors += t.errors;
+  eager_baselines += t.eager_baselines;
+  for (const auto& [k, v] : t.eager_reasons) eager_reasons[k] += v;
 }
 
 size_t Tally::failed() const {
@@ -120,6 +145,7 @@ json Tally::to_json() const {
   j["resumed"] = resumed;
   j["scored"] = scored;
   j["mean_sol_score"] = opt(mean_sol_score());
+  j["eager_baselines"] = eager_baselines;
   return j;
 }
 
@@ -196,6 +222,8 @@ json summary_json(const RunReport& r) {
           rj["status"] = res->status ? json(status_name(*res->status)) : json(nullptr);
           if (!res->status) rj["skip_reason"] = res->skip_reason;
           rj["sol_score"] = opt(res->sol_score);
+          rj["t_b_method"] = opt(res->t_b_method);
+          if (res->t_b_method == "eager") rj["t_b_reason"] = res->t_b_reason;
           rj["resumed"] = res->resumed;
         }
         rs.push_back(std::move(rj));
@@ -256,6 +284,9 @@ std::string summary_table(const RunReport& r) {
       out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", label(p.where), wp, e.solution, ws,
                          e.uuids.size(), score_text(et.mean_sol_score()), et.text());
       if (!e.error.empty()) out += fmt::format("    error: {}\n", first_line(e.error, 150));
+      for (const auto& [why, n] : et.eager_reasons)
+        out += fmt::format("    warning: T_b of {} workload(s) is eager ({}), not torch.compile\n", n,
+                           why.empty() ? std::string("reason unknown") : first_line(why, 200));
     }
     auto& c = cats[p.where.category];
     ++c.first;
@@ -273,6 +304,10 @@ std::string summary_table(const RunReport& r) {
       out += line("category " + (name.empty() ? std::string("(none)") : name), c.first, c.second);
   }
   out += line("total", r.problems.size(), total);
+  if (total.eager_baselines)
+    out += fmt::format("warning: {} result(s) scored against an eager T_b, not the reference under "
+                       "torch.compile (see the rows above)\n",
+                       total.eager_baselines);
   if (r.interrupted) out += "interrupted: the evaluations not run are listed as such\n";
   return out;
 }

@@ -22,6 +22,9 @@ struct WorkloadResult {
   std::optional<Status> status;    // nullopt: eval skipped the workload (no trace)
   std::string skip_reason;
   std::optional<double> sol_score;  // evaluation.extra.solbench_sol_score
+  // The T_b the score used (evaluation.extra.solbench_score.t_b): "torch.compile",
+  // "eager" (then t_b_reason says why) or "" when there is none.
+  std::string t_b_method, t_b_reason;
   bool resumed = false;             // taken from the store
 };
 WorkloadResult result_of(const Trace& t);
@@ -89,6 +92,9 @@ struct Tally {
   double score_sum = 0;
   bool any_score = false;
   size_t errors = 0;  // evaluations whose child failed, problems that did not load
+  // Results scored against an eager T_b, by reason: a warning wherever shown.
+  size_t eager_baselines = 0;
+  std::map<std::string, size_t> eager_reasons;
 
   void add(const EvaluationReport& e);
   void add(const Tally& t);

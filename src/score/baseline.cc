@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -38,6 +39,20 @@ std::string first_line(const std::string& s, size_t max = 200) {
   return l.size() > max ? l.substr(0, max - 3) + "..." : l;
 }
 
+// The line of a failed workload's log that says why: the worker's message comes
+// after the process's captured output (torch's warnings...), so a line naming a
+// round, the worker or an error is preferred (as eval's table does).
+std::string failure_line(const std::string& log) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string l; std::getline(in, l);)
+    if (!trim(l).empty()) lines.push_back(l);
+  for (const char* key : {"round ", "the worker", "did not finish", "error", "Error"})
+    for (const auto& l : lines)
+      if (l.find(key) != std::string::npos) return first_line(l);
+  return lines.empty() ? "" : first_line(lines.back());
+}
+
 // The CPU's name as runtime.hardware_name() gives it (the "model name" line).
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -57,8 +72,15 @@ std::string gpu_timer_name(const std::string& kind) {
   return "cupti";  // "cupti", and "auto" where CUPTI works
 }
 
+// torch.compile exists from torch 2.0 on ("2.11.0+cu130", "10.0"...).
 bool torch_has_compile(const std::string& torch_version) {
-  return !torch_version.empty() && torch_version[0] >= '2' && torch_version[0] <= '9';
+  int major = 0;
+  size_t i = 0;
+  for (; i < torch_version.size() && i < 4; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(torch_version[i]))) break;
+    major = major * 10 + (torch_version[i] - '0');
+  }
+  return i > 0 && major >= 2;
 }
 
 // The baseline of one workload from the baseline worker's outcome.
@@ -77,7 +99,7 @@ BaselineResult from_outcome(const harness::WorkloadOutcome& o) {
   const std::string under = r.method.empty() ? "" : " (reference under " + r.method + ")";
   if (o.status != Status::Passed) {
     r.reason = fmt::format("the baseline{} failed: {}: {}", under, r.status,
-                           first_line(harness::strip_workload_markers(o.log)));
+                           failure_line(harness::strip_workload_markers(o.log)));
     return r;
   }
   if (!o.timing || !(o.timing->stats.median_ms > 0)) {
@@ -154,6 +176,8 @@ json BaselineResult::to_json() const {
 std::optional<BaselineResult> cached_baseline(store::Store& db, const store::BaselineKey& key) {
   std::optional<store::Baseline> b = db.baseline(key);
   if (!b) return std::nullopt;
+  if (b->method == store::BaselineMethod::Eager && torch_has_compile(key.torch))
+    return std::nullopt;
   BaselineResult r;
   r.uuid = key.workload_uuid;
   r.t_b_ms = b->t_b_ms;
@@ -161,9 +185,7 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
   r.cached = true;
   r.recorded = b->recorded;
   if (b->method == store::BaselineMethod::Eager)
-    r.reason = torch_has_compile(key.torch)
-                   ? "eager: the reason was not stored (measured " + b->recorded + ")"
-                   : "torch.compile unavailable (torch " + key.torch + ")";
+    r.reason = b->reason.empty() ? "torch.compile unavailable (torch " + key.torch + ")" : b->reason;
   return r;
 }
 

@@ -64,9 +64,10 @@ struct BaselineResult {
   json to_json() const;
 };
 
-// The stored baseline for `key`, or nullopt. The store keeps the method, not the
-// reason for eager: for a torch without torch.compile (< 2.0) the reason is
-// restated; otherwise it says the reason was not stored.
+// The stored baseline for `key`, or nullopt. An eager one is reused only where
+// torch has no torch.compile (< 2.0; the reason is restated for rows stored
+// without one): elsewhere it is measured again, since what made it eager (a
+// solbench bug, the environment, the reference) may be gone.
 std::optional<BaselineResult> cached_baseline(store::Store& db, const store::BaselineKey& key);
 
 struct MeasureOptions {

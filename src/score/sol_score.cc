@@ -37,6 +37,11 @@ json WorkloadScore::to_json() const {
   return j;
 }
 
+std::string eager_note(const std::string& method, const std::string& reason) {
+  if (method != "eager") return "";
+  return "eager (" + (reason.empty() ? std::string("reason unknown") : reason) + ")";
+}
+
 WorkloadScore sol_score(std::optional<double> t_k_ms, std::optional<double> t_sol_ms,
                         std::optional<double> t_b_ms) {
   WorkloadScore s;

@@ -51,6 +51,11 @@ struct WorkloadScore {
   json to_json() const;
 };
 
+// "eager (REASON)" for a T_b measured eagerly (`method` "eager"), "" otherwise:
+// what every output shows beside an eager T_b (docs/score.md), so that a
+// fallback from torch.compile is never silent.
+std::string eager_note(const std::string& method, const std::string& reason);
+
 // The score of one workload. Times in milliseconds; nullopt means unknown.
 WorkloadScore sol_score(std::optional<double> t_k_ms, std::optional<double> t_sol_ms,
                         std::optional<double> t_b_ms);

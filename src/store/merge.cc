@@ -228,14 +228,14 @@ MergeResult Store::merge_from(const fs::path& source) {
 
   db.exec(fmt::format(
               "INSERT INTO main.baselines(definition_hash, workload_uuid, gpu_model, driver, "
-              "torch, timer, t_b_ms, method, recorded) "
+              "torch, timer, t_b_ms, method, recorded, reason) "
               "SELECT b.definition_hash, b.workload_uuid, b.gpu_model, b.driver, b.torch, "
-              "b.timer, b.t_b_ms, b.method, b.recorded FROM {0}.baselines b "
+              "b.timer, b.t_b_ms, b.method, b.recorded, b.reason FROM {0}.baselines b "
               "WHERE NOT EXISTS (SELECT 1 FROM main.baselines x WHERE "
               "x.definition_hash = b.definition_hash AND x.workload_uuid = b.workload_uuid AND "
               "x.gpu_model = b.gpu_model AND x.driver = b.driver AND x.torch = b.torch AND "
               "x.timer = b.timer AND x.t_b_ms = b.t_b_ms AND x.method = b.method AND "
-              "x.recorded = b.recorded) ORDER BY b.id",
+              "x.recorded = b.recorded AND x.reason = b.reason) ORDER BY b.id",
               kSource),
           "merging baselines");
   r.baselines = static_cast<size_t>(changes(db));

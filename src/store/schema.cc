@@ -1,4 +1,4 @@
-// Schema version 1. Statuses, methods and key lengths are checked by the
+// Schema version 2 (version 1 and the migrations to 2). Statuses, methods and key lengths are checked by the
 // database itself, so a row written by any client is a valid row.
 #include "store/schema.h"
 
@@ -125,10 +125,18 @@ int read_version(Database& db) {
   return version;
 }
 
-// Migrations from version N to N+1 go here, in order (none yet: version 1 is the first).
+// Migrations from version N to N+1, in order. A new store is version 1 migrated
+// up, so that the two ways to the current schema cannot differ.
 void migrate(Database& db, int from) {
-  (void)db;
-  (void)from;
+  switch (from) {
+    case 1:
+      // Why a baseline is eager (docs/score.md); rows recorded before: "" (not kept).
+      db.exec("ALTER TABLE baselines ADD COLUMN reason TEXT NOT NULL DEFAULT ''",
+              "migrating the schema to version 2 (baselines.reason)");
+      break;
+    default:
+      throw StoreError(fmt::format("{}: no migration from schema version {}", db.file(), from));
+  }
 }
 
 }  // namespace
@@ -163,6 +171,7 @@ int ensure_schema(Database& db, bool may_create) {
           db.file(), version, kSchemaVersion));
     if (version == 0) {
       db.exec(kSchemaV1, "creating the schema");
+      for (int v = 1; v < kSchemaVersion; ++v) migrate(db, v);
       db.exec(fmt::format("INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), "
                           "('created', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                           kSchemaVersion),

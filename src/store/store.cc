@@ -346,7 +346,8 @@ void Store::put_baseline(const Baseline& b) {
                                  file().string()));
   Statement s(impl_->db,
               "INSERT INTO baselines(definition_hash, workload_uuid, gpu_model, driver, torch, "
-              "timer, t_b_ms, method, recorded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+              "timer, t_b_ms, method, recorded, reason) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
               "recording a baseline");
   s.start()
       .bind(1, b.key.definition_hash)
@@ -358,13 +359,14 @@ void Store::put_baseline(const Baseline& b) {
       .bind(7, b.t_b_ms)
       .bind(8, method_name(b.method))
       .bind(9, now_or(b.recorded))
+      .bind(10, b.reason)
       .execute();
 }
 
 std::optional<Baseline> Store::baseline(const BaselineKey& key) {
   const std::lock_guard lock(impl_->mutex);
   Statement s(impl_->db,
-              "SELECT t_b_ms, method, recorded FROM baselines WHERE definition_hash = ?1 AND "
+              "SELECT t_b_ms, method, recorded, reason FROM baselines WHERE definition_hash = ?1 AND "
               "workload_uuid = ?2 AND gpu_model = ?3 AND driver = ?4 AND torch = ?5 AND "
               "timer = ?6 ORDER BY id DESC LIMIT 1",
               "looking up a baseline");
@@ -382,6 +384,7 @@ std::optional<Baseline> Store::baseline(const BaselineKey& key) {
   // The schema's CHECK admits only the two names.
   b.method = parse_method(s.text(1)).value_or(BaselineMethod::Eager);
   b.recorded = s.text(2);
+  b.reason = s.text(3);
   s.reset();
   return b;
 }

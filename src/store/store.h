@@ -45,7 +45,7 @@ class StoreError : public std::runtime_error {
 };
 
 // The schema this build writes; it reads this one and migrates older ones.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // ---------------------------------------------------------------- 1. Records
 
@@ -114,6 +114,9 @@ struct Baseline {
   double t_b_ms = 0;
   BaselineMethod method = BaselineMethod::TorchCompile;
   std::string recorded;  // ISO 8601; empty on put: now
+  // Why eager ("torch.compile failed on a call: ..."); "" when compiled, and for
+  // rows recorded before schema version 2 (the reason was not kept).
+  std::string reason;
   bool operator==(const Baseline&) const = default;
 };
 

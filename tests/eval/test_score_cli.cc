@@ -84,10 +84,13 @@ TEST_F(ScoreCli, BaselineIsMeasuredOnceThenReusedFromTheStore) {
       EXPECT_EQ(w["method"], "eager");
       EXPECT_TRUE(has(w["reason"].get<std::string>(), "torch.compile unavailable")) << w.dump();
     } else {
-      EXPECT_TRUE(w["method"] == "torch.compile" || w["method"] == "eager") << w.dump();
+      // torch >= 2: the reference compiles; an eager fallback is a failure here.
+      EXPECT_EQ(w["method"], "torch.compile") << w.dump();
+      EXPECT_TRUE(w["reason"].is_null()) << w.dump();
     }
   }
   EXPECT_EQ(first.doc["summary"]["measured"], 2);
+  EXPECT_EQ(first.doc["summary"]["eager"], torch.rfind("1.", 0) == 0 ? 2 : 0);
 
   // Second call: both from the store, the same values, no worker measured anything.
   CliRun second = run(args);
@@ -146,6 +149,20 @@ TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
   }
   EXPECT_NEAR(r.doc["score"]["problem"]["mean"].get<double>(), sum / 2, 1e-12);
   EXPECT_NEAR(r.doc["summary"]["sol_score"]["mean"].get<double>(), sum / 2, 1e-12);
+  // An eager T_b is listed with its reason (torch 1.13: no torch.compile); none else.
+  const std::string torch = r.doc["environment"].value("torch", "");
+  const json& eager = r.doc["score"]["baselines"]["eager"];
+  if (torch.rfind("1.", 0) == 0) {
+    ASSERT_EQ(eager.size(), 2u) << eager.dump();
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(eager[i]["uuid"], r.doc["results"][i]["workload"]["uuid"]);
+      EXPECT_DOUBLE_EQ(eager[i]["t_b_ms"].get<double>(), ev(r, i)["solbench_t_b_ms"].get<double>());
+      EXPECT_EQ(eager[i]["reason"], "torch.compile unavailable (torch " + torch + ")");
+      EXPECT_EQ(ev(r, i)["solbench_score"]["t_b"]["method"], "eager");
+    }
+  } else {
+    EXPECT_TRUE(eager.empty()) << eager.dump();
+  }
 
   // The -o file carries the same keys.
   const std::string file = testing::read(traces);
@@ -163,6 +180,9 @@ TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
     EXPECT_DOUBLE_EQ(row["t_b_ms"].get<double>(), ev(r, i)["solbench_t_b_ms"].get<double>());
     EXPECT_DOUBLE_EQ(row["sol_score"].get<double>(), ev(r, i)["solbench_sol_score"].get<double>());
     EXPECT_EQ(row["solution"], r.doc["solution"]);
+    // The store keeps how T_b was measured, and why when eager.
+    EXPECT_EQ(row["extras"]["t_b_method"], ev(r, i)["solbench_score"]["t_b"]["method"]);
+    EXPECT_EQ(row["extras"]["t_b_reason"], ev(r, i)["solbench_score"]["t_b"]["reason"]);
   }
 
   // A second evaluation reuses the stored baselines: no baseline worker.
@@ -191,6 +211,50 @@ TEST_F(ScoreCli, TableShowsTheThreeColumnsAndTheScore) {
   EXPECT_TRUE(has(r.out, "not for this device (cpu")) << r.out;
   EXPECT_TRUE(has(r.out, "SOL score: 0.")) << r.out;
   EXPECT_TRUE(has(r.out, "store: " + db())) << r.out;
+  // Beside an eager T_b, and in the summary, the table says "eager (why)".
+  CliRun h = run("db history --json --db '" + db() + "'");
+  ASSERT_EQ(h.doc["history"].size(), 1u) << h.out;
+  const std::string torch =
+      h.doc["history"][0]["trace"]["evaluation"]["environment"]["libs"].value("torch", "");
+  if (torch.rfind("1.", 0) == 0) {
+    const std::string why = "eager (torch.compile unavailable (torch " + torch + "))";
+    EXPECT_TRUE(has(r.out, " ms: " + why)) << r.out;
+    EXPECT_TRUE(has(r.out, "warning: T_b of 1 workload(s) is " + why)) << r.out;
+  } else {
+    EXPECT_FALSE(has(r.out, "eager")) << r.out;
+  }
+}
+
+// Every bundled problem's baseline runs the reference under torch.compile where
+// torch has it (>= 2.0), or says that it is unavailable (Debian's 1.13): a compile
+// path broken for any bundled reference fails here. The GPU and the public set:
+// scripts/check_baseline_compile.py.
+TEST_F(ScoreCli, EveryBundledReferenceCompilesForTheBaseline) {
+  size_t folders = 0;
+  for (const auto& d : fs::directory_iterator(kSource / "problems"))
+    if (fs::exists(d.path() / "definition.json")) ++folders;
+  CliRun r = run("baseline '" + (kSource / "problems").string() + "' --smallest 1 --no-db --json" +
+                 kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out;
+  const std::string torch = r.doc["environment"].value("torch", "");
+  ASSERT_FALSE(torch.empty()) << r.out;
+  const json& problems = r.doc["problems"];
+  ASSERT_EQ(problems.size(), folders);
+  for (const auto& p : problems) {
+    ASSERT_EQ(p["workloads"].size(), 1u) << p.dump();
+    const json& w = p["workloads"][0];
+    EXPECT_EQ(w["status"], "PASSED") << p["name"] << ": " << w.dump();
+    EXPECT_GT(w.value("t_b_ms", 0.0), 0) << p["name"] << ": " << w.dump();
+    if (torch.rfind("1.", 0) == 0) {
+      EXPECT_EQ(w["method"], "eager") << p["name"];
+      EXPECT_EQ(w["reason"], "torch.compile unavailable (torch " + torch + ")") << p["name"];
+    } else {
+      EXPECT_EQ(w["method"], "torch.compile") << p["name"] << ": " << w.dump();
+      EXPECT_TRUE(w["reason"].is_null()) << p["name"] << ": " << w.dump();
+    }
+  }
+  EXPECT_EQ(r.doc["summary"]["eager"], torch.rfind("1.", 0) == 0 ? folders : 0u);
 }
 
 TEST_F(ScoreCli, OnTheCpuWithoutArchTheScoreIsNullWithTheReason) {

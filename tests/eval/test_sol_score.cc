@@ -9,7 +9,10 @@
 #include <string>
 
 #include "harness/protocol.h"
+#include "score/baseline.h"
 #include "score/sol_score.h"
+#include "store/store.h"
+#include "test_support.h"
 
 namespace solbench {
 namespace {
@@ -146,6 +149,44 @@ TEST(SolScore, CategoryScoreIsTheMeanOverProblems) {
   EXPECT_EQ(c.unscored, 1);
   const json j = c.to_json();
   EXPECT_NEAR(j["mean"].get<double>(), 0.65, 1e-12);
+}
+
+// "eager (why)" beside an eager T_b; nothing beside a compiled one.
+TEST(EagerNote, SaysEagerAndWhy) {
+  EXPECT_EQ(score::eager_note("eager", "torch.compile failed: X"), "eager (torch.compile failed: X)");
+  EXPECT_EQ(score::eager_note("eager", ""), "eager (reason unknown)");
+  EXPECT_EQ(score::eager_note("torch.compile", ""), "");
+  EXPECT_EQ(score::eager_note("", "no baseline"), "");
+}
+
+// The store's eager T_b is reused only where torch has no torch.compile: with one,
+// whatever made it eager may be gone (the module look-up that broke every compile
+// until the store kept reasons, say), so it is measured again.
+TEST(CachedBaseline, AnEagerOneIsReusedOnlyWithoutTorchCompile) {
+  testing::TempDir dir;
+  store::Store db = store::Store::open(dir.path() / "s.db");
+  auto key = [](const std::string& uuid, const std::string& torch) {
+    return store::BaselineKey{std::string(64, 'd'), uuid, "gpu", "", torch, "cupti"};
+  };
+  const std::string why = "torch.compile failed on a call: X";
+  db.put_baseline({key("a", "2.11.0+cu130"), 1.0, store::BaselineMethod::Eager, "", why});
+  db.put_baseline({key("b", "2.11.0+cu130"), 2.0, store::BaselineMethod::TorchCompile, "", ""});
+  db.put_baseline({key("c", "1.13.1"), 3.0, store::BaselineMethod::Eager, "", ""});
+  db.put_baseline({key("d", "10.0"), 4.0, store::BaselineMethod::Eager, "", why});
+  EXPECT_FALSE(score::cached_baseline(db, key("a", "2.11.0+cu130")));
+  EXPECT_FALSE(score::cached_baseline(db, key("d", "10.0")));
+  const auto b = score::cached_baseline(db, key("b", "2.11.0+cu130"));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->method, "torch.compile");
+  EXPECT_EQ(b->reason, "");
+  EXPECT_TRUE(b->cached);
+  // torch 1.13: eager is all there is; a row stored without a reason restates it.
+  const auto c = score::cached_baseline(db, key("c", "1.13.1"));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->method, "eager");
+  EXPECT_EQ(c->reason, "torch.compile unavailable (torch 1.13.1)");
+  db.put_baseline({key("c", "1.13.1"), 3.5, store::BaselineMethod::Eager, "", "kept reason"});
+  EXPECT_EQ(score::cached_baseline(db, key("c", "1.13.1"))->reason, "kept reason");
 }
 
 TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {

@@ -55,7 +55,8 @@ class ReportTest : public ::testing::Test {
   // Records one trace of `solution` on `workload` with the score eval would give it.
   void record(const std::string& definition, const std::string& solution, const json& workload,
               Status status, double t_k_ms, std::optional<double> t_sol_ms, double t_b_ms,
-              const std::string& log = "") {
+              const std::string& log = "", const std::string& t_b_method = "torch.compile",
+              const std::string& t_b_reason = "") {
     Trace t = store::testing::make_trace(definition, solution, workload["uuid"], status, t_k_ms,
                                          t_b_ms * 1.3);
     t.workload = workload;
@@ -72,7 +73,9 @@ class ReportTest : public ::testing::Test {
         status == Status::Passed ? std::optional<double>(t_k_ms) : std::nullopt, t_sol_ms, t_b_ms);
     if (status == Status::Passed) x.sol_score = s.score;
     x.extras = {{"sol_violation", s.sol_violation},
-                {"score_reason", s.reason.empty() ? json(nullptr) : json(s.reason)}};
+                {"score_reason", s.reason.empty() ? json(nullptr) : json(s.reason)},
+                {"t_b_method", t_b_method},
+                {"t_b_reason", t_b_reason.empty() ? json(nullptr) : json(t_b_reason)}};
     store_->record_trace(run_, t, x);
   }
 

@@ -133,6 +133,35 @@ TEST_F(ReportTest, StringsFromTheStoreAreText) {
   EXPECT_HAS(page, "<title>&lt;b&gt;nightly&lt;/b&gt;</title>");
 }
 
+// An eager T_b says "eager (why)" beside it in the table and above the chart; a
+// compiled one says nothing more. Needs no analysis: the rows are drawn unplaced.
+TEST_F(ReportTest, AnEagerBaselineSaysSoBesideItsTime) {
+  const std::string why = "torch.compile failed on a call: <b>boom</b>";
+  const json w1 = {{"uuid", "0000aaaa-1111-2222-3333-444455556666"}, {"axes", {{"n", 64}}},
+                   {"inputs", json::object()}};
+  const json w2 = {{"uuid", "0000bbbb-1111-2222-3333-444455556666"}, {"axes", {{"n", 128}}},
+                   {"inputs", json::object()}};
+  record(kOrphan, "orphan_kernel", w1, Status::Passed, 0.01, 0.004, 0.02, "", "eager", why);
+  record(kOrphan, "orphan_kernel", w2, Status::Passed, 0.01, 0.004, 0.03);
+  const Report r = collect_sample(options());
+  const ProblemReport* p = find_problem(r, kOrphan);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->workloads.size(), 2u);
+  EXPECT_EQ(p->workloads[0].rows[0].t_b_method, "eager");
+  EXPECT_EQ(p->workloads[0].rows[0].t_b_reason, why);
+  EXPECT_EQ(p->workloads[0].t_b_method, "eager");
+  EXPECT_EQ(p->workloads[1].rows[0].t_b_method, "torch.compile");
+  bool noted = false;
+  for (const auto& n : p->notes) noted = noted || n.find("eager (" + why + ")") != std::string::npos;
+  EXPECT_TRUE(noted) << "no note about the eager T_b";
+  const std::string page = render_html(r);
+  EXPECT_EQ(count(page, "<span class=\"eager\">"), 1u);
+  EXPECT_HAS(page, "0.02 <span class=\"eager\">eager (torch.compile failed on a call: "
+                   "&lt;b&gt;boom&lt;/b&gt;)</span>");
+  EXPECT_EQ(page.find("<b>boom"), std::string::npos);
+  EXPECT_HAS(page, "1 trace(s) scored against a T_b that is eager");
+}
+
 TEST_F(ReportTest, PageFetchesNothing) {
   REQUIRE_ANALYSIS();
   record_sample();

@@ -171,5 +171,50 @@ TEST(Summary, ScoreFromTraceExtra) {
   EXPECT_FALSE(r.resumed);
 }
 
+// A result scored against an eager T_b is a warning in the JSON and the table, read
+// from the trace's solbench_score.t_b (live or resumed from the store alike).
+TEST(Summary, EagerBaselinesAreWarnedAboutWithTheirReason) {
+  Trace t;
+  t.workload = {{"uuid", "w1"}};
+  t.evaluation.status = Status::Passed;
+  t.evaluation.extra = {
+      {"solbench_sol_score", 0.7},
+      {"solbench_score",
+       {{"t_b", {{"t_b_ms", 2.5}, {"method", "eager"}, {"reason", "torch.compile failed: X"}}}}}};
+  WorkloadResult eager = result_of(t);
+  EXPECT_EQ(eager.t_b_method, "eager");
+  EXPECT_EQ(eager.t_b_reason, "torch.compile failed: X");
+  t.evaluation.extra["solbench_score"]["t_b"] = {{"t_b_ms", 2.0}, {"method", "torch.compile"},
+                                                {"reason", nullptr}};
+  WorkloadResult compiled = result_of(t);
+  EXPECT_EQ(compiled.t_b_method, "torch.compile");
+  EXPECT_EQ(compiled.t_b_reason, "");
+  t.evaluation.extra["solbench_score"]["t_b"] = {{"t_b_ms", nullptr}, {"reason", "--no-baseline"}};
+  EXPECT_EQ(result_of(t).t_b_method, "");  // no T_b: nothing to warn about
+
+  RunReport r = sample();
+  eager.uuid = "w1";
+  compiled.uuid = "w2";
+  r.problems[0].evaluations[0].results = {eager, compiled};
+  Tally tally;
+  tally.add(r.problems[0].evaluations[0]);
+  EXPECT_EQ(tally.eager_baselines, 1u);
+  EXPECT_EQ(tally.eager_reasons.at("torch.compile failed: X"), 1u);
+
+  const json j = summary_json(r);
+  const json& s0 = j["problems"][0]["solutions"][0];
+  EXPECT_EQ(s0["eager_baselines"], 1);
+  EXPECT_EQ(s0["workload_results"][0]["t_b_method"], "eager");
+  EXPECT_EQ(s0["workload_results"][0]["t_b_reason"], "torch.compile failed: X");
+  EXPECT_EQ(s0["workload_results"][1]["t_b_method"], "torch.compile");
+  EXPECT_FALSE(s0["workload_results"][1].contains("t_b_reason"));
+  EXPECT_EQ(j["total"]["eager_baselines"], 1);
+
+  const std::string table = summary_table(r);
+  EXPECT_HAS(table, "warning: T_b of 1 workload(s) is eager (torch.compile failed: X)");
+  EXPECT_HAS(table, "1 result(s) scored against an eager T_b");
+  EXPECT_EQ(summary_table(sample()).find("eager"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace solbench::runset

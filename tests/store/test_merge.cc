@@ -53,7 +53,8 @@ TEST_F(MergeTest, AddsWhatTheTargetLacksAndASecondMergeAddsNothing) {
     o.record(make_trace("rmsnorm", "fast", "w2", Status::Passed, 0.6));
     o.record(make_trace("rmsnorm", "slow", "w1", Status::IncorrectNumerical));
     o.store.put_baseline({{"defhash", "w2", "NVIDIA H100 80GB HBM3", "550", "2.4.0", "cupti"},
-                          1.5, BaselineMethod::Eager, "2026-01-02T00:00:00.000Z"});
+                          1.5, BaselineMethod::Eager, "2026-01-02T00:00:00.000Z",
+                          "torch.compile failed on a call: E: x"});
   }
   const MergeResult r = store_->merge_from(other_db());
   EXPECT_EQ(r.traces, 2u);
@@ -62,6 +63,7 @@ TEST_F(MergeTest, AddsWhatTheTargetLacksAndASecondMergeAddsNothing) {
   EXPECT_EQ(r.solutions, 1u);  // "slow"; "fast" is the same content in both
   EXPECT_EQ(r.runs, 1u);
   EXPECT_EQ(r.baselines, 1u);
+  EXPECT_EQ(sql_value(db_, "SELECT reason FROM baselines"), "torch.compile failed on a call: E: x");
   EXPECT_TRUE(r.conflicts.empty());
   EXPECT_EQ(store_->trace_count(), 3u);
   // The merged traces belong to the source's run, found by its command line.

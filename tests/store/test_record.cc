@@ -151,11 +151,14 @@ TEST(StoreEnvironment, IsReadFromATraceWithThisHostsName) {
 TEST_F(StoreTest, BaselinesKeepEveryMeasurementAndReturnTheLatest) {
   BaselineKey key{std::string(64, 'd'), "u1", "NVIDIA H100 80GB HBM3", "550.54.15", "2.4.0", "cupti"};
   EXPECT_FALSE(store_->baseline(key));
-  store_->put_baseline(Baseline{key, 2.0, BaselineMethod::Eager, "2026-01-01T00:00:00Z"});
-  store_->put_baseline(Baseline{key, 1.5, BaselineMethod::TorchCompile, "2026-01-02T00:00:00Z"});
+  const Baseline eager{key, 2.0, BaselineMethod::Eager, "2026-01-01T00:00:00Z",
+                       "torch.compile failed on a call: RuntimeError: x"};
+  store_->put_baseline(eager);
+  EXPECT_EQ(*store_->baseline(key), eager);  // the reason comes back with it
+  store_->put_baseline(Baseline{key, 1.5, BaselineMethod::TorchCompile, "2026-01-02T00:00:00Z", ""});
   const std::optional<Baseline> b = store_->baseline(key);
   ASSERT_TRUE(b);
-  EXPECT_EQ(*b, (Baseline{key, 1.5, BaselineMethod::TorchCompile, "2026-01-02T00:00:00Z"}));
+  EXPECT_EQ(*b, (Baseline{key, 1.5, BaselineMethod::TorchCompile, "2026-01-02T00:00:00Z", ""}));
   EXPECT_EQ(sql_value(db_, "SELECT count(*) FROM baselines"), "2");
   EXPECT_EQ(sql_value(db_, "SELECT group_concat(method, ',') FROM baselines"), "eager,torch.compile");
   // Each part of the key matters.
@@ -169,7 +172,7 @@ TEST_F(StoreTest, BaselinesKeepEveryMeasurementAndReturnTheLatest) {
   // An empty recorded time means now.
   BaselineKey k2 = key;
   k2.workload_uuid = "u2";
-  store_->put_baseline(Baseline{k2, 0.5, BaselineMethod::Eager, ""});
+  store_->put_baseline(Baseline{k2, 0.5, BaselineMethod::Eager, "", "why"});
   EXPECT_EQ(store_->baseline(k2)->recorded.substr(0, 2), "20");
 }
 
@@ -177,7 +180,7 @@ TEST_F(StoreTest, ABaselineMustBeAPositiveTime) {
   BaselineKey key{std::string(64, 'd'), "u1", "gpu", "", "", ""};
   for (double bad : {0.0, -1.0, std::nan("")}) {
     try {
-      store_->put_baseline(Baseline{key, bad, BaselineMethod::Eager, ""});
+      store_->put_baseline(Baseline{key, bad, BaselineMethod::Eager, "", ""});
       FAIL() << "expected a StoreError for " << bad;
     } catch (const StoreError& e) {
       EXPECT_HAS(e.what(), "workload u1");

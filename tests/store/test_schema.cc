@@ -119,6 +119,37 @@ TEST(StoreSchema, ExistingModeRefusesAMissingFileAndCreatesNothing) {
   EXPECT_EQ(Store::open(db).schema_version(), kSchemaVersion);
 }
 
+// A version 1 store (no baselines.reason) is migrated when opened: its rows stay,
+// with an empty reason, and new rows keep theirs.
+TEST(StoreSchema, MigratesAVersion1StoreKeepingItsBaselines) {
+  TempDir dir;
+  const fs::path db = dir.path() / "v1.db";
+  const BaselineKey key{std::string(64, 'd'), "u1", "gpu", "", "2.4.0", "cupti"};
+  {
+    Store s = Store::open(db);
+    s.put_baseline(Baseline{key, 2.0, BaselineMethod::Eager, "2026-01-01T00:00:00Z", "dropped"});
+  }
+  // Back to version 1's table, as an older solbench wrote it.
+  sql_value(db, "ALTER TABLE baselines DROP COLUMN reason");
+  sql_value(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  Store s = Store::open(db);
+  EXPECT_EQ(s.schema_version(), kSchemaVersion);
+  EXPECT_EQ(sql_value(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  std::optional<Baseline> old = s.baseline(key);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->t_b_ms, 2.0);
+  EXPECT_EQ(old->method, BaselineMethod::Eager);
+  EXPECT_EQ(old->reason, "");  // not kept by version 1
+  s.put_baseline(Baseline{key, 1.0, BaselineMethod::Eager, "", "torch.compile failed: X"});
+  EXPECT_EQ(s.baseline(key)->reason, "torch.compile failed: X");
+  // A new store has the same table as a migrated one.
+  const fs::path fresh = dir.path() / "fresh.db";
+  Store::open(fresh);
+  EXPECT_EQ(sql_value(fresh, "SELECT sql FROM sqlite_schema WHERE name = 'baselines'"),
+            sql_value(db, "SELECT sql FROM sqlite_schema WHERE name = 'baselines'"));
+}
+
 TEST(StoreSchema, ForeignKeysAreEnforcedWithAClearMessage) {
   TempDir dir;
   const fs::path db = dir.path() / "solbench.db";

@@ -1,0 +1,261 @@
+"""The baseline's reference under torch.compile (runtime.compiled_reference,
+docs/score.md): what Dynamo needs of the reference's module, and every way the
+baseline can end up eager says so.
+
+Runs with any torch: Debian's 1.13 (CI) has no torch.compile, so most tests put
+in a stand-in that asks of the function what Dynamo asks (its module found by
+name, through importlib, holding the very globals the function runs with) and
+then calls it. Where torch >= 2 is installed, the real torch.compile runs the
+bundled references (the same check on the GPU: scripts/check_baseline_compile.py).
+"""
+import functools
+import importlib
+import importlib.util
+import inspect
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(os.environ.get("SOLBENCH_REPO", Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(REPO / "python"))
+
+from solbench_py import runtime  # noqa: E402
+
+HAS_COMPILE = hasattr(torch, "compile")
+
+# run() behind @torch.no_grad(), calling a helper and reading a module constant: the
+# shape of most public references (Dynamo inlines run() from torch's decorator frame).
+REFERENCE = '''
+import torch
+
+SCALE = 3.0
+
+
+def helper(x):
+    return x * SCALE
+
+
+@torch.no_grad()
+def run(x, y):
+    return helper(x) + y
+'''
+
+
+def dynamo_lookup(fn):
+    """What Dynamo does with a function it inlines from another module's frame:
+    importlib.import_module(f_globals["__name__"]) and attribute reads on it."""
+    inner = inspect.unwrap(fn)
+    g = inner.__globals__
+    module = importlib.import_module(g["__name__"])
+    if module.__dict__ is not g:
+        raise AssertionError(f"sys.modules[{g['__name__']!r}] is another module than the "
+                             "function's globals")
+    return module
+
+
+class FakeCompile:
+    """A torch.compile stand-in: looks the function's module up as Dynamo does on
+    the first call, and counts a graph per compile (runtime._dynamo_graphs)."""
+
+    def __init__(self, compiles_a_graph=True, fails=None):
+        self.graphs = 0
+        self.compiles_a_graph = compiles_a_graph
+        self.fails = fails
+        self.compiled = []
+        self.kwargs = []
+
+    def __call__(self, fn, **kwargs):
+        self.compiled.append(fn)
+        self.kwargs.append(kwargs)
+
+        def compiled(*args):
+            if self.fails:
+                raise self.fails
+            dynamo_lookup(fn)
+            if self.compiles_a_graph:
+                self.graphs += 1
+            return fn(*args)
+
+        return compiled
+
+
+@pytest.fixture
+def reference(tmp_path):
+    """load_reference's run() from a source of its own (a unique module name)."""
+    def make(source=REFERENCE, name="ref.py"):
+        mod = runtime.load_reference(source, str(tmp_path / name))
+        return runtime.reference_function(mod, "run")
+    return make
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    def install(**kw):
+        f = FakeCompile(**kw)
+        monkeypatch.setattr(torch, "compile", f, raising=False)
+        monkeypatch.setattr(runtime, "_dynamo_graphs", lambda: f.graphs, raising=False)
+        return f
+    return install
+
+
+def registered_references():
+    return sorted(k for k in sys.modules if k.startswith("solbench_reference"))
+
+
+def args():
+    return torch.arange(4.0), torch.ones(4)
+
+
+def test_load_reference_leaves_the_reference_unreachable_by_name(reference):
+    before = registered_references()
+    fn = reference()
+    assert registered_references() == before
+    # The solution's worker: Dynamo's look-up fails there, by design.
+    with pytest.raises(ModuleNotFoundError):
+        dynamo_lookup(fn)
+
+
+def test_the_baseline_compiles_the_reference_imported_by_name(reference, fake):
+    f = fake()
+    fn = reference(REFERENCE + "\n# variant 1\n")
+    call, method, reason = runtime.compiled_reference(fn)
+    assert (method, reason) == ("torch.compile", "")
+    x, y = args()
+    assert torch.equal(call(x, y), fn(x, y))
+    # What it compiled is found by name and holds its globals (what Dynamo needs);
+    # the old code compiled load_reference's run(), which failed right here.
+    assert call.method == "torch.compile", call.reason
+    assert call.reason == ""
+    module = dynamo_lookup(f.compiled[0])
+    assert module.__name__.startswith("solbench_reference_")
+    assert module.SCALE == 3.0
+    # Static shapes: a workload's graph does not depend on the workloads before it.
+    assert f.kwargs[0].get("dynamic") is False
+
+
+def test_the_registered_name_is_the_contents_own(reference, fake):
+    fake()
+    a = runtime.importable_reference(reference(REFERENCE + "\n# a\n", "a.py"))
+    b = runtime.importable_reference(reference(REFERENCE + "\n# b\n", "b.py"))
+    assert inspect.unwrap(a).__module__ != inspect.unwrap(b).__module__
+    again = runtime.importable_reference(reference(REFERENCE + "\n# a\n", "a2.py"))
+    assert inspect.unwrap(again).__module__ == inspect.unwrap(a).__module__
+
+
+def test_a_compile_that_compiles_no_graph_is_eager_with_the_reason(reference, fake):
+    fake(compiles_a_graph=False)
+    call, method, _ = runtime.compiled_reference(reference(REFERENCE + "\n# no graph\n"))
+    assert method == "torch.compile"
+    x, y = args()
+    assert torch.equal(call(x, y), x * 3 + y)
+    assert call.method == "eager"
+    assert "compiled no graph" in call.reason
+
+
+def test_a_failing_compiled_call_is_eager_with_the_reason(reference, fake):
+    fake(fails=RuntimeError("inductor exploded\nsecond line"))
+    call, _, _ = runtime.compiled_reference(reference(REFERENCE + "\n# fails\n"))
+    x, y = args()
+    assert torch.equal(call(x, y), x * 3 + y)  # the eager reference's result
+    assert call.method == "eager"
+    assert call.reason == "torch.compile failed on a call: RuntimeError: inductor exploded"
+    assert torch.equal(call(x, y), x * 3 + y)  # eager for good
+    assert call.method == "eager"
+
+
+def test_without_torch_compile_the_reason_names_the_torch(reference, monkeypatch):
+    monkeypatch.delattr(torch, "compile", raising=False)
+    fn = reference()
+    call, method, reason = runtime.compiled_reference(fn)
+    assert call is fn
+    assert method == "eager"
+    assert reason == f"torch.compile unavailable (torch {torch.__version__})"
+
+
+def test_a_worker_that_loaded_solution_code_never_registers_the_reference(
+        reference, fake, monkeypatch):
+    fake()
+    monkeypatch.setattr(runtime, "_SOLUTION_ROOTS", ["/somewhere/solution/"])
+    before = registered_references()
+    fn = reference(REFERENCE + "\n# solution worker\n")
+    call, method, reason = runtime.compiled_reference(fn)
+    assert method == "eager"
+    assert "may not register the reference" in reason
+    assert registered_references() == before
+
+
+def test_dynamo_is_configured_to_never_fall_back_silently():
+    runtime._configure_dynamo()  # a torch without Dynamo (1.13): nothing to set, no error
+    if not HAS_COMPILE:
+        return
+    import torch._dynamo as dynamo
+    cfg = dynamo.config
+    for k in ("recompile_limit", "cache_size_limit"):
+        if hasattr(cfg, k):
+            assert getattr(cfg, k) >= runtime._BASELINE_RECOMPILE_LIMIT, k
+    for k in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
+        if hasattr(cfg, k):
+            assert getattr(cfg, k) is True, k
+    assert cfg.suppress_errors is False
+
+
+def load_check_script():
+    spec = importlib.util.spec_from_file_location(
+        "check_baseline_compile", REPO / "scripts" / "check_baseline_compile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BUNDLED = sorted(p.name for p in (REPO / "problems").iterdir() if (p / "definition.json").exists())
+
+
+@pytest.mark.skipif(not HAS_COMPILE, reason="this torch has no torch.compile (< 2.0)")
+@pytest.mark.parametrize("problem", BUNDLED)
+def test_real_torch_compile_compiles_every_bundled_reference(problem, tmp_path):
+    """The real torch.compile (CPU, Inductor) on each bundled reference, loaded and
+    wrapped as the baseline worker does, on its smallest workload's inputs."""
+    from solbench_py import inputs as inputs_mod
+    check = load_check_script()
+    folder = REPO / "problems" / problem
+    definition = json.loads((folder / "definition.json").read_text())
+    specs = [check.workload_spec(folder, definition, w) for w in check.load_workloads(folder)]
+    size = lambda s: sum(math.prod(i["shape"] or [1]) for i in s["inputs"])  # noqa: E731
+    spec = min(specs, key=size)
+    mod = runtime.load_reference(definition["reference"], str(tmp_path / "ref.py"))
+    fn = runtime.reference_function(mod, "run")
+    call, method, reason = runtime.compiled_reference(fn)
+    assert (method, reason) == ("torch.compile", "")
+    torch.set_grad_enabled(False)
+    try:
+        entry = definition.get("custom_inputs_entrypoint")
+        custom = runtime.reference_function(mod, entry) if entry else None
+        values = inputs_mod.generate_inputs(spec, 200, 0, "cpu", custom)
+        call(*values)
+    finally:
+        torch.set_grad_enabled(True)
+    assert call.method == "torch.compile", call.reason
+    assert call.reason == ""
+
+
+def test_the_check_script_resolves_expression_axes():
+    check = load_check_script()
+    definition = {"axes": {"h": {"type": "const", "value": 8},
+                           "n": {"type": "var"},
+                           "half": {"type": "expr", "expression": "h / 2"},
+                           "m": {"type": "expr", "expression": "n * half + h // 3"}},
+                  "inputs": {"x": {"shape": ["n", "m"], "dtype": "float32"},
+                             "eps": {"shape": None, "dtype": "float32"}}}
+    workload = {"axes": {"n": 3}, "inputs": {"eps": {"type": "scalar", "value": 0.5}}}
+    spec = check.workload_spec(Path("/data/cat/prob"), definition, workload)
+    assert spec["axes"] == {"h": 8, "n": 3, "half": 4, "m": 14, "eps": 0.5}
+    assert [i["shape"] for i in spec["inputs"]] == [[3, 14], None]
+    assert spec["inputs"][0]["source"] == {"type": "random"}
+    assert spec["dataset_root"] == "/data"
+    with pytest.raises(ValueError, match="not an integer"):
+        check.resolve_axes({"axes": {"a": {"type": "expr", "expression": "3 / 2"}}}, {"axes": {}})
