@@ -1,6 +1,10 @@
 #include "harness/runner.h"
 
 #include <algorithm>
+#include <mutex>
+#include <deque>
+#include <condition_variable>
+#include <atomic>
 #include <cstdlib>
 #include <future>
 #include <optional>
@@ -224,6 +228,127 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
   for (const json& r : requests) prepare_spare(opts.zygote, r, deadline_after(std::chrono::seconds(5)));
 }
 
+// A worker's channel, read on a thread of its own so that a values request is
+// answered at once whatever the runner's thread is doing (an event callback may
+// trace the reference for T_SOL: seconds on a cold start). In the stream's order it
+// checks every frame's seal, answers values requests (values.h: the issuer begins
+// with each "begin" frame) and queues every other frame for the runner's loop,
+// a result with the issuer as it stood then.
+class ChannelInbox {
+ public:
+  struct Item {
+    FrameResult frame;
+    std::string violation;                 // why the worker is to end as REWARD_HACK
+    std::optional<ValueIssuer> at_result;  // for a "result" frame
+  };
+  // `workload(pos)`: the uuid and the number of kept calls of plan position pos
+  // (nullopt: no such position). `answers`: false for a reference worker, which
+  // draws its own values.
+  using Workload = std::function<std::optional<std::pair<std::string, int>>(int)>;
+  ChannelInbox(int fd, std::string seal, ValueIssuer issuer, bool answers, Workload workload,
+               std::mutex& write_mu)
+      : fd_(fd),
+        seal_(std::move(seal)),
+        issuer_(std::move(issuer)),
+        answers_(answers),
+        workload_(std::move(workload)),
+        write_mu_(write_mu) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~ChannelInbox() { stop(); }
+  ChannelInbox(const ChannelInbox&) = delete;
+  ChannelInbox& operator=(const ChannelInbox&) = delete;
+
+  // The next item, or nullopt once `deadline` passed.
+  std::optional<Item> next(Deadline deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_until(lock, deadline, [&] { return !items_.empty(); })) return std::nullopt;
+    Item it = std::move(items_.front());
+    items_.pop_front();
+    return it;
+  }
+  // Nothing is read after this (before the channel is closed).
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void push(Item it) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      items_.push_back(std::move(it));
+    }
+    cv_.notify_one();
+  }
+  void loop() {
+    FrameReader reader(fd_);
+    bool in_workload = false;
+    while (!stopping_) {
+      Item it;
+      it.frame = reader.read(deadline_after(std::chrono::milliseconds(100)));
+      if (it.frame.status == FrameStatus::Timeout) continue;  // nothing lost
+      if (!it.frame.ok()) {
+        push(std::move(it));
+        return;
+      }
+      const json& m = it.frame.message;
+      const std::string type = m.value("type", "");
+      if (type != "hello" && m.value("seal", "") != seal_) {
+        it.violation = fmt::format(
+            "a \"{}\" frame on the worker's channel without the harness's seal: something in "
+            "the worker other than the harness wrote it",
+            type.substr(0, 20));
+        push(std::move(it));
+        return;
+      }
+      if (type == "values") {
+        json reply;
+        try {
+          if (!answers_ || !in_workload) throw ValueViolation("a values request outside a workload");
+          reply = issuer_.answer(m, monotonic_ns());
+        } catch (const ValueViolation& e) {
+          it.violation = std::string("the worker asked for values the harness never asks for (") +
+                         e.what() + "): something in it other than the harness used its channel";
+          push(std::move(it));
+          return;
+        }
+        seal_ = new_seal();  // the next frames carry this one
+        reply["seal"] = seal_;
+        std::lock_guard<std::mutex> lock(write_mu_);
+        if (!write_frame(fd_, reply, deadline_after(kReplyLimit)).ok()) {
+          it.frame.status = FrameStatus::Error;
+          it.frame.error = "the worker did not take the seed of its values";
+          push(std::move(it));
+          return;
+        }
+        continue;
+      }
+      if (type == "begin") {
+        const auto w = workload_(m.value("index", -1));
+        in_workload = w.has_value();
+        if (w) issuer_.begin(w->first, w->second);
+      } else if (type == "result") {
+        it.at_result = issuer_;
+        in_workload = false;
+      }
+      push(std::move(it));
+    }
+  }
+
+  int fd_;
+  std::string seal_;
+  ValueIssuer issuer_;
+  bool answers_;
+  Workload workload_;
+  std::mutex& write_mu_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> items_;
+  std::thread thread_;
+};
+
 // One worker process working through `indices` (positions in the full plan).
 class WorkerRun {
  public:
@@ -320,23 +445,41 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     return out;
   }
 
+  std::mutex write_mu;  // the go thread's and the inbox's answers
   if (hooks_ && hooks_->go.valid() && plan_.timing_after_go)
-    go_thread = std::thread([fd = child.channel_fd(), go = hooks_->go] {
+    go_thread = std::thread([fd = child.channel_fd(), go = hooks_->go, &write_mu] {
       go.wait();
+      std::lock_guard<std::mutex> lock(write_mu);
       write_frame(fd, {{"type", "go"}}, deadline_after(std::chrono::seconds(10)));
     });
-  FrameReader reader(child.channel_fd());
   // The seeds of the values, handed out on request while a workload runs (values.h).
-  ValueIssuer issuer(hooks_ && hooks_->value_secret ? hooks_->value_secret
-                                                      : evaluation_secret(plan_),
-                     plan_.rounds + std::max(2, plan_.input_sets), max_calls(plan_.timing));
+  ChannelInbox inbox(
+      child.channel_fd(), seal,
+      ValueIssuer(hooks_ && hooks_->value_secret ? hooks_->value_secret : evaluation_secret(plan_),
+                  plan_.rounds + std::max(2, plan_.input_sets), max_calls(plan_.timing)),
+      !plan_.reference_role,
+      [this](int pos) -> std::optional<std::pair<std::string, int>> {
+        if (pos < 0 || static_cast<size_t>(pos) >= indices_.size()) return std::nullopt;
+        const json& spec = plan_.workloads[indices_[pos]];
+        return std::make_pair(uuid(pos), plan_.time_solution
+                                             ? sampled_calls(plan_.verify_samples, spec)
+                                             : 0);
+      },
+      write_mu);
+  auto stop_reading = [&] {
+    stop_go();
+    inbox.stop();
+  };
   int current = -1;  // position being evaluated
   uint64_t log_offset = 0;
   bool ready = false;
   size_t next_pos = 0;  // positions before this have outcomes
   std::string end_how;
   for (;;) {
-    FrameResult f = reader.read(deadline);
+    std::optional<ChannelInbox::Item> item = inbox.next(deadline);
+    FrameResult f;
+    if (item) f = std::move(item->frame);
+    else f.status = FrameStatus::Timeout;
     if (f.status == FrameStatus::Timeout) {
       child.kill_group();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
@@ -395,11 +538,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
         next_pos = indices_.size();
       }
     };
-    if (type != "hello" && m.value("seal", "") != seal) {
-      end_worker(Status::RewardHack,
-                 fmt::format("a \"{}\" frame on the worker's channel without the harness's seal: "
-                             "something in the worker other than the harness wrote it",
-                             type.substr(0, 20)));
+    if (!item->violation.empty()) {
+      end_worker(Status::RewardHack, item->violation);
       break;
     }
     if (type == "hello") {
@@ -418,7 +558,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       event(e);
     } else if (type == "load_failed" || type == "fatal") {
       const std::string msg = m.value("message", "");
-      stop_go();
+      stop_reading();
       child.close_channel();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(10)));
       end_how = st.describe();
@@ -448,9 +588,6 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
         break;
       }
       current = pos;
-      issuer.begin(uuid(pos), plan_.time_solution
-                                  ? sampled_calls(plan_.verify_samples, plan_.workloads[indices_[pos]])
-                                  : 0);
       // This workload's prints start after its marker, which the worker wrote before
       // the frame (the drain thread may already hold some of them, or not yet all
       // of the previous workload's).
@@ -461,25 +598,6 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       record["workloads"].push_back(
           {{"index", indices_[pos]}, {"begin_t_ns", m.value("t_ns", int64_t{0})}});
       event(make_event("begin", indices_[pos]));
-    } else if (type == "values") {
-      // The reference worker draws its own; elsewhere only the harness asks, in order.
-      json reply;
-      try {
-        if (current < 0 || plan_.reference_role)
-          throw ValueViolation("a values request outside a workload");
-        reply = issuer.answer(m, monotonic_ns());
-      } catch (const ValueViolation& e) {
-        end_worker(Status::RewardHack,
-                   std::string("the worker asked for values the harness never asks for (") +
-                       e.what() + "): something in it other than the harness used its channel");
-        break;
-      }
-      seal = new_seal();  // the next frames carry this one
-      reply["seal"] = seal;
-      if (!write_frame(child.channel_fd(), reply, deadline_after(kReplyLimit)).ok()) {
-        end_worker(Status::RuntimeError, "the worker did not take the seed of its values");
-        break;
-      }
     } else if (type == "progress") {
       if (current >= 0)
         {
@@ -514,7 +632,8 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
       o.index = indices_[current];
       o.uuid = uuid(current);
       // What the worker reports against what the parent handed out and saw.
-      if (const std::string why = issuer.check(o); !why.empty()) {
+      if (const std::string why = item->at_result ? item->at_result->check(o) : std::string();
+          !why.empty()) {
         o.status = Status::RewardHack;
         o.log = "the worker's report cannot be believed: " + why + (o.log.empty() ? "" : "\n" + o.log);
         o.correctness.reset();
@@ -539,13 +658,13 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     } else if (type == "restart") {
       // The worker's state is spoiled (a sticky CUDA error): it reported its last
       // workload and exits; the workloads after it go to a fresh worker.
-      stop_go();
+      stop_reading();
       child.close_channel();
       ExitStatus st = child.wait(deadline_after(std::chrono::seconds(30)));
       end_how = "restart requested (" + m.value("reason", std::string()) + "); " + st.describe();
       break;
     } else if (type == "done") {
-      stop_go();
+      stop_reading();
       child.close_channel();
       if (plan_.reference_role && plan_.kind == EntryKind::Reference) {
         // A reference worker ran no solution code and has reported everything:

@@ -36,6 +36,11 @@ PersistingL2Reset::PersistingL2Reset(int device) {
   supported_ = cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize,
                                       device) == cudaSuccess &&
                max_persisting > 0;
+  // What the runtime set before any solution code ran (the timer is made before
+  // the solution is loaded): reset too, but not reported as the solution's.
+  size_t limit = 0;
+  if (supported_ && cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize) == cudaSuccess)
+    initial_limit_ = before_solution_ = limit;
   (void)cudaGetLastError();
 }
 
@@ -47,9 +52,12 @@ void PersistingL2Reset::apply(cudaStream_t stream) {
   if (limit > 0) {
     SB_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
     ++limit_resets_;
-    ++new_limit_resets_;
     max_limit_ = std::max<uint64_t>(max_limit_, limit);
-    new_max_limit_ = std::max<uint64_t>(new_max_limit_, limit);
+    if (limit != initial_limit_) {
+      ++new_limit_resets_;
+      new_max_limit_ = std::max<uint64_t>(new_max_limit_, limit);
+    }
+    initial_limit_ = 0;  // from now on any set-aside is someone's after the reset
   }
   // Some streams (the legacy default stream) have no attributes to read: nothing
   // can have been set on them either.
@@ -85,6 +93,7 @@ void PersistingL2Reset::details(json& j) const {
   json p = {{"resets", applied_}, {"limit_resets", limit_resets_},
             {"window_resets", window_resets_}};
   if (max_limit_) p["max_limit_bytes"] = max_limit_;
+  if (before_solution_) p["limit_bytes_before_the_solution"] = before_solution_;
   if (applied_) {
     p["mean_us"] = total_us_ / static_cast<double>(applied_);
     p["max_us"] = max_us_;

@@ -81,6 +81,8 @@ class PersistingL2Reset {
 
  private:
   bool supported_ = false;
+  uint64_t initial_limit_ = 0;  // the set-aside before the solution was loaded, until reset
+  uint64_t before_solution_ = 0;
   uint64_t applied_ = 0;
   uint64_t limit_resets_ = 0, window_resets_ = 0;
   uint64_t max_limit_ = 0;
