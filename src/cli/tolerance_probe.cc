@@ -179,7 +179,8 @@ std::vector<WorkloadProbe> ToleranceProber::probe(const Problem& p, Diagnostics&
     json request = {{"reference", def.reference},
                     {"workload", harness::workload_spec(p, i)},
                     {"device", impl_->opts.device},
-                    {"seed", 200}};  // the evaluation's default seed (protocol.h)
+                    {"seed", 200}};  // fixed: the rules matter here, not the values
+                                    // (an evaluation draws its own, harness/values.h)
     if (def.custom_inputs_entrypoint) request["custom_inputs_entrypoint"] = *def.custom_inputs_entrypoint;
     w.answer = impl_->ask(request);
     w.status = w.answer.value("status", "not_checked");
