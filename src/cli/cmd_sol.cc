@@ -155,20 +155,13 @@ int run_trace_child() {
   }
   int fd = std::atoi(fd_text);
   sol::warm_up_tracer();
-  if (!harness::write_frame(fd, json{{"ready", true}}).ok()) return 3;
-  harness::FrameReader reader(fd);
-  for (;;) {
-    harness::FrameResult r = reader.read();
-    if (r.status == harness::FrameStatus::Eof) return 0;
-    if (!r.ok()) return 3;
-    json answer;
+  return harness::serve_frames(fd, [](const json& request) -> json {
     try {
-      answer = {{"graph", sol::to_json(sol::trace_reference(r.message))}};
+      return {{"graph", sol::to_json(sol::trace_reference(request))}};
     } catch (const std::exception& e) {
-      answer = {{"error", std::string("tracer failed: ") + e.what()}};
+      return {{"error", std::string("tracer failed: ") + e.what()}};
     }
-    if (!harness::write_frame(fd, answer).ok()) return 3;
-  }
+  });
 }
 
 double num(const json& j, const char* a, const char* b) {

@@ -254,26 +254,18 @@ int run_probe_child() {
     return 2;
   }
   const int fd = std::atoi(fd_text);
-  json hello = {{"ready", true}};
   try {
     bridge::call_json("tolerance_probe", "ready", "{}");
   } catch (const std::exception&) {
     // Reported per request: the probe itself says torch cannot be imported.
   }
-  if (!harness::write_frame(fd, hello).ok()) return 3;
-  harness::FrameReader reader(fd);
-  for (;;) {
-    harness::FrameResult r = reader.read();
-    if (r.status == harness::FrameStatus::Eof) return 0;
-    if (!r.ok()) return 3;
-    json answer;
+  return harness::serve_frames(fd, [](const json& request) -> json {
     try {
-      answer = json::parse(bridge::call_json("tolerance_probe", "probe", r.message.dump()));
+      return json::parse(bridge::call_json("tolerance_probe", "probe", request.dump()));
     } catch (const std::exception& e) {
-      answer = {{"status", "not_checked"}, {"reason", std::string("probe failed: ") + e.what()}};
+      return {{"status", "not_checked"}, {"reason", std::string("probe failed: ") + e.what()}};
     }
-    if (!harness::write_frame(fd, answer).ok()) return 3;
-  }
+  });
 }
 
 }  // namespace

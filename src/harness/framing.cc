@@ -248,4 +248,15 @@ FrameResult read_frame(int fd, Deadline deadline, uint32_t max_bytes) {
   return r;
 }
 
+int serve_frames(int fd, const std::function<json(const json&)>& handle) {
+  if (!write_frame(fd, json{{"ready", true}}).ok()) return 3;
+  FrameReader reader(fd);
+  for (;;) {
+    FrameResult r = reader.read();
+    if (r.status == FrameStatus::Eof) return 0;
+    if (!r.ok()) return 3;
+    if (!write_frame(fd, handle(r.message)).ok()) return 3;
+  }
+}
+
 }  // namespace solbench::harness

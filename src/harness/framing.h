@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,11 @@ class FrameReader {
   uint32_t max_bytes_;
   std::vector<char> buf_;
 };
+
+// A child process's service loop (`sol`'s tracer, `validate`'s tolerance probe):
+// says {"ready": true}, then answers every frame on `fd` with handle(frame) until
+// the peer closes it. Returns 0 at its end, 3 when the channel broke.
+int serve_frames(int fd, const std::function<json(const json&)>& handle);
 
 // One-shot read of a single frame (a timeout mid-frame loses the partial data; use
 // FrameReader to resume).

@@ -32,7 +32,8 @@ DEPENDENCIES = {"pytorch": ["torch"], "pytorch_cuda": ["torch"], "triton": ["tor
 
 def solution_for(problem: str, entry: dict) -> dict:
     languages, hardware, entry_file, entry_fn, binding, dps = KINDS[entry["kind"]]
-    folder = os.path.join(HERE, entry["name"])
+    # A twin of another kind (the GPU twin of a CPU entry) takes that entry's sources.
+    folder = os.path.join(HERE, entry.get("sources_from", entry["name"]))
     names = sorted(n for n in os.listdir(folder) if n != "solution.json")
     if entry_file not in names:
         raise SystemExit(f"{entry['name']}: {entry_file} missing")

@@ -357,15 +357,22 @@ TEST(HackCorpusManifest, EntriesAreCompleteAndSolutionsMatchTheirSources) {
         EXPECT_NO_THROW(entry(e[key].get<std::string>()));
       }
 
-    // solution.json carries exactly the files of the entry's folder (make_corpus.py).
+    // solution.json carries exactly the files of the entry's folder (make_corpus.py),
+    // or of the entry a twin takes its sources from.
     const fs::path dir = kHacks / name;
     ASSERT_TRUE(fs::exists(dir / "solution.json")) << name;
+    const fs::path src = kHacks / e.value("sources_from", name);
+    if (e.contains("sources_from")) {
+      EXPECT_NO_THROW(entry(e["sources_from"].get<std::string>())) << name;
+      for (const auto& f : fs::directory_iterator(dir))
+        EXPECT_EQ(f.path().filename(), "solution.json") << name << ": a twin holds no sources";
+    }
     const json sol = json::parse(read(dir / "solution.json"));
     EXPECT_EQ(sol.at("definition"), m.at("problem")) << name;
     std::map<std::string, std::string> in_json;
     for (const auto& s : sol.at("sources"))
       in_json[s.at("path").get<std::string>()] = s.at("content").get<std::string>();
-    for (const auto& f : fs::directory_iterator(dir)) {
+    for (const auto& f : fs::directory_iterator(src)) {
       const std::string file = f.path().filename().string();
       if (file == "solution.json") continue;
       EXPECT_EQ(in_json[file], read(f.path()))
