@@ -40,51 +40,45 @@ _WATCHED = {
 _recorded: list = []
 _busy = [False]
 _STDLIB = os.path.dirname(os.__file__) + os.sep
-_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_kinds: dict = {}
+_stdlib_files: dict = {}
 
 
-def _roots() -> list:
-    rt = sys.modules.get("solbench_py.runtime")
-    return getattr(rt, "_SOLUTION_ROOTS", []) if rt is not None else []
+def _runtime():
+    """solbench_py.runtime, which imports this module (hence not at the top): its
+    _SOLUTION_ROOTS and its tests of whose code an object is."""
+    return sys.modules["solbench_py.runtime"]
 
 
-def _kind(filename: str) -> str:
-    """"stdlib", "harness", "other" or "solution:<relative path>" for a code file."""
-    k = _kinds.get(filename)
-    if k is None:
+def _in_stdlib(filename: str) -> bool:
+    v = _stdlib_files.get(filename)
+    if v is None:
         f = os.path.abspath(filename)
-        if filename.startswith("<") or (f.startswith(_STDLIB) and "-packages" not in f):
-            k = "stdlib"
-        elif f.startswith(_HERE):
-            k = "harness"
-        else:
-            k = "other"
-            for r in _roots():
-                if f.startswith(r):
-                    k = "solution:" + f[len(r):]
-        _kinds[filename] = k
-    return k
+        v = _stdlib_files[filename] = filename.startswith("<") or (
+            f.startswith(_STDLIB) and "-packages" not in f)
+    return v
 
 
 def _audit(event, _args):
     message = _WATCHED.get(event)
-    if message is None or _busy[0] or not _roots():
+    if message is None or _busy[0]:
+        return
+    rt = sys.modules.get("solbench_py.runtime")
+    if rt is None or not rt._SOLUTION_ROOTS:
         return
     _busy[0] = True  # sys._getframe below raises an event of its own
     try:
         # Who asked: the nearest caller outside the standard library (inspect's
         # helpers and warnings call sys._getframe on someone else's behalf).
         frame = sys._getframe(1)
-        kind = "stdlib"
-        while frame is not None:
-            kind = _kind(frame.f_code.co_filename)
-            if kind != "stdlib":
-                break
+        while frame is not None and _in_stdlib(frame.f_code.co_filename):
             frame = frame.f_back
-        if frame is None or not kind.startswith("solution:"):
+        if frame is None or not rt._in_solution(frame.f_code):
             return
-        _recorded.append(f"{message} ({kind[len('solution:'):]}:{frame.f_lineno})")
+        where = os.path.abspath(frame.f_code.co_filename)
+        for r in rt._SOLUTION_ROOTS:
+            if where.startswith(r):
+                where = where[len(r):]
+        _recorded.append(f"{message} ({where}:{frame.f_lineno})")
     finally:
         _busy[0] = False
     if event == "sys.addaudithook":
@@ -157,45 +151,6 @@ def _signal_name(s) -> str:
         return str(s)
 
 
-_RUNTIME_PACKAGES = ("torch", "triton", "functorch", "torchgen")
-
-
-def _files(obj, depth: int = 0) -> list:
-    """The code files behind a callable or object: its function's, a bound method's,
-    a partial's or a wrapper's, and its class's module file."""
-    out: list = []
-    if obj is None or depth > 6:
-        return out
-    try:
-        code = getattr(obj, "__code__", None)
-        if code is not None:
-            out.append(code.co_filename)
-        for attr in ("__func__", "func", "__wrapped__", "__self__"):
-            inner = getattr(obj, attr, None)
-            if inner is not None and inner is not obj and not isinstance(inner, type(sys)):
-                out += _files(inner, depth + 1)
-        mod = sys.modules.get(getattr(type(obj), "__module__", "") or "")
-        f = getattr(mod, "__file__", None)
-        if f:
-            out.append(f)
-    except Exception:  # noqa: BLE001 - a property of the solution's that raises
-        out.append("<unknown>")
-    return out
-
-
-def _solutions(obj) -> bool:
-    return any(_kind(f).startswith("solution:") for f in _files(obj))
-
-
-def _runtimes(obj) -> bool:
-    """Torch's, Triton's or the harness's own code (and nothing of the solution's)."""
-    files = _files(obj)
-    if not files or any(_kind(f).startswith("solution:") for f in files):
-        return False
-    return any(_kind(f) == "harness" or any(os.sep + p + os.sep in os.path.abspath(f)
-                                            for p in _RUNTIME_PACKAGES) for f in files)
-
-
 # Dispatch keys a kernel registered for one of the harness's operators would run
 # under when the harness fills a call's inputs (Meta and tracing keys would not).
 _RUN_KEYS = ("CPU", "CUDA", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
@@ -214,9 +169,10 @@ def _run_lines(dump) -> set:
 def changes(before: dict) -> str:
     """What the solution installed since `before` ('' when nothing), at most 5."""
     now = state()
+    rt = _runtime()
     found = []
     for k in ("sys.settrace", "sys.setprofile"):
-        if now[k] is not before[k] and not _runtimes(now[k]):
+        if now[k] is not before[k] and not rt._runtime_object(now[k]):
             found.append(f"a {k} hook")
     for k in ("gc.callbacks", "sys.meta_path", "sys.path_hooks"):
         old = before[k]
@@ -225,19 +181,19 @@ def changes(before: dict) -> str:
                 continue
             # Libraries add importers of their own when imported: only the
             # solution's count there; a gc callback must be a runtime's.
-            if (_solutions(x) if k != "gc.callbacks" else not _runtimes(x)):
+            if (rt._solution_code(x) if k != "gc.callbacks" else not rt._runtime_object(x)):
                 found.append(f"an entry in {k}")
                 break
     harmless = (signal.SIG_DFL, signal.SIG_IGN, signal.default_int_handler, None)
     for s, h in now["signals"].items():
         if s in before["signals"] and h is not before["signals"][s] and \
-                not any(h is x for x in harmless) and not _runtimes(h):
+                not any(h is x for x in harmless) and not rt._runtime_object(h):
             found.append(f"a handler for {_signal_name(s)}")
     for t, (was, armed) in enumerate(zip(before["timers"], now["timers"])):
         if armed and not was:
             found.append(f"an interval timer ({('real', 'virtual', 'profiling')[t]})")
     for k, v in now["builtins"].items():
-        if before["builtins"].get(k, v) is not v and not _runtimes(v):
+        if before["builtins"].get(k, v) is not v and not rt._runtime_object(v):
             found.append(f"a replacement of builtins.{k}")
     for op, dump in now["dispatch"].items():
         if _run_lines(dump) - _run_lines(before["dispatch"].get(op)):

@@ -1,12 +1,12 @@
 #include "harness/runner.h"
 
 #include <algorithm>
-#include <mutex>
-#include <deque>
-#include <condition_variable>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <random>
@@ -475,6 +475,21 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   bool ready = false;
   size_t next_pos = 0;  // positions before this have outcomes
   std::string end_how;
+  // Ends this worker for something it sent: the workload in progress (else every
+  // one left) fails with `st`; a new worker takes the rest.
+  auto end_worker = [&](Status st, const std::string& why) {
+    child.kill_group();
+    ExitStatus es = child.wait(deadline_after(std::chrono::seconds(10)));
+    end_how = "killed: " + why.substr(0, 200) + " (" + es.describe() + ")";
+    if (current >= 0) {
+      out.push_back(failed(indices_[current], uuid(current), st,
+                           why + "\n" + tail(child.log_since(log_offset))));
+      next_pos = current + 1;
+    } else {
+      fail_rest(out, next_pos, st, why);
+      next_pos = indices_.size();
+    }
+  };
   for (;;) {
     std::optional<ChannelInbox::Item> item = inbox.next(deadline);
     FrameResult f;
@@ -523,21 +538,6 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     }
     const json& m = f.message;
     const std::string type = m.value("type", "");
-    // Ends this worker for something it sent: the workload in progress (else
-    // every one left) fails with `st`; a new worker takes the rest.
-    auto end_worker = [&](Status st, const std::string& why) {
-      child.kill_group();
-      ExitStatus es = child.wait(deadline_after(std::chrono::seconds(10)));
-      end_how = "killed: " + why.substr(0, 200) + " (" + es.describe() + ")";
-      if (current >= 0) {
-        out.push_back(failed(indices_[current], uuid(current), st,
-                             why + "\n" + tail(child.log_since(log_offset))));
-        next_pos = current + 1;
-      } else {
-        fail_rest(out, next_pos, st, why);
-        next_pos = indices_.size();
-      }
-    };
     if (!item->violation.empty()) {
       end_worker(Status::RewardHack, item->violation);
       break;

@@ -29,7 +29,7 @@ uint64_t LocalValues::round_seed(const std::string& uuid, int round) {
   return value_seed(secret_, uuid, ValueKind::Round, round);
 }
 
-CallGrant LocalValues::call(const std::string&, int) { return {fresh_() >> 1, -1}; }
+CallGrant LocalValues::call(int) { return {fresh_() >> 1, -1}; }
 
 json ParentValues::ask(json request) {
   request["type"] = "values";
@@ -45,12 +45,12 @@ uint64_t ParentValues::round_seed(const std::string&, int round) {
   return ask({{"what", "round"}, {"round", round}}).at("seed").get<uint64_t>();
 }
 
-CallGrant ParentValues::call(const std::string&, int call) {
+CallGrant ParentValues::call(int call) {
   const json r = ask({{"what", "call"}, {"call", call}});
   return {r.at("seed").get<uint64_t>(), r.value("keep", -1)};
 }
 
-int ParentValues::calls_end(const std::string&, int calls) {
+int ParentValues::calls_end(int calls) {
   return ask({{"what", "calls_end"}, {"calls", calls}}).value("keep", -1);
 }
 

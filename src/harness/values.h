@@ -53,9 +53,10 @@ class ValueSource {
  public:
   virtual ~ValueSource() = default;
   virtual uint64_t round_seed(const std::string& uuid, int round) = 0;
-  virtual CallGrant call(const std::string& uuid, int call) = 0;
+  // Call `call` of the workload in progress.
+  virtual CallGrant call(int call) = 0;
   // After the loop's last call (`calls` in all): the slot of that last call.
-  virtual int calls_end(const std::string& uuid, int calls) = 0;
+  virtual int calls_end(int calls) = 0;
   // Time spent waiting for seeds since the last call of this (then reset to 0).
   virtual double take_wait_ms() { return 0; }
 };
@@ -67,8 +68,8 @@ class LocalValues final : public ValueSource {
  public:
   explicit LocalValues(uint64_t secret);
   uint64_t round_seed(const std::string& uuid, int round) override;
-  CallGrant call(const std::string& uuid, int call) override;
-  int calls_end(const std::string&, int) override { return -1; }
+  CallGrant call(int call) override;
+  int calls_end(int) override { return -1; }
 
  private:
   uint64_t secret_;
@@ -82,8 +83,8 @@ class ParentValues final : public ValueSource {
   using Ask = std::function<json(const json&)>;
   explicit ParentValues(Ask ask) : ask_(std::move(ask)) {}
   uint64_t round_seed(const std::string& uuid, int round) override;
-  CallGrant call(const std::string& uuid, int call) override;
-  int calls_end(const std::string& uuid, int calls) override;
+  CallGrant call(int call) override;
+  int calls_end(int calls) override;
   double take_wait_ms() override;
 
  private:

@@ -29,6 +29,11 @@ class PythonCandidate final : public Candidate {
     outs_ = outputs;
     result_ = py::none();
   }
+  void release() override {
+    args_ = py::tuple();
+    outs_ = py::list();
+    result_ = py::none();
+  }
 
   void invoke() override {
     try {
@@ -73,6 +78,12 @@ class NativeCandidate final : public Candidate {
     keepalive_ = py::make_tuple(in[0], out[0]);
     fill(in[1].cast<py::list>(), inputs_, in_dims_);
     fill(out[1].cast<py::list>(), outputs_, out_dims_);
+  }
+  void release() override {
+    outs_ = py::list();
+    keepalive_ = py::none();
+    inputs_.clear();
+    outputs_.clear();
   }
 
   void invoke() override {

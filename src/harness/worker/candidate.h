@@ -33,6 +33,8 @@ class Candidate {
   // Arguments of the next call (outside any measured span). `outputs` are
   // pre-allocated, poisoned tensors; return-style candidates ignore them.
   virtual void bind(const py::list& inputs, const py::list& outputs) = 0;
+  // Drops what the last call was given and returned (its finalizers run now).
+  virtual void release() = 0;
   // The call itself (the measured span). Throws CallError.
   virtual void invoke() = 0;
   // The outputs of the last call as a list of tensors in output order. Throws

@@ -381,7 +381,7 @@ int worker_main(int fd, const PreparedWorker* prepared) {
       solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
       if (e.sticky) {
         cuda_error = e;
-        // gpuidle: GPU work left running is the solution's reward hack (reported once).
+        // GPU work left running is the solution's reward hack (reported once).
         const bool reported = e.work_left_running && o.status == Status::RewardHack;
         o.status = e.work_left_running ? Status::RewardHack : Status::RuntimeError;
         o.correctness.reset();

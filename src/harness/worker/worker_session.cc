@@ -18,7 +18,7 @@
 #include "harness/worker/native_library.h"
 #include "harness/checks/threads.h"
 #include "harness/timing/device_lock.h"
-#include "harness/timing/gpu/gpu_errors.h"  // gpuidle: WorkLeftRunning
+#include "harness/timing/gpu/gpu_errors.h"  // WorkLeftRunning
 #include "harness/timing/timer.h"
 #include "harness/timing/timing.h"
 #include "harness/values.h"
@@ -138,12 +138,11 @@ class PooledRun final : public Measurable {
  public:
   // `before_span`: run once a call's arguments are ready, just before its span.
   PooledRun(Candidate& c, py::object pool, py::module_& runtime, ValueSource& values,
-            std::string uuid, bool check_lazy, std::function<void()> before_span = {})
+            bool check_lazy, std::function<void()> before_span = {})
       : c_(c),
         pool_(std::move(pool)),
         runtime_(runtime),
         values_(values),
-        uuid_(std::move(uuid)),
         check_lazy_(check_lazy),
         before_span_(std::move(before_span)) {}
   ~PooledRun() override { collector_back(); }
@@ -157,9 +156,9 @@ class PooledRun final : public Measurable {
   // collector off (no collection, no gc.callbacks, no __del__ of cyclic garbage)
   // until the span begins.
   void prepare(int) override {
-    const CallGrant g = values_.call(uuid_, calls_);
+    const CallGrant g = values_.call(calls_);
     keep(g.keep);  // the previous call, before this one's fill overwrites its views
-    c_.bind(py::list(), py::list());
+    c_.release();
     inputs_ = py::list();
     if (!collector_off_) {
       collector_was_on_ = PyGC_Disable() == 1;
@@ -188,7 +187,7 @@ class PooledRun final : public Measurable {
   }
   // After the loop: where the last call goes.
   void end() {
-    if (calls_ > 0) keep(values_.calls_end(uuid_, calls_));
+    if (calls_ > 0) keep(values_.calls_end(calls_));
   }
 
   struct Saved {
@@ -225,7 +224,6 @@ class PooledRun final : public Measurable {
   py::object pool_;
   py::module_& runtime_;
   ValueSource& values_;
-  std::string uuid_;
   bool check_lazy_;
   std::function<void()> before_span_;
   bool collector_off_ = false, collector_was_on_ = false;
@@ -283,12 +281,11 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   static const std::string& uuid_of(const json& spec) {
     return spec.at("uuid").get_ref<const std::string&>();
   }
-  std::string uuid;  // of the workload being evaluated
 
-  // A round's inputs (correctness rounds, then the timing input sets), drawn from
-  // the round's seed, which the parent hands out only now.
-  py::list inputs_of(py::object& w, const std::string& of, int round) {
-    return w.attr("make_inputs")(round, values->round_seed(of, round)).cast<py::list>();
+  // A round's inputs (correctness rounds, then the timing input sets) of workload
+  // `spec`, drawn from the round's seed, which the parent hands out only now.
+  py::list inputs_of(py::object& w, const json& spec, int round) {
+    return w.attr("make_inputs")(round, values->round_seed(uuid_of(spec), round)).cast<py::list>();
   }
 
   void progress(size_t index, std::string_view phase, int round = -1) {
@@ -405,17 +402,19 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // What the solution installed in the interpreter (hooks.py): code that runs
   // between the harness's steps, where a call's values exist before its span.
   void check_hooks(const char* when) {
-    if (hook_baseline.is_none()) return;
-    const std::string installed = hook_changes();
-    if (!installed.empty())
-      throw Finish{Status::RewardHack,
-                   fmt::format("the solution installed {} {}: code that runs between the "
-                               "harness's steps, where the next call's values exist before its "
-                               "timed span",
-                               installed, when)};
+    if (const std::string why = hooks_installed(when); !why.empty())
+      throw Finish{Status::RewardHack, why};
   }
-  std::string hook_changes() {
-    return py::module_::import("solbench_py.hooks").attr("changes")(hook_baseline).cast<std::string>();
+  // "" or what the solution installed since hook_baseline, said with `when`.
+  std::string hooks_installed(const char* when) {
+    if (hook_baseline.is_none()) return "";
+    const std::string installed = py::module_::import("solbench_py.hooks")
+                                      .attr("changes")(hook_baseline)
+                                      .cast<std::string>();
+    if (installed.empty()) return "";
+    return fmt::format("the solution installed {} {}: code that runs between the harness's "
+                       "steps, where the next call's values exist before its timed span",
+                       installed, when);
   }
 
   // Processes the solution started must be gone when its call returns (toolchains
@@ -495,7 +494,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
                   bool with_reference = true);
   // plan.record_calls (the solution's worker under a judge): the same calls and
   // checks of the solution's own behaviour, no reference, every call recorded.
-  py::list make_inputs(py::object& w, int round);
+  py::list make_inputs(py::object& w, const json& spec, int round);
   void check_call(int round, Candidate& c, py::list& got);
   void record_correctness(size_t index, py::object& w, Candidate& c, WorkloadOutcome& o);
   void record_timing(size_t index, const json& spec, py::object& w, Candidate& c,
@@ -723,12 +722,8 @@ json WorkerSession::start() {
                       /*skip=*/false, /*reward_hack=*/true);
   }
   if (!s.hook_baseline.is_none()) {
-    const std::string installed = s.hook_changes();
-    if (!installed.empty())
-      throw LoadError("the solution installed " + installed +
-                          " when it was loaded: code that runs between the harness's steps, "
-                          "where a call's values exist before its timed span",
-                      /*skip=*/false, /*reward_hack=*/true);
+    if (const std::string why = s.hooks_installed("when it was loaded"); !why.empty())
+      throw LoadError(why, /*skip=*/false, /*reward_hack=*/true);
     const std::string seen = s.runtime.attr("violations")().cast<std::string>();
     if (!seen.empty())
       throw LoadError("the solution " + seen + " when it was loaded", /*skip=*/false,
@@ -751,7 +746,7 @@ int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_ru
                                               s.custom_fn);
     py::list inputs, refs;
     const std::function<void()> step[] = {
-        [&] { inputs = s.inputs_of(w, Impl::uuid_of(spec), 0); },
+        [&] { inputs = s.inputs_of(w, spec, 0); },
         [&] { refs = w.attr("run_reference")(inputs).cast<py::list>(); },
         [&] { w.attr("check")(refs, refs, true); },
     };
@@ -793,9 +788,24 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   WorkloadOutcome o;
   o.index = static_cast<int>(index);
   o.uuid = spec.value("uuid", "");
-  uuid = o.uuid;
   o.status = Status::Passed;
   Stopwatch total;
+  // The workload ended early with a status (or a skip).
+  auto finish = [&](const Finish& f) {
+    if (plan.record_calls && !f.skip) attach_record(o, true);
+    o.skipped = f.skip;
+    if (f.skip) {
+      o.skip_reason = f.message;
+      o.status = Status::RuntimeError;  // not reported as a trace; see skipped
+    } else {
+      o.status = f.status;
+    }
+    if (!f.skip) o.log = f.message;
+    if (o.status != Status::Passed && o.status != Status::IncorrectNumerical)
+      o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+  };
   try {
     if (!reference_error.empty()) throw Finish{Status::InvalidReference, reference_error};
     py::object w = runtime.attr("Workload")(to_py(spec), plan.device, ref_run,
@@ -824,27 +834,10 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
       if (plan.time_solution) timing(index, spec, w, *cand, o);
     }
   } catch (const gpu::WorkLeftRunning& e) {
-    // gpuidle: GPU work a call left running (the timer's bounded wait gave up).
-    o.status = Status::RewardHack;
-    o.log = e.what();
-    o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    if (plan.record_calls) attach_record(o, true);
+    // GPU work a call left running (the timer's bounded wait gave up).
+    finish(Finish{Status::RewardHack, e.what()});
   } catch (const Finish& f) {
-    if (plan.record_calls && !f.skip) attach_record(o, true);
-    o.skipped = f.skip;
-    if (f.skip) {
-      o.skip_reason = f.message;
-      o.status = Status::RuntimeError;  // not reported as a trace; see skipped
-    } else {
-      o.status = f.status;
-    }
-    if (!f.skip) o.log = f.message;
-    if (o.status != Status::Passed && o.status != Status::IncorrectNumerical)
-      o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
+    finish(f);
   } catch (py::error_already_set& e) {
     o.status = Status::RuntimeError;
     o.log = "internal error in the worker: " + detail::python_error_text(e);
@@ -881,7 +874,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   // A courtesy to the next workload (a failure here changes no result), and not a
   // small one: its gc.collect() walks every object torch made, 150-200 ms. After the
   // plan's last workload the worker's exit frees everything anyway.
-  if (index + 1 < plan.workloads.size() && !gpu::work_left_running()) {  // gpuidle: would hang
+  if (index + 1 < plan.workloads.size() && !gpu::work_left_running()) {  // it would hang
     try {
       runtime.attr("release_memory")(plan.device);
     } catch (py::error_already_set&) {
@@ -895,7 +888,6 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
 
 void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object& w,
                                       Candidate& c, WorkloadOutcome& o) {
-  (void)spec;  // the Workload object carries what the rounds need
   double inputs_ms = 0, reference_ms = 0, solution_ms = 0, check_ms = 0;
   Stopwatch phase;
   Correctness acc;
@@ -904,13 +896,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     py::list inputs;
     {
       Stopwatch sw;
-      try {
-        inputs = inputs_of(w, uuid_of(spec), round);
-      } catch (py::error_already_set& e) {
-        if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
-        throw Finish{Status::RuntimeError,
-                     "could not generate the inputs: " + detail::python_error_text(e)};
-      }
+      inputs = make_inputs(w, spec, round);
       inputs_ms += sw.ms();
     }
     py::list refs;
@@ -938,7 +924,7 @@ void WorkerSession::Impl::correctness(size_t index, const json& spec, py::object
     try {
       c.bind(inputs, outs);
       c.invoke();
-      timer->wait_idle();  // gpuidle: GPU work left running is refused here already
+      timer->wait_idle();  // GPU work left running is refused here already
       got = c.outputs();
     } catch (const CallError& e) {
       throw Finish{Status::RuntimeError,
@@ -996,7 +982,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                                        true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native,
+  PooledRun run(c, pool, runtime, *values, plan.kind != EntryKind::Native,
                 [this] { check_threads_before_span(); });
   const TimingResult result = timed_calls(run, o);
 
@@ -1043,7 +1029,7 @@ int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& 
   while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
   for (int k = 0; k < sets; ++k) {
     try {
-      py::object in = inputs_of(w, uuid_of(spec), plan.rounds + k);
+      py::object in = inputs_of(w, spec, plan.rounds + k);
       input_sets.append(in);
       if (with_reference) ref_sets.append(w.attr("run_reference")(in));
     } catch (py::error_already_set& e) {
@@ -1074,7 +1060,7 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
                                              true);
     // Seeds nobody else needs, and no call kept: the reference is not judged.
     LocalValues own(0);
-    PooledRun ref_run_m(*ref, ref_pool, runtime, own, uuid, false);
+    PooledRun ref_run_m(*ref, ref_pool, runtime, own, false);
     o.reference_timing = locked_measure(ref_run_m, o);
   } catch (const CallError& e) {
     o.log += std::string("timing the reference failed: ") + e.what() + "\n";
@@ -1103,9 +1089,9 @@ void WorkerSession::Impl::reference_only(size_t index, const json& spec, py::obj
 // sampled timed call is written (record.py) for the reference worker, which
 // judges them after this worker has exited.
 
-py::list WorkerSession::Impl::make_inputs(py::object& w, int round) {
+py::list WorkerSession::Impl::make_inputs(py::object& w, const json& spec, int round) {
   try {
-    return inputs_of(w, uuid, round);
+    return inputs_of(w, spec, round);
   } catch (py::error_already_set& e) {
     if (auto why = skip_reason(e, true)) throw Finish{Status::RuntimeError, *why, true};
     throw Finish{Status::RuntimeError,
@@ -1119,7 +1105,7 @@ py::list WorkerSession::Impl::make_inputs(py::object& w, int round) {
 void WorkerSession::Impl::check_call(int round, Candidate& c, py::list& got) {
   try {
     c.invoke();
-    timer->wait_idle();  // gpuidle: GPU work left running is refused here already
+    timer->wait_idle();  // GPU work left running is refused here already
     got = c.outputs();
   } catch (const CallError& e) {
     throw Finish{Status::RuntimeError,
@@ -1144,7 +1130,7 @@ void WorkerSession::Impl::record_correctness(size_t index, py::object& w, Candid
   for (int round = 0; round < plan.rounds; ++round) {
     progress(index, "correctness", round);
     Stopwatch isw;
-    py::list inputs = make_inputs(w, round);
+    py::list inputs = make_inputs(w, plan.workloads.at(index), round);
     py::list outs;
     try {
       outs = w.attr("alloc_outputs")().cast<py::list>();
@@ -1191,7 +1177,7 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
                                        c.destination_passing(), true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, *values, uuid_of(spec), plan.kind != EntryKind::Native,
+  PooledRun run(c, pool, runtime, *values, plan.kind != EntryKind::Native,
                 [this] { check_threads_before_span(); });
   const TimingResult result = timed_calls(run, o);
 
@@ -1302,7 +1288,7 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
     progress(index, "judging", c.round);
     const std::string what = fmt::format("correctness round {}", c.round + 1);
     Stopwatch isw;
-    py::list inputs = make_inputs(w, c.round);
+    py::list inputs = make_inputs(w, spec, c.round);
     inputs_ms += isw.ms();
     Stopwatch rsw;
     py::list refs = reference_outputs(w, inputs, "the reference failed: ");
@@ -1356,7 +1342,7 @@ void WorkerSession::Impl::judge(size_t index, const json& spec, py::object& w,
     if (r.failed_round < 0 || r.failed_round >= plan.rounds) return;
     py::list inputs;
     try {
-      inputs = make_inputs(w, r.failed_round);
+      inputs = make_inputs(w, spec, r.failed_round);
     } catch (const Finish& f) {
       if (f.skip) throw;
       return;
