@@ -28,6 +28,7 @@
 #include "core/json.h"
 #include "core/problem.h"
 #include "harness/framing.h"
+#include "harness/service_child.h"
 #include "harness/process.h"
 #include "sol/analysis.h"
 #include "sol/hardware.h"
@@ -57,69 +58,21 @@ struct SolOptions {
 // afresh for the next request.
 class TraceSlot {
  public:
-  explicit TraceSlot(double timeout_s) : timeout_s_(timeout_s) {}
-  TraceSlot(const TraceSlot&) = delete;
-  TraceSlot& operator=(const TraceSlot&) = delete;
-  ~TraceSlot() { stop(); }
+  explicit TraceSlot(double timeout_s)
+      : child_({"__sol-trace", "tracer process", "the trace ", "--timeout"}, timeout_s) {}
 
   sol::OpGraph trace(const json& request) {
-    using namespace harness;
-    if (!child_) {
+    std::string error;
+    const std::optional<json> m = child_.ask(request, error);
+    if (!m) return failed(error);
+    if (m->contains("graph")) {
       try {
-        SpawnOptions so;
-        so.argv = {self_exe().string(), "__sol-trace"};
-        so.channel = true;
-        so.output = OutputMode::Capture;  // reference prints stay out of our stdout
-        so.log_limit_bytes = 16 << 10;
-        child_ = Child::spawn(so);
-        reader_ = std::make_unique<FrameReader>(child_->channel_fd());
+        return sol::parse_op_graph((*m)["graph"], "tracer process answer");
       } catch (const std::exception& e) {
-        child_.reset();
-        return failed(std::string("cannot start the tracer process: ") + e.what());
-      }
-      // Python and torch start-up is not part of any workload's time limit:
-      // the child says "ready" once imported (limit: kStartupSeconds).
-      FrameResult hello = reader_->read(deadline_after(std::chrono::seconds(kStartupSeconds)));
-      if (!hello.ok() || !hello.message.value("ready", false)) {
-        std::string tail = child_->log();
-        if (tail.size() > 600) tail = "..." + tail.substr(tail.size() - 600);
-        stop();
-        return failed(fmt::format("the tracer process did not start within {} s ({}){}", kStartupSeconds,
-                                  hello.status == FrameStatus::Timeout ? "timed out" : hello.error,
-                                  tail.empty() ? "" : ": " + tail));
+        return failed(e.what());
       }
     }
-    Deadline deadline = timeout_s_ > 0 ? deadline_after(std::chrono::duration<double>(timeout_s_))
-                                       : kNoDeadline;
-    uint64_t log_from = child_->log_bytes();
-    FrameResult sent = write_frame(child_->channel_fd(), request, deadline);
-    FrameResult got = sent.ok() ? reader_->read(deadline) : sent;
-    if (got.ok()) {
-      const json& m = got.message;
-      if (m.contains("graph")) {
-        try {
-          return sol::parse_op_graph(m["graph"], "tracer process answer");
-        } catch (const std::exception& e) {
-          return failed(e.what());
-        }
-      }
-      return failed(m.value("error", std::string("tracer process answered without a graph")));
-    }
-    std::string why;
-    if (got.status == FrameStatus::Timeout) {
-      child_->kill_group();
-      child_->wait();
-      why = fmt::format("the trace did not finish within {:g} s (--timeout); the tracer process was killed",
-                        timeout_s_);
-    } else {
-      ExitStatus st = child_->wait(deadline_after(std::chrono::seconds(5)));
-      std::string tail = child_->log_since(log_from);
-      while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
-      if (tail.size() > 600) tail = "..." + tail.substr(tail.size() - 600);
-      why = "the tracer process ended (" + st.describe() + ")" + (tail.empty() ? "" : ": " + tail);
-    }
-    stop();
-    return failed(why);
+    return failed(m->value("error", std::string("tracer process answered without a graph")));
   }
 
  private:
@@ -129,19 +82,8 @@ class TraceSlot {
     g.reason = reason;
     return g;
   }
-  void stop() {
-    reader_.reset();
-    if (child_) {
-      child_->close_channel();  // the child reads EOF and exits
-      child_->wait(harness::deadline_after(std::chrono::seconds(2)));
-      child_.reset();  // kills the group if it is still there
-    }
-  }
 
-  static constexpr int kStartupSeconds = 300;
-  double timeout_s_;
-  std::optional<harness::Child> child_;
-  std::unique_ptr<harness::FrameReader> reader_;
+  harness::ServiceChild child_;
 };
 
 // `solbench __sol-trace`: the child side. Reads trace requests from the channel

@@ -15,17 +15,11 @@
 #include "harness/eval_plan.h"
 #include "harness/framing.h"
 #include "harness/process.h"
+#include "harness/service_child.h"
 
 namespace solbench::cli {
 
 namespace {
-
-constexpr int kStartupSeconds = 300;  // Python and torch import, outside any workload's limit
-
-std::string trimmed_tail(std::string s, size_t n) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  return s.size() > n ? "..." + s.substr(s.size() - n) : s;
-}
 
 std::string mib(uint64_t bytes) { return fmt::format("{:.0f} MiB", double(bytes) / (1 << 20)); }
 
@@ -61,84 +55,24 @@ std::vector<std::string> weak_outputs(const json& answer) {
 }  // namespace
 
 struct ToleranceProber::Impl {
+  explicit Impl(ProbeOptions o)
+      : opts(std::move(o)),
+        child({"__probe-tolerance", "probe process", "", "--probe-timeout"}, opts.timeout_s) {}
   ProbeOptions opts;
-  std::optional<harness::Child> child;
-  std::unique_ptr<harness::FrameReader> reader;
-  std::string start_error;  // the child could not start: every workload says why
-
-  void stop() {
-    reader.reset();
-    if (child) {
-      child->close_channel();  // the child reads EOF and exits
-      child->wait(harness::deadline_after(std::chrono::seconds(2)));
-      child.reset();  // kills the group if it is still there
-    }
-  }
-
-  bool start() {
-    using namespace harness;
-    try {
-      SpawnOptions so;
-      so.argv = {self_exe().string(), "__probe-tolerance"};
-      so.channel = true;
-      so.output = OutputMode::Capture;  // the reference's prints stay out of our output
-      so.log_limit_bytes = 16 << 10;
-      child = Child::spawn(so);
-      reader = std::make_unique<FrameReader>(child->channel_fd());
-    } catch (const std::exception& e) {
-      child.reset();
-      start_error = std::string("cannot start the probe process: ") + e.what();
-      return false;
-    }
-    FrameResult hello = reader->read(deadline_after(std::chrono::seconds(kStartupSeconds)));
-    if (!hello.ok() || !hello.message.value("ready", false)) {
-      const std::string tail = trimmed_tail(child->log(), 600);
-      start_error = fmt::format("the probe process did not start within {} s ({}){}",
-                                kStartupSeconds,
-                                hello.status == FrameStatus::Timeout ? "timed out" : hello.error,
-                                tail.empty() ? "" : ": " + tail);
-      stop();
-      return false;
-    }
-    return true;
-  }
+  harness::ServiceChild child;
 
   // The answer to one request, or {"status": "not_checked", "reason": ...}.
   json ask(const json& request) {
-    using namespace harness;
-    auto not_checked = [](const std::string& why) {
-      return json{{"status", "not_checked"}, {"reason", why}};
-    };
-    if (!child && !start()) return not_checked(start_error);
-    const Deadline deadline =
-        opts.timeout_s > 0 ? deadline_after(std::chrono::duration<double>(opts.timeout_s))
-                           : kNoDeadline;
-    const uint64_t log_from = child->log_bytes();
-    FrameResult sent = write_frame(child->channel_fd(), request, deadline);
-    FrameResult got = sent.ok() ? reader->read(deadline) : sent;
-    if (got.ok()) return got.message;
     std::string why;
-    if (got.status == FrameStatus::Timeout) {
-      child->kill_group();
-      child->wait();
-      why = fmt::format("did not finish within {:g} s (--probe-timeout); the probe process "
-                        "was killed",
-                        opts.timeout_s);
-    } else {
-      ExitStatus st = child->wait(deadline_after(std::chrono::seconds(5)));
-      const std::string tail = trimmed_tail(child->log_since(log_from), 600);
-      why = "the probe process ended (" + st.describe() + ")" + (tail.empty() ? "" : ": " + tail);
-    }
-    stop();
-    return not_checked(why);
+    if (std::optional<json> answer = child.ask(request, why)) return *answer;
+    return {{"status", "not_checked"}, {"reason", why}};
   }
 };
 
-ToleranceProber::ToleranceProber(ProbeOptions opts) : impl_(std::make_unique<Impl>()) {
-  impl_->opts = std::move(opts);
-}
+ToleranceProber::ToleranceProber(ProbeOptions opts)
+    : impl_(std::make_unique<Impl>(std::move(opts))) {}
 
-ToleranceProber::~ToleranceProber() { impl_->stop(); }
+ToleranceProber::~ToleranceProber() = default;
 
 std::vector<WorkloadProbe> ToleranceProber::probe(const Problem& p, Diagnostics& diags) {
   std::vector<WorkloadProbe> out;
