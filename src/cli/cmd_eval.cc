@@ -30,6 +30,7 @@
 #include "core/solution.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
+#include "harness/evaluate.h"
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/runner.h"
@@ -626,65 +627,25 @@ int run_eval(const EvalOptions& o) {
       outs.push_back(std::move(out));
     }
   } else {
-    harness::WorkerPlan plan;
-    plan.definition = to_json(problem.definition);
-    plan.solution_name = solution_name;
-    plan.kind = prep.kind;
-    plan.library = prep.library;
-    plan.module_name = prep.module_name;
-    plan.entry = prep.entry;
-    plan.entry_file = prep.entry_file;
-    plan.sources = prep.sources;
-    plan.dps = prep.dps;
-    for (Language l : solution.spec.languages) plan.languages.emplace_back(language_name(l));
-    for (size_t i : sel) plan.workloads.push_back(harness::workload_spec(problem, i));
-    plan.device = o.device;
-    plan.rounds = std::max(1, o.rounds);
-    plan.seed = o.seed;
-    plan.time_solution = !o.no_timing;
-    plan.time_reference = !o.no_timing;
-    plan.timing.target_rse = o.target_rse;
-    plan.timing.budget_ms = o.time_budget_ms;
-    plan.timer_options = timer_options;
-    plan.timing_lock = harness::gpu_timing_lock_path(o.device);
-    if (o.no_sandbox) {
-      plan.sandbox = {{"enabled", false}};
-    } else {
-      // Processes, writes and compile caches by the kind of solution (worker_policy.h).
-      harness::WorkerPolicyRequest pr;
-      pr.kind = prep.kind;
-      pr.device = o.device;
-      pr.content = o.reference ? to_json(problem.definition).dump() : to_json(solution).dump();
-      plan.sandbox = harness::worker_sandbox_plan(pr);
-    }
-
-    harness::RunnerOptions ro;
-    ro.zygote = harness::process_zygote_address();
-    // Spare workers made ahead by the zygote (runner.h RunnerOptions::spares):
-    // SOLBENCH_SPARE_WORKERS=1, which the Python module sets for its evaluations.
-    const char* spares = std::getenv("SOLBENCH_SPARE_WORKERS");
-    ro.spares = spares && std::string(spares) == "1";
-    ro.workload_timeout = std::chrono::duration<double>(o.timeout_s);
-    ro.keep_scratch = o.keep_staging;
-    // Every verdict on values and T_ref from a reference worker that never loads
-    // the solution (harness/runner.h, docs/harness.md "Judging").
-    // SOLBENCH_REFERENCE_WORKER=0 runs the reference and the checks in the
-    // solution's worker instead: for measuring what the judge costs, not for
-    // evaluations (a solution can change the reference's values there).
-    const char* ref_worker = std::getenv("SOLBENCH_REFERENCE_WORKER");
-    ro.reference_worker = !(ref_worker && std::string(ref_worker) == "0");
-    if (o.no_sandbox) {
-      ro.reference_sandbox = {{"enabled", false}};
-    } else {
-      harness::WorkerPolicyRequest pr;
-      pr.kind = harness::EntryKind::Reference;
-      pr.device = o.device;
-      pr.content = to_json(problem.definition).dump() + "\nsolbench reference";
-      ro.reference_sandbox = harness::worker_sandbox_plan(pr);
-    }
+    harness::HarnessRequest hr;
+    hr.name = solution_name;
+    hr.entry = prep.entry;
+    hr.definition = to_json(problem.definition);
+    for (size_t i : sel) hr.workloads.push_back(harness::workload_spec(problem, i));
+    hr.device = o.device;
+    hr.rounds = o.rounds;
+    hr.seed = o.seed;
+    hr.timed = !o.no_timing;
+    hr.timing.target_rse = o.target_rse;
+    hr.timing.budget_ms = o.time_budget_ms;
+    hr.timer_options = timer_options;
+    hr.workload_timeout = std::chrono::duration<double>(o.timeout_s);
+    hr.keep_scratch = o.keep_staging;
+    hr.no_sandbox = o.no_sandbox;
+    if (!o.reference) hr.cache_key = to_json(solution).dump();
     std::vector<bool> recorded(sel.size(), false);
     json last_env = {{"device", o.device}};
-    ro.on_event = [&](const harness::RunnerEvent& e) {
+    hr.on_event = [&](const harness::RunnerEvent& e) {
       // The runner reports plan positions; sel maps them to workload indices.
       auto pos = [](int plan_index) { return plan_index; };
       if (e.kind == "worker_start") {
@@ -693,7 +654,7 @@ int run_eval(const EvalOptions& o) {
       } else if (e.kind == "begin" || e.kind == "progress") {
         const size_t k = static_cast<size_t>(pos(e.workload));
         std::string what = e.kind == "begin" ? "starting" : e.phase;
-        if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, plan.rounds);
+        if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, std::max(1, o.rounds));
         progress.show(fmt::format("{} {}: {}", short_uuid(problem.workloads[sel[k]].uuid),
                                   axes_text(problem.workloads[sel[k]]), what));
       } else if (e.kind == "result" && e.outcome) {
@@ -718,7 +679,7 @@ int run_eval(const EvalOptions& o) {
       }
     };
     mark("plan_ready");
-    rr = harness::run_plan(plan, ro);
+    rr = harness::evaluate(hr);
     mark("workers_done");
     progress.clear();
     outs = rr.outcomes;
@@ -737,11 +698,11 @@ int run_eval(const EvalOptions& o) {
       for (size_t k : pending) indices.push_back(sel[k]);
       score::MeasureOptions mo;
       mo.device = o.device;
-      mo.timer_options = plan.timer_options;
-      mo.timing = plan.timing;  // the solutions' stopping rule
+      mo.timer_options = hr.timer_options;
+      mo.timing = hr.timing;  // the solutions' stopping rule
       mo.rounds = 1;
       mo.seed = o.seed;
-      mo.workload_timeout = ro.workload_timeout;
+      mo.workload_timeout = hr.workload_timeout;
       mo.keep_scratch = o.keep_staging;
       mo.no_sandbox = o.no_sandbox;
       mo.on_event = [&](const harness::RunnerEvent& e) {

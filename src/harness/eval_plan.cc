@@ -81,9 +81,7 @@ std::string first_error_first(const std::string& log, const std::string& first) 
 PreparedSolution reference_as_solution() {
   PreparedSolution p;
   p.ok = true;
-  p.kind = EntryKind::Reference;
-  p.entry = "run";
-  p.dps = false;
+  p.entry = EntryPoint::reference();
   return p;
 }
 
@@ -115,17 +113,18 @@ PreparedSolution prepare_solution(const Solution& s, const Definition& def,
     p.skip = true;
     return done();
   }
-  p.dps = s.spec.destination_passing_style;
+  p.entry.dps = s.spec.destination_passing_style;
+  for (Language l : s.spec.languages) p.entry.languages.emplace_back(language_name(l));
 
   if (s.spec.family() == LanguageFamily::Python) {
     if (!s.find_source(s.spec.entry_file)) {
       p.log = "spec.entry_point: file " + s.spec.entry_file + " is not among the sources";
       return done();
     }
-    p.kind = EntryKind::Python;
-    p.entry_file = s.spec.entry_file;
-    p.entry = s.spec.entry_function;
-    for (const auto& src : s.sources) p.sources.push_back({{"path", src.path}, {"content", src.content}});
+    p.entry.kind = EntryKind::Python;
+    p.entry.entry_file = s.spec.entry_file;
+    p.entry.symbol = s.spec.entry_function;
+    for (const auto& src : s.sources) p.entry.sources.push_back({{"path", src.path}, {"content", src.content}});
     p.ok = true;
     return done();
   }
@@ -156,18 +155,18 @@ PreparedSolution prepare_solution(const Solution& s, const Definition& def,
   }
   const BuildResult& b = *p.build;
   if (s.spec.binding == Binding::Native) {
-    p.kind = EntryKind::Native;
+    p.entry.kind = EntryKind::Native;
     if (!s.spec.destination_passing_style) {
       p.failure = Status::CompileError;
       p.log = "spec.destination_passing_style: the native binding is always destination-passing";
       return done();
     }
   } else {
-    p.kind = EntryKind::TorchExtension;
-    p.module_name = b.module_name;
+    p.entry.kind = EntryKind::TorchExtension;
+    p.entry.module_name = b.module_name;
   }
-  p.library = b.so_path.string();
-  p.entry = b.entry_symbol.empty() ? s.spec.entry_function : b.entry_symbol;
+  p.entry.library = b.so_path.string();
+  p.entry.symbol = b.entry_symbol.empty() ? s.spec.entry_function : b.entry_symbol;
   p.log.clear();  // the compiler's chatter belongs to failed builds only
   p.ok = true;
   return done();

@@ -42,10 +42,7 @@ struct PreparedSolution {
   // (first_error_line of harness/build.h), or the one-line reason.
   std::string log;
   std::string first_error;                // that first line alone
-  EntryKind kind = EntryKind::Python;
-  std::string library, module_name, entry, entry_file;
-  json sources = json::array();
-  bool dps = true;
+  EntryPoint entry;                       // with ok: what the worker calls
   std::optional<BuildResult> build;       // C++ family
   double seconds = 0;
 };

@@ -249,19 +249,27 @@ WorkOrder WorkOrder::from_json(const json& j) {
   }
 }
 
+EntryPoint EntryPoint::reference() {
+  EntryPoint e;
+  e.kind = EntryKind::Reference;
+  e.symbol = "run";
+  e.dps = false;
+  return e;
+}
+
 json WorkerPlan::to_json() const {
   json j = json::object();
   j["type"] = "plan";
   j["definition"] = definition;
   j["solution_name"] = solution_name;
-  j["kind"] = entry_kind_name(kind);
-  j["library"] = library;
-  j["module_name"] = module_name;
-  j["entry"] = entry;
-  j["entry_file"] = entry_file;
-  j["sources"] = sources;
-  j["dps"] = dps;
-  j["languages"] = languages;
+  j["kind"] = entry_kind_name(entry.kind);
+  j["library"] = entry.library;
+  j["module_name"] = entry.module_name;
+  j["entry"] = entry.symbol;
+  j["entry_file"] = entry.entry_file;
+  j["sources"] = entry.sources;
+  j["dps"] = entry.dps;
+  j["languages"] = entry.languages;
   j["workloads"] = workloads;
   j["device"] = device;
   j["rounds"] = rounds;
@@ -292,14 +300,14 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.solution_name = j.at("solution_name").get<std::string>();
     auto kind = parse_entry_kind(j.at("kind").get<std::string>());
     if (!kind) throw std::runtime_error("unknown entry kind");
-    p.kind = *kind;
-    p.library = j.value("library", "");
-    p.module_name = j.value("module_name", "");
-    p.entry = j.value("entry", "");
-    p.entry_file = j.value("entry_file", "");
-    p.sources = j.value("sources", json::array());
-    p.dps = j.value("dps", true);
-    p.languages = j.value("languages", std::vector<std::string>{});
+    p.entry.kind = *kind;
+    p.entry.library = j.value("library", "");
+    p.entry.module_name = j.value("module_name", "");
+    p.entry.symbol = j.value("entry", "");
+    p.entry.entry_file = j.value("entry_file", "");
+    p.entry.sources = j.value("sources", json::array());
+    p.entry.dps = j.value("dps", true);
+    p.entry.languages = j.value("languages", std::vector<std::string>{});
     for (const auto& w : j.at("workloads")) p.workloads.push_back(w);
     p.device = j.value("device", "cpu");
     p.rounds = j.value("rounds", 5);
@@ -323,7 +331,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     if (p.work_follows && (!p.reference_role || !p.workloads.empty()))
       throw std::runtime_error(
           "malformed worker plan: work_follows needs reference_role and no workloads yet");
-    if (p.reference_role && p.kind != EntryKind::Reference)
+    if (p.reference_role && p.entry.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: reference_role needs kind \"reference\"");
     if (p.record_calls && p.reference_role)
       throw std::runtime_error("malformed worker plan: record_calls and reference_role together");
@@ -335,9 +343,9 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
       throw std::runtime_error("malformed worker plan: value_secret without reference_role");
     if (p.reference_role && p.value_secret == 0)
       throw std::runtime_error("malformed worker plan: reference_role needs the value_secret");
-    if (p.baseline_compile && p.kind != EntryKind::Reference)
+    if (p.baseline_compile && p.entry.kind != EntryKind::Reference)
       throw std::runtime_error("malformed worker plan: baseline_compile is true but kind is \"" +
-                               std::string(entry_kind_name(p.kind)) +
+                               std::string(entry_kind_name(p.entry.kind)) +
                                "\" (expected \"reference\": only the reference is a baseline)");
     return p;
   } catch (const json::exception& e) {

@@ -95,17 +95,26 @@ struct CallRecord {
   static CallRecord from_json(const json& j);
 };
 
-struct WorkerPlan {
-  json definition = json::object();  // definition.json (core to_json)
-  std::string solution_name;
+// What a worker calls: found by preparation (eval_plan.h prepare_solution) and
+// carried as it is by the plan.
+struct EntryPoint {
   EntryKind kind = EntryKind::Python;
   std::string library;      // Native / TorchExtension: the built shared object
   std::string module_name;  // TorchExtension
-  std::string entry;        // symbol or function name
+  std::string symbol;       // symbol or function name (the plan's "entry")
   std::string entry_file;   // Python: "pkg/main.py"
   json sources = json::array();  // Python: [{path, content}]
   bool dps = true;
   std::vector<std::string> languages;  // the solution's spec.languages (names)
+
+  // The definition's own reference as a return-style entry point.
+  static EntryPoint reference();
+};
+
+struct WorkerPlan {
+  json definition = json::object();  // definition.json (core to_json)
+  std::string solution_name;
+  EntryPoint entry;
 
   // One entry per workload, in evaluation order: {index, uuid, axes, inputs, outputs,
   // tolerance, op_type, dataset_root} (see python/solbench_py/runtime.py Workload).

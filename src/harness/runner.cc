@@ -129,7 +129,7 @@ json zygote_request(const WorkerPlan& plan, const RunnerOptions& opts) {
                   {"preload", json::array()}};
   // torch.compile (the baseline, Python solutions) wants Dynamo and Inductor,
   // seconds of imports the zygote then does once for every later worker.
-  if (plan.kind == EntryKind::Python || plan.baseline_compile)
+  if (plan.entry.kind == EntryKind::Python || plan.baseline_compile)
     request["preload"].push_back("compile");
   if (opts.spares) {
     request["standby"] = standby_of(plan);
@@ -206,7 +206,7 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
       request["warm"] = {{"workload", first_workload},
                          {"reference_source", def.value("reference", "")},
                          {"custom_inputs_entrypoint", def.value("custom_inputs_entrypoint", json(""))},
-                         {"run_reference", p->kind == EntryKind::Reference && p->reference_role}};
+                         {"run_reference", p->entry.kind == EntryKind::Reference && p->reference_role}};
     }
     const std::string key = spare_recipe_key(request);
     auto same = std::find_if(requests.begin(), requests.end(),
@@ -666,7 +666,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
     } else if (type == "done") {
       stop_reading();
       child.close_channel();
-      if (plan_.reference_role && plan_.kind == EntryKind::Reference) {
+      if (plan_.reference_role && plan_.entry.kind == EntryKind::Reference) {
         // A reference worker ran no solution code and has reported everything:
         // its exit (CUDA's teardown, 0.15 s on an H100) is not waited for; the
         // Child's end signals what is left of it (a zygote's keeper reaps it).
@@ -745,14 +745,7 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
 WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   WorkerPlan rp = plan;
   rp.solution_name = plan.solution_name + "/reference";
-  rp.kind = EntryKind::Reference;
-  rp.library.clear();
-  rp.module_name.clear();
-  rp.entry = "run";
-  rp.entry_file.clear();
-  rp.sources = json::array();
-  rp.dps = false;
-  rp.languages.clear();
+  rp.entry = EntryPoint::reference();
   rp.baseline_compile = false;
   rp.reference_role = true;
   rp.record_calls = false;

@@ -13,10 +13,8 @@
 #include "core/diagnostics.h"
 #include "core/trace.h"
 #include "harness/eval_plan.h"
-#include "harness/timing/device_lock.h"
+#include "harness/evaluate.h"
 #include "harness/timing/timer.h"
-#include "harness/worker/worker_policy.h"
-#include "harness/worker/zygote.h"
 #include "sol/analysis.h"
 
 namespace solbench::score {
@@ -199,40 +197,22 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   }
   if (indices.empty()) return run;
 
-  harness::WorkerPlan plan;
-  plan.definition = to_json(problem.definition);
-  plan.solution_name = problem.definition.name + "/baseline";
-  plan.kind = harness::EntryKind::Reference;
-  plan.entry = "run";
-  plan.dps = false;
-  plan.baseline_compile = true;
-  for (size_t i : indices) plan.workloads.push_back(harness::workload_spec(problem, i));
-  plan.device = o.device;
-  plan.rounds = std::max(1, o.rounds);
-  plan.seed = o.seed;
-  plan.time_solution = true;    // the compiled reference, timed as solutions are
-  plan.time_reference = false;  // the eager reference only checks its outputs
-  plan.timing = o.timing;
-  plan.timer_options = o.timer_options;
-  plan.timing_lock = harness::gpu_timing_lock_path(o.device);
-  if (o.no_sandbox) {
-    plan.sandbox = {{"enabled", false}};
-  } else {
-    harness::WorkerPolicyRequest pr;
-    pr.kind = harness::EntryKind::Reference;
-    pr.device = o.device;
-    // Its own compile caches (Inductor, Triton): keyed by the definition.
-    pr.content = plan.definition.dump() + "\nsolbench baseline";
-    plan.sandbox = harness::worker_sandbox_plan(pr);
-  }
+  harness::HarnessRequest hr;
+  hr.role = harness::Role::Baseline;
+  hr.definition = to_json(problem.definition);
+  for (size_t i : indices) hr.workloads.push_back(harness::workload_spec(problem, i));
+  hr.device = o.device;
+  hr.rounds = o.rounds;
+  hr.seed = o.seed;
+  hr.timing = o.timing;
+  hr.timer_options = o.timer_options;
+  hr.workload_timeout = o.workload_timeout;
+  hr.keep_scratch = o.keep_scratch;
+  hr.no_sandbox = o.no_sandbox;
 
   const std::string driver = driver_version(o.device);
   std::vector<bool> delivered(indices.size(), false);
-  harness::RunnerOptions ro;
-  ro.zygote = harness::process_zygote_address();
-  ro.workload_timeout = o.workload_timeout;
-  ro.keep_scratch = o.keep_scratch;
-  ro.on_event = [&](const harness::RunnerEvent& e) {
+  hr.on_event = [&](const harness::RunnerEvent& e) {
     if (e.kind == "ready" && e.env) {
       run.env = *e.env;
       run.env["device"] = o.device;
@@ -246,7 +226,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     }
     if (o.on_event) o.on_event(e);
   };
-  harness::RunnerResult rr = harness::run_plan(plan, ro);
+  harness::RunnerResult rr = harness::evaluate(hr);
   run.workers = rr.workers;
   if (run.env.empty() && !rr.env.empty()) {
     run.env = rr.env;

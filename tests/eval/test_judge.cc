@@ -65,7 +65,7 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   refused([](json& j) { j.erase("samples"); }, "record");
   // A plan's records: one per workload, only for a reference worker with the secret.
   harness::WorkerPlan p;
-  p.kind = harness::EntryKind::Reference;
+  p.entry.kind = harness::EntryKind::Reference;
   p.reference_role = true;
   p.value_secret = 7;
   p.workloads = {json::object(), json::object()};

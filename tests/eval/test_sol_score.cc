@@ -191,7 +191,7 @@ TEST(CachedBaseline, AnEagerOneIsReusedOnlyWithoutTorchCompile) {
 
 TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
-  p.kind = harness::EntryKind::Reference;
+  p.entry.kind = harness::EntryKind::Reference;
   p.baseline_compile = true;
   const harness::WorkerPlan back = harness::WorkerPlan::from_json(p.to_json());
   EXPECT_TRUE(back.baseline_compile);
@@ -210,7 +210,7 @@ TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {
 
 TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
-  p.kind = harness::EntryKind::Reference;
+  p.entry.kind = harness::EntryKind::Reference;
   p.reference_role = true;
   p.value_secret = 7;  // the evaluation's secret (harness/values.h): the judge's alone
   EXPECT_TRUE(harness::WorkerPlan::from_json(p.to_json()).reference_role);

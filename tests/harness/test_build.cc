@@ -885,7 +885,7 @@ TEST(BuildDependencies, PythonSolutionsWithPackageDependenciesAreNotBuilt) {
   PrepareOptions po;
   PreparedSolution p = prepare_solution(s, def, po);
   EXPECT_TRUE(p.ok) << p.log;
-  EXPECT_EQ(p.kind, EntryKind::Python);
+  EXPECT_EQ(p.entry.kind, EntryKind::Python);
   EXPECT_FALSE(p.build.has_value());
 }
 

@@ -296,9 +296,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   }
 
   std::unique_ptr<Candidate> solution_candidate(const py::object& workload) {
-    if (plan.kind == EntryKind::Native)
+    if (plan.entry.kind == EntryKind::Native)
       return detail::make_native_candidate(native.entry(), runtime, input_dtypes, stream);
-    const bool dps = plan.kind == EntryKind::Reference ? false : plan.dps;
+    const bool dps = plan.entry.kind == EntryKind::Reference ? false : plan.entry.dps;
     return detail::make_python_candidate(solution_fn, dps, workload);
   }
 
@@ -634,7 +634,7 @@ json WorkerSession::start() {
   if (!seal.error.empty()) env["code_seal"]["error"] = seal.error;
   // The baseline's worker (EntryKind::Reference) runs no solution code: torch.compile
   // may start what it likes there.
-  if (s.plan.kind != EntryKind::Reference) {
+  if (s.plan.entry.kind != EntryKind::Reference) {
     for (const ThreadInfo& t : list_threads()) s.thread_baseline.push_back(t.tid);
     s.threads_explained.insert(s.thread_baseline.begin(), s.thread_baseline.end());
     s.thread_baseline_taken = true;
@@ -653,17 +653,17 @@ json WorkerSession::start() {
 
   Stopwatch sol_sw;
   try {
-    switch (s.plan.kind) {
+    switch (s.plan.entry.kind) {
       case EntryKind::Native:
-        s.native = NativeLibrary::open(s.plan.library, s.plan.entry);
+        s.native = NativeLibrary::open(s.plan.entry.library, s.plan.entry.symbol);
         break;
       case EntryKind::Python: {
-        const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(s.plan.languages),
+        const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(s.plan.entry.languages),
                                                                   s.plan.device));
         if (why.is_string()) throw LoadError(why.get<std::string>(), /*skip=*/true);
         // The static look comes before a line of the solution runs.
         const json findings = from_py(py::module_::import("solbench_py.static_check")
-                                          .attr("check_sources")(to_py(s.plan.sources)));
+                                          .attr("check_sources")(to_py(s.plan.entry.sources)));
         std::string denied;
         for (const auto& f : findings)
           if (f.value("severity", "") == "deny")
@@ -676,13 +676,13 @@ json WorkerSession::start() {
                           /*skip=*/false, /*reward_hack=*/true);
         const fs::path root = cwd / "solution";
         fs::create_directories(root);
-        s.solution_fn = s.runtime.attr("load_solution")(root.string(), to_py(s.plan.sources),
-                                                        s.plan.entry_file, s.plan.entry);
+        s.solution_fn = s.runtime.attr("load_solution")(root.string(), to_py(s.plan.entry.sources),
+                                                        s.plan.entry.entry_file, s.plan.entry.symbol);
         break;
       }
       case EntryKind::TorchExtension:
-        s.solution_fn = s.runtime.attr("load_extension")(s.plan.library, s.plan.module_name,
-                                                         s.plan.entry);
+        s.solution_fn = s.runtime.attr("load_extension")(s.plan.entry.library, s.plan.entry.module_name,
+                                                         s.plan.entry.symbol);
         break;
       case EntryKind::Reference: {
         // A second, separate module object: the "solution" shares nothing with the
@@ -704,7 +704,7 @@ json WorkerSession::start() {
   } catch (py::error_already_set& e) {
     // A language runtime that is not installed here is not the solution's fault.
     const json missing = from_py(s.runtime.attr("missing_runtime")(
-        to_py(s.plan.languages), e.value()));
+        to_py(s.plan.entry.languages), e.value()));
     if (missing.is_string()) throw LoadError(missing.get<std::string>(), /*skip=*/true);
     throw LoadError("the solution could not be loaded: " + detail::python_error_text(e));
   } catch (const LoadError&) {
@@ -982,7 +982,7 @@ void WorkerSession::Impl::timing(size_t index, const json& spec, py::object& w, 
                                        true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, *values, plan.kind != EntryKind::Native,
+  PooledRun run(c, pool, runtime, *values, plan.entry.kind != EntryKind::Native,
                 [this] { check_threads_before_span(); });
   const TimingResult result = timed_calls(run, o);
 
@@ -1177,7 +1177,7 @@ void WorkerSession::Impl::record_timing(size_t index, const json& spec, py::obje
                                        c.destination_passing(), true);
   o.phases_ms["timing_setup_ms"] = setup.ms();
 
-  PooledRun run(c, pool, runtime, *values, plan.kind != EntryKind::Native,
+  PooledRun run(c, pool, runtime, *values, plan.entry.kind != EntryKind::Native,
                 [this] { check_threads_before_span(); });
   const TimingResult result = timed_calls(run, o);
 

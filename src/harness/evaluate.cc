@@ -1,0 +1,86 @@
+#include "harness/evaluate.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "harness/timing/device_lock.h"
+#include "harness/worker/worker_policy.h"
+#include "harness/worker/zygote.h"
+
+namespace solbench::harness {
+
+namespace {
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+
+// A worker's sandbox policy: processes, writes and compile caches by the kind
+// of code it loads (worker_policy.h); its caches are keyed by `content`.
+json sandbox_for(const HarnessRequest& r, EntryKind kind, const std::string& content) {
+  if (r.no_sandbox) return {{"enabled", false}};
+  WorkerPolicyRequest pr;
+  pr.kind = kind;
+  pr.device = r.device;
+  pr.content = content;
+  return worker_sandbox_plan(pr);
+}
+
+WorkerPlan plan_for(const HarnessRequest& r) {
+  WorkerPlan plan;
+  plan.definition = r.definition;
+  plan.workloads = r.workloads;
+  plan.device = r.device;
+  plan.rounds = std::max(1, r.rounds);
+  plan.seed = r.seed;
+  plan.timing = r.timing;
+  plan.timer_options = r.timer_options;
+  plan.timing_lock = gpu_timing_lock_path(r.device);
+  const std::string definition = r.definition.dump();
+  if (r.role == Role::Baseline) {
+    plan.solution_name = r.definition.value("name", "") + "/baseline";
+    plan.entry = EntryPoint::reference();
+    plan.baseline_compile = true;
+    plan.time_solution = r.timed;  // the compiled reference, timed as solutions are
+    plan.time_reference = false;   // the eager reference only checks its outputs
+    // Its own compile caches (Inductor, Triton): keyed by the definition.
+    plan.sandbox = sandbox_for(r, EntryKind::Reference, definition + "\nsolbench baseline");
+  } else {
+    plan.solution_name = r.name;
+    plan.entry = r.entry;
+    plan.time_solution = r.timed;
+    plan.time_reference = r.timed;
+    plan.sandbox = sandbox_for(r, r.entry.kind, r.cache_key.empty() ? definition : r.cache_key);
+  }
+  return plan;
+}
+
+RunnerOptions runner_options(const HarnessRequest& r) {
+  RunnerOptions ro;
+  ro.zygote = process_zygote_address();
+  ro.workload_timeout = r.workload_timeout;
+  ro.keep_scratch = r.keep_scratch;
+  ro.on_event = r.on_event;
+  if (r.role == Role::Baseline) return ro;
+  // Spare workers made ahead by the zygote (runner.h RunnerOptions::spares):
+  // SOLBENCH_SPARE_WORKERS=1, which the Python module sets for its evaluations.
+  ro.spares = env_is("SOLBENCH_SPARE_WORKERS", "1");
+  // Every verdict on values and T_ref from a reference worker that never loads
+  // the solution (runner.h, docs/harness.md "Judging").
+  // SOLBENCH_REFERENCE_WORKER=0 runs the reference and the checks in the
+  // solution's worker instead: for measuring what the judge costs, not for
+  // evaluations (a solution can change the reference's values there).
+  ro.reference_worker = !env_is("SOLBENCH_REFERENCE_WORKER", "0");
+  ro.reference_sandbox = sandbox_for(r, EntryKind::Reference,
+                                     r.definition.dump() + "\nsolbench reference");
+  return ro;
+}
+
+}  // namespace
+
+RunnerResult evaluate(const HarnessRequest& request) {
+  return run_plan(plan_for(request), runner_options(request));
+}
+
+}  // namespace solbench::harness

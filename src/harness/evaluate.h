@@ -1,0 +1,58 @@
+// The harness's front door: one call runs an entry point on workloads in
+// sandboxed workers and returns one outcome per workload.
+//
+//   HarnessRequest  what to run (entry point, definition, workloads), where
+//                   (device), how (rounds, timing, timeouts) and in which role
+//   Role            Solution: the solution's worker records its calls and a
+//                   reference worker that never loads solution code judges them
+//                   (runner.h); Baseline: the reference under torch.compile,
+//                   timed as solutions are (score/ T_b)
+//   evaluate()      decides what the caller must not: the worker plan, each
+//                   worker's sandbox policy (worker/worker_policy.h), the zygote
+//                   to fork from (worker/zygote.h), the GPU's timing lock
+//                   (timing/device_lock.h), spare workers and the judge
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "harness/protocol.h"
+#include "harness/runner.h"
+#include "harness/timing/timing.h"
+
+namespace solbench::harness {
+
+enum class Role {
+  Solution,  // a solution (or the reference as one), judged by a reference worker
+  Baseline,  // the reference under torch.compile, checked against the eager one
+};
+
+struct HarnessRequest {
+  Role role = Role::Solution;
+  std::string name;                  // the solution's name in traces
+  EntryPoint entry;                  // Baseline: ignored (the reference's)
+  json definition = json::object();  // definition.json (core to_json)
+  std::vector<json> workloads;       // workload_spec() of each, in order
+  std::string device = "cpu";        // "cpu" or "cuda:N"
+  int rounds = 5;                    // correctness rounds, fresh inputs each
+  uint64_t seed = 0;                 // 0: a secret of its own (WorkerPlan::seed)
+  bool timed = true;                 // time the candidate (and, as a solution, T_ref)
+  TimingOptions timing;              // the stopping rule
+  json timer_options = json::object();  // GPU timer keys (make_timer)
+  std::chrono::duration<double> workload_timeout = std::chrono::seconds(300);
+  bool keep_scratch = false;
+  bool no_sandbox = false;           // debugging only
+  // The content the worker's compile caches are keyed by (worker_policy.h): the
+  // solution's JSON; empty for the reference (the definition then).
+  std::string cache_key;
+  // Progress and results as they arrive, on the runner's thread (runner.h).
+  std::function<void(const RunnerEvent&)> on_event;
+};
+
+RunnerResult evaluate(const HarnessRequest& request);
+
+}  // namespace solbench::harness
