@@ -20,10 +20,14 @@
 #include "cli/commands.h"
 #include "core/json.h"
 #include "core/problem.h"
+#include "eval/baselines.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/timing/timer.h"
 #include "cli/device_flags.h"
+#include "score/arch.h"
 #include "score/baseline.h"
+#include "score/environment.h"
+#include "score/published.h"
 #include "score/selection.h"
 #include "score/sol_score.h"
 #include "store/store.h"
@@ -54,8 +58,6 @@ struct BaselineOptions {
   bool keep_staging = false;
 };
 
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 std::string ms_cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.4g}", *v) : std::string("-");
 }
@@ -82,215 +84,238 @@ std::string key_difference(const store::BaselineKey& a, const store::BaselineKey
   return d;
 }
 
-int run_baseline(const BaselineOptions& o) {
-  if (const int rc = check_device_and_timer(o.device, o.timer)) return rc;
-  if (!fs::exists(o.path)) throw InputError(o.path, 0, "", "no such file or folder");
-  const std::vector<fs::path> dirs = find_problem_dirs(o.path);
-  if (dirs.empty()) throw InputError(o.path, 0, "", "no definition.json at or below this folder");
+// One `baseline` command over its problem folders: per problem, T_b from the
+// store or measured (eval/baselines.h), then its rows; the summary at the end.
+class BaselineCommand {
+ public:
+  explicit BaselineCommand(const BaselineOptions& o) : o_(o) {}
+  int run();
 
-  std::optional<score::ArchChoice> arch;
-  if (!o.arch.empty()) {
+ private:
+  void open_store();
+  void measure_options();
+  std::vector<score::BaselineResult> find(const Problem& problem, const std::vector<size_t>& sel,
+                                          const std::string& def_hash);
+  void problem_rows(const Problem& problem, const fs::path& dir, const std::vector<size_t>& sel,
+                    const std::vector<score::BaselineResult>& results, const std::string& def_hash);
+  void print_header(const Problem& problem, const fs::path& dir, bool published);
+  void print_summary() const;
+
+  const BaselineOptions& o_;
+  std::optional<score::ArchChoice> arch_;
+  json timer_options_ = json::object();
+  std::optional<store::Store> db_;
+  json db_info_ = nullptr;
+  json predicted_ = json::object();  // the key's environment, predicted for the look-up
+  score::MeasureOptions mo_;
+  json problems_ = json::array();
+  json env_ = json::object();
+  size_t n_total_ = 0, n_missing_ = 0, n_cached_ = 0, n_measured_ = 0, n_eager_ = 0;
+  int rc_ = 0;
+  bool printed_header_ = false;
+};
+
+// The store: its baselines are the cache. A store that cannot be opened costs
+// the cache, never the measurement.
+void BaselineCommand::open_store() {
+  if (o_.no_db) return;
+  const fs::path file = o_.db.empty() ? store::default_db_path() : fs::path(o_.db);
+  db_info_ = {{"path", file.string()}};
+  try {
+    db_.emplace(store::Store::open(file));
+  } catch (const std::exception& e) {
+    db_info_["error"] = e.what();
+    warn(fmt::format("results store {}: {}; baselines are measured and not cached",
+                     file.string(), e.what()));
+  }
+}
+
+void BaselineCommand::measure_options() {
+  mo_.device = o_.device;
+  mo_.timer_options = timer_options_;
+  mo_.timing.target_rse = o_.target_rse;
+  mo_.timing.budget_ms = o_.time_budget_ms;
+  mo_.rounds = o_.rounds;
+  mo_.seed = o_.seed;
+  mo_.workload_timeout = std::chrono::duration<double>(o_.timeout_s);
+  mo_.keep_scratch = o_.keep_staging;
+  mo_.no_sandbox = o_.no_sandbox;
+}
+
+std::vector<score::BaselineResult> BaselineCommand::find(const Problem& problem,
+                                                         const std::vector<size_t>& sel,
+                                                         const std::string& def_hash) {
+  store::Store* db = db_ ? &*db_ : nullptr;
+  auto predicted_key = [&](const std::string& uuid) {
+    return score::baseline_key(def_hash, uuid, predicted_, predicted_.value("driver", ""));
+  };
+  std::vector<score::BaselineResult> results(sel.size());
+  std::vector<size_t> todo;  // positions in sel
+  for (size_t k = 0; k < sel.size(); ++k) {
+    results[k].uuid = problem.workloads[sel[k]].uuid;
+    std::optional<score::BaselineResult> hit;
+    if (!o_.remeasure) hit = eval::stored_baseline(db, predicted_key(results[k].uuid), warn);
+    if (hit) results[k] = *hit;
+    else todo.push_back(k);
+  }
+  if (todo.empty()) return results;
+  std::vector<size_t> indices;
+  for (size_t k : todo) indices.push_back(sel[k]);
+  if (!o_.json_output)
+    std::fprintf(stderr, "measuring %zu baseline(s) of %s on %s...\n", indices.size(),
+                 problem.definition.name.c_str(), o_.device.c_str());
+  auto on_each = [&](size_t pos, const score::BaselineResult& r, const store::BaselineKey* key) {
+    results[todo[pos]] = r;
+    if (!db || !key) return;
+    const std::string diff = key_difference(predicted_key(r.uuid), *key);
+    if (!diff.empty())
+      warn(fmt::format("the environment predicted for the cache look-up differs from the "
+                       "measuring worker's ({}): stored under the worker's", diff));
+  };
+  try {
+    const score::MeasureRun run =
+        eval::measure_and_record(problem, indices, mo_, db, def_hash, on_each, warn);
+    if (!run.env.empty()) {
+      env_ = run.env;
+      if (arch_) score::confirm_device(*arch_, o_.device, env_);
+    }
+  } catch (const std::exception& e) {
+    // What was measured before is recorded; the rest say why they have none.
+    for (size_t k : todo)
+      if (!results[k].t_b_ms && results[k].reason.empty())
+        results[k].reason = std::string("the baseline worker could not run: ") + e.what();
+  }
+  n_measured_ += indices.size();
+  return results;
+}
+
+void BaselineCommand::print_header(const Problem& problem, const fs::path& dir, bool published) {
+  if (!printed_header_) {
+    printed_header_ = true;
+    fmt::print("baselines on {} ({}){}\n", env_.value("hardware", o_.device), o_.device,
+               arch_ && arch_->model ? fmt::format("; T_SOL on {}", arch_->model->name) : "");
+  }
+  fmt::print("\n{}  ({})\n", problem.definition.name, dir.string());
+  fmt::print("  {:<8}  {:<22} {:>12} {:<14} {:<7}", "workload", "axes", "T_b (ms)", "method",
+             "cached");
+  if (arch_ && arch_->model) fmt::print(" {:>12}", "T_SOL (ms)");
+  if (published) fmt::print(" {:>14} {:>14}", "B200 T_b (ms)", "B200 SOL (ms)");
+  fmt::print("  {}\n", "note");
+}
+
+void BaselineCommand::problem_rows(const Problem& problem, const fs::path& dir,
+                                   const std::vector<size_t>& sel,
+                                   const std::vector<score::BaselineResult>& results,
+                                   const std::string& def_hash) {
+  std::string pub_note;
+  std::vector<std::optional<score::Published>> published;
+  if (arch_ && arch_->model && score::is_b200(*arch_->model)) {
     try {
-      arch = score::choose_arch(o.arch, o.device);
+      published = score::published_b200(problem, dir, &pub_note);
+    } catch (const std::exception& e) {
+      pub_note = e.what();
+    }
+    if (!pub_note.empty()) warn(pub_note);
+  }
+  if (!o_.json_output) print_header(problem, dir, !published.empty());
+  json rows = json::array();
+  for (size_t k = 0; k < sel.size(); ++k) {
+    const Workload& w = problem.workloads[sel[k]];
+    const score::BaselineResult& r = results[k];
+    ++n_total_;
+    if (r.cached) ++n_cached_;
+    if (!r.t_b_ms) {
+      ++n_missing_;
+      rc_ = 1;
+    } else if (r.method == "eager") {
+      ++n_eager_;
+    }
+    json row = r.to_json();
+    row["axes"] = json::object();
+    for (const auto& [n, v] : w.axes) row["axes"][n] = v;
+    std::optional<score::SolBound> bound;
+    if (arch_ && arch_->model) {
+      bound = score::sol_bound(problem, sel[k], *arch_->model);
+      row["t_sol_ms"] = or_null(bound->t_sol_ms);
+      if (!bound->reason.empty()) row["t_sol_reason"] = bound->reason;
+    }
+    const std::optional<score::Published>* pub =
+        sel[k] < published.size() ? &published[sel[k]] : nullptr;
+    if (pub && *pub) row["published"] = (*pub)->to_json();
+    rows.push_back(row);
+    if (o_.json_output) continue;
+    fmt::print("  {:<8}  {:<22} {:>12} {:<14} {:<7}", w.uuid.substr(0, 8), axes_text(w),
+               ms_cell(r.t_b_ms), r.method.empty() ? "-" : r.method, r.cached ? "yes" : "no");
+    if (bound) fmt::print(" {:>12}", ms_cell(bound->t_sol_ms));
+    if (!published.empty())
+      fmt::print(" {:>14} {:>14}", ms_cell(pub && *pub ? (*pub)->baseline_ms : std::nullopt),
+                 ms_cell(pub && *pub ? (*pub)->sol_ms : std::nullopt));
+    // An eager T_b says so beside it: "eager (why)".
+    const std::string eager = r.t_b_ms ? score::eager_note(r.method, r.reason) : "";
+    fmt::print("  {}\n", eager.empty() ? r.reason : eager);
+  }
+  json pj = {{"name", problem.definition.name}, {"dir", dir.string()},
+             {"definition_hash", def_hash}, {"workloads", rows}};
+  if (!pub_note.empty()) pj["published_note"] = pub_note;
+  problems_.push_back(pj);
+}
+
+void BaselineCommand::print_summary() const {
+  const json summary = {{"workloads", n_total_}, {"cached", n_cached_}, {"measured", n_measured_},
+                        {"without_baseline", n_missing_}, {"eager", n_eager_}};
+  if (o_.json_output) {
+    json doc = {{"device", o_.device}, {"environment", env_}, {"db", db_info_},
+                {"arch", arch_ ? arch_->to_json() : json(nullptr)}, {"problems", problems_},
+                {"summary", summary}};
+    fmt::print("{}\n", doc.dump(2));
+    return;
+  }
+  fmt::print("\nsummary: {} workload(s): {} from the store, {} measured, {} without a baseline\n",
+             n_total_, n_cached_, n_measured_, n_missing_);
+  if (n_eager_)
+    fmt::print("warning: {} T_b(s) eager, not the reference under torch.compile (the note "
+               "column says why)\n",
+               n_eager_);
+  if (arch_ && !arch_->note.empty()) fmt::print("note: {}\n", arch_->note);
+  if (db_) fmt::print("store: {}\n", db_->file().string());
+}
+
+int BaselineCommand::run() {
+  if (const int rc = check_device_and_timer(o_.device, o_.timer)) return rc;
+  if (!fs::exists(o_.path)) throw InputError(o_.path, 0, "", "no such file or folder");
+  const std::vector<fs::path> dirs = find_problem_dirs(o_.path);
+  if (dirs.empty()) throw InputError(o_.path, 0, "", "no definition.json at or below this folder");
+  if (!o_.arch.empty()) {
+    try {
+      arch_ = score::choose_arch(o_.arch, o_.device);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       return 2;
     }
   }
-
-  json timer_options = json::object();
-  if (o.timer != "auto") timer_options["timer"] = o.timer;
-
-  // The store: its baselines are the cache. A store that cannot be opened costs
-  // the cache, never the measurement.
-  std::optional<store::Store> db;
-  json db_info = nullptr;
-  if (!o.no_db) {
-    const fs::path file = o.db.empty() ? store::default_db_path() : fs::path(o.db);
-    db_info = {{"path", file.string()}};
-    try {
-      db.emplace(store::Store::open(file));
-    } catch (const std::exception& e) {
-      db_info["error"] = e.what();
-      warn(fmt::format("results store {}: {}; baselines are measured and not "
-                                      "cached", file.string(), e.what()));
-    }
-  }
-  // The key's environment, predicted for the look-up; what is stored is the
-  // measuring worker's own.
-  const json predicted = db ? score::predicted_worker_env(o.device, timer_options) : json::object();
-
-  score::MeasureOptions mo;
-  mo.device = o.device;
-  mo.timer_options = timer_options;
-  mo.timing.target_rse = o.target_rse;
-  mo.timing.budget_ms = o.time_budget_ms;
-  mo.rounds = o.rounds;
-  mo.seed = o.seed;
-  mo.workload_timeout = std::chrono::duration<double>(o.timeout_s);
-  mo.keep_scratch = o.keep_staging;
-  mo.no_sandbox = o.no_sandbox;
-
-  json problems = json::array();
-  json env = predicted;
-  size_t n_total = 0, n_missing = 0, n_cached = 0, n_measured = 0, n_eager = 0;
-  int rc = 0;
-  bool printed_header = false;
+  if (o_.timer != "auto") timer_options_["timer"] = o_.timer;
+  open_store();
+  // What is stored is the measuring worker's own environment.
+  if (db_) predicted_ = score::predicted_worker_env(o_.device, timer_options_);
+  env_ = predicted_;
+  measure_options();
   for (const fs::path& dir : dirs) {
     Diagnostics diags;
     Problem problem = load_problem(problem_paths(dir), diags);
     std::vector<size_t> sel;
-    if (diags.empty()) sel = score::select_workloads(problem, o.workloads, o.smallest, diags);
+    if (diags.empty()) sel = score::select_workloads(problem, o_.workloads, o_.smallest, diags);
     if (!diags.empty()) {
       for (const auto& d : diags.items()) std::fprintf(stderr, "error: %s\n", d.str().c_str());
-      problems.push_back({{"name", problem.definition.name}, {"dir", dir.string()},
-                          {"error", diags.items().front().str()}});
-      rc = 1;
+      problems_.push_back({{"name", problem.definition.name}, {"dir", dir.string()},
+                           {"error", diags.items().front().str()}});
+      rc_ = 1;
       continue;
     }
     const std::string def_hash = store::definition_hash(problem.definition);
-    std::vector<score::BaselineResult> results(sel.size());
-    std::vector<size_t> todo;  // positions in sel
-    for (size_t k = 0; k < sel.size(); ++k) {
-      const std::string& uuid = problem.workloads[sel[k]].uuid;
-      results[k].uuid = uuid;
-      std::optional<score::BaselineResult> hit;
-      if (db && !o.remeasure) {
-        try {
-          hit = score::cached_baseline(
-              *db, score::baseline_key(def_hash, uuid, predicted, predicted.value("driver", "")));
-        } catch (const std::exception& e) {
-          warn(fmt::format("looking up the baseline of {}: {}", uuid, e.what()));
-        }
-      }
-      if (hit) results[k] = *hit;
-      else todo.push_back(k);
-    }
-
-    if (!todo.empty()) {
-      std::vector<size_t> indices;
-      for (size_t k : todo) indices.push_back(sel[k]);
-      if (!o.json_output)
-        std::fprintf(stderr, "measuring %zu baseline(s) of %s on %s...\n", indices.size(),
-                     problem.definition.name.c_str(), o.device.c_str());
-      mo.on_result = [&](size_t pos, const score::BaselineResult& r, const json& wenv) {
-        const size_t k = todo[pos];
-        results[k] = r;
-        if (!db || !r.t_b_ms || r.method.empty()) return;
-        // Recorded as soon as measured: a later failure loses nothing.
-        const store::BaselineKey key =
-            score::baseline_key(def_hash, r.uuid, wenv, wenv.value("driver", ""));
-        try {
-          db->put_baseline({key, *r.t_b_ms, *store::parse_method(r.method), "", r.reason});
-        } catch (const std::exception& e) {
-          warn(fmt::format("recording the baseline of {}: {}", r.uuid, e.what()));
-        }
-        const std::string diff = key_difference(
-            score::baseline_key(def_hash, r.uuid, predicted, predicted.value("driver", "")), key);
-        if (!diff.empty())
-          warn(fmt::format("the environment predicted for the cache look-up differs from the "
-                           "measuring worker's ({}): stored under the worker's", diff));
-      };
-      try {
-        score::MeasureRun run = score::measure_baselines(problem, indices, mo);
-        if (!run.env.empty()) {
-          env = run.env;
-          if (arch) score::confirm_device(*arch, o.device, env);
-        }
-      } catch (const std::exception& e) {
-        // What was measured before is recorded; the rest say why they have none.
-        for (size_t k : todo)
-          if (!results[k].t_b_ms && results[k].reason.empty())
-            results[k].reason = std::string("the baseline worker could not run: ") + e.what();
-      }
-      n_measured += indices.size();
-    }
-
-    std::string pub_note;
-    std::vector<std::optional<score::Published>> published;
-    if (arch && arch->model && score::is_b200(*arch->model)) {
-      try {
-        published = score::published_b200(problem, dir, &pub_note);
-      } catch (const std::exception& e) {
-        pub_note = e.what();
-      }
-      if (!pub_note.empty()) warn(pub_note);
-    }
-
-    json rows = json::array();
-    if (!o.json_output) {
-      if (!printed_header) {
-        printed_header = true;
-        fmt::print("baselines on {} ({}){}\n", env.value("hardware", o.device), o.device,
-                   arch && arch->model ? fmt::format("; T_SOL on {}", arch->model->name) : "");
-      }
-      fmt::print("\n{}  ({})\n", problem.definition.name, dir.string());
-      fmt::print("  {:<8}  {:<22} {:>12} {:<14} {:<7}", "workload", "axes", "T_b (ms)", "method",
-                 "cached");
-      if (arch && arch->model) fmt::print(" {:>12}", "T_SOL (ms)");
-      if (!published.empty()) fmt::print(" {:>14} {:>14}", "B200 T_b (ms)", "B200 SOL (ms)");
-      fmt::print("  {}\n", "note");
-    }
-    for (size_t k = 0; k < sel.size(); ++k) {
-      const Workload& w = problem.workloads[sel[k]];
-      const score::BaselineResult& r = results[k];
-      ++n_total;
-      if (r.cached) ++n_cached;
-      if (!r.t_b_ms) {
-        ++n_missing;
-        rc = 1;
-      } else if (r.method == "eager") {
-        ++n_eager;
-      }
-      json row = r.to_json();
-      row["axes"] = json::object();
-      for (const auto& [n, v] : w.axes) row["axes"][n] = v;
-      std::optional<score::SolBound> bound;
-      if (arch && arch->model) {
-        bound = score::sol_bound(problem, sel[k], *arch->model);
-        row["t_sol_ms"] = opt(bound->t_sol_ms);
-        if (!bound->reason.empty()) row["t_sol_reason"] = bound->reason;
-      }
-      const std::optional<score::Published>* pub =
-          sel[k] < published.size() ? &published[sel[k]] : nullptr;
-      if (pub && *pub) row["published"] = (*pub)->to_json();
-      rows.push_back(row);
-      if (!o.json_output) {
-        fmt::print("  {:<8}  {:<22} {:>12} {:<14} {:<7}", w.uuid.substr(0, 8), axes_text(w),
-                   ms_cell(r.t_b_ms), r.method.empty() ? "-" : r.method, r.cached ? "yes" : "no");
-        if (bound) fmt::print(" {:>12}", ms_cell(bound->t_sol_ms));
-        if (!published.empty())
-          fmt::print(" {:>14} {:>14}", ms_cell(pub && *pub ? (*pub)->baseline_ms : std::nullopt),
-                     ms_cell(pub && *pub ? (*pub)->sol_ms : std::nullopt));
-        // An eager T_b says so beside it: "eager (why)".
-        const std::string eager = r.t_b_ms ? score::eager_note(r.method, r.reason) : "";
-        fmt::print("  {}\n", eager.empty() ? r.reason : eager);
-      }
-    }
-    json pj = {{"name", problem.definition.name}, {"dir", dir.string()},
-               {"definition_hash", def_hash}, {"workloads", rows}};
-    if (!pub_note.empty()) pj["published_note"] = pub_note;
-    problems.push_back(pj);
+    problem_rows(problem, dir, sel, find(problem, sel, def_hash), def_hash);
   }
-
-  const json summary = {{"workloads", n_total}, {"cached", n_cached}, {"measured", n_measured},
-                        {"without_baseline", n_missing}, {"eager", n_eager}};
-  if (o.json_output) {
-    json doc = {{"device", o.device}, {"environment", env}, {"db", db_info},
-                {"arch", arch ? arch->to_json() : json(nullptr)}, {"problems", problems},
-                {"summary", summary}};
-    fmt::print("{}\n", doc.dump(2));
-  } else {
-    fmt::print("\nsummary: {} workload(s): {} from the store, {} measured, {} without a baseline\n",
-               n_total, n_cached, n_measured, n_missing);
-    if (n_eager)
-      fmt::print("warning: {} T_b(s) eager, not the reference under torch.compile (the note "
-                 "column says why)\n",
-                 n_eager);
-    if (arch && !arch->note.empty()) fmt::print("note: {}\n", arch->note);
-    if (db) fmt::print("store: {}\n", db->file().string());
-  }
-  return rc;
+  print_summary();
+  return rc_;
 }
 
 }  // namespace
@@ -337,7 +362,7 @@ void add_baseline_command(CLI::App& app) {
   cmd->add_flag("--no-sandbox", o->no_sandbox, "run the worker without the sandbox (debugging only)");
   auto* no_db = cmd->get_option("--no-db");
   no_db->excludes(cmd->get_option("--db"));
-  cmd->callback([o] { exit_code() = run_baseline(*o); });
+  cmd->callback([o] { exit_code() = BaselineCommand(*o).run(); });
 }
 
 }  // namespace solbench::cli

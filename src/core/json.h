@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,14 @@ json load_json_file(const std::filesystem::path& path);
 // hide the others. A file that cannot be read adds one diagnostic.
 void for_each_jsonl_record(const std::filesystem::path& path, Diagnostics& diags,
                            const std::function<void(const json&, int)>& record);
+
+// A value, or null where there is none.
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+// A string, or null where it is empty.
+inline json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 // Writes `text` atomically (temp file + rename), creating parent folders.
 void write_text_file(const std::filesystem::path& path, const std::string& text);

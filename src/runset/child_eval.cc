@@ -18,13 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// eval's own defaults (cmd_eval.cc), for the child's overall deadline only.
-constexpr double kEvalTimeoutS = 300;
-constexpr double kEvalCompileTimeoutS = 120;
-// A worker start (Python, torch, the solution loaded), which eval's runner
-// allows per worker on top of the per-workload timeout.
-constexpr double kWorkerStartS = 120;
-
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -32,29 +25,7 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-std::string num(double v) { return fmt::format("{}", v); }
-
 }  // namespace
-
-std::vector<std::string> EvalFlags::args() const {
-  std::vector<std::string> a;
-  if (timeout_s) a.insert(a.end(), {"--timeout", num(*timeout_s)});
-  if (compile_timeout_s) a.insert(a.end(), {"--compile-timeout", num(*compile_timeout_s)});
-  if (rounds) a.insert(a.end(), {"--rounds", std::to_string(*rounds)});
-  if (time_budget_ms) a.insert(a.end(), {"--time-budget-ms", num(*time_budget_ms)});
-  if (!timer.empty()) a.insert(a.end(), {"--timer", timer});
-  if (no_timing) a.push_back("--no-timing");
-  if (!arch.empty()) a.insert(a.end(), {"--arch", arch});
-  if (no_baseline) a.push_back("--no-baseline");
-  return a;
-}
-
-std::chrono::duration<double> EvalFlags::child_deadline(size_t workloads) const {
-  const double per = timeout_s.value_or(kEvalTimeoutS) + kWorkerStartS;
-  return std::chrono::duration<double>(compile_timeout_s.value_or(kEvalCompileTimeoutS) +
-                                       static_cast<double>(std::max<size_t>(workloads, 1)) * per +
-                                       60);
-}
 
 std::vector<std::string> eval_args(const ChildRequest& r) {
   std::vector<std::string> a = {"eval", r.problem_dir.string()};
@@ -139,8 +110,14 @@ ChildResult run_child_eval(const ChildRequest& r) {
   res.traces = read_trace_lines(traces_file);
   if (!res.interrupted && !res.timed_out) {
     const std::string text = read_file(out_file);
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded() && j.is_object() && j.contains("results")) res.document = std::move(j);
+    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded() && j.is_object() && j.contains("results")) {
+      try {
+        res.report = eval::Report::from_json(j);
+      } catch (const std::exception&) {
+        // Not eval's document: read as if none was printed.
+      }
+    }
   }
   return res;
 }

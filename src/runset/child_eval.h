@@ -17,27 +17,10 @@
 
 #include "core/json.h"
 #include "core/trace.h"
+#include "eval/report.h"
 #include "harness/process.h"
 
 namespace solbench::runset {
-
-// eval options passed through to every child, when given.
-struct EvalFlags {
-  std::optional<double> timeout_s;          // --timeout (per workload)
-  std::optional<double> compile_timeout_s;  // --compile-timeout
-  std::optional<int> rounds;                // --rounds
-  std::optional<double> time_budget_ms;     // --time-budget-ms
-  std::string timer;                        // --timer (GPU); empty: eval's default
-  bool no_timing = false;                   // --no-timing
-  std::string arch;                         // --arch: hardware model for T_SOL (the score)
-  bool no_baseline = false;                 // --no-baseline: no T_b measured (no score)
-  std::vector<std::string> args() const;
-  // How long a child may take in all before it is killed (its workloads TIMEOUT):
-  // the build, then per workload a worker start and the per-workload timeout,
-  // with eval's defaults where a flag is not given. A safety net: eval enforces
-  // its own per-workload timeout.
-  std::chrono::duration<double> child_deadline(size_t workloads) const;
-};
 
 struct ChildRequest {
   std::filesystem::path program;  // the solbench binary (harness::self_exe())
@@ -55,7 +38,7 @@ struct ChildRequest {
 std::vector<std::string> eval_args(const ChildRequest& r);
 
 struct ChildResult {
-  std::optional<json> document;  // eval's --json output, when it printed one
+  std::optional<eval::Report> report;  // eval's --json output, when it printed one
   std::vector<Trace> traces;     // the -o file: one per finished workload (a cut last line is dropped)
   std::string stderr_tail;       // the last few kB of the child's stderr
   harness::ExitStatus status;

@@ -279,13 +279,13 @@ std::optional<json> Runner::environment(const std::string& device, const Problem
     req.device = device;
     req.extra_args = recording_.probe_args;
     for (const char* a : {"--smallest", "1", "--no-timing", "--rounds", "1"}) req.extra_args.push_back(a);
-    if (!o_.eval.timer.empty()) req.extra_args.insert(req.extra_args.end(), {"--timer", o_.eval.timer});
+    if (o_.eval.timer != eval::Settings{}.timer)
+      req.extra_args.insert(req.extra_args.end(), {"--timer", o_.eval.timer});
     req.scratch = dir;
-    req.deadline = o_.eval.child_deadline(1);
+    req.deadline = o_.eval.deadline(1);
     req.stop = o_.stop;
     const ChildResult c = run_child_eval(req);
-    if (c.document && is_worker_environment(c.document->value("environment", json::object())))
-      return c.document->at("environment");
+    if (c.report && is_worker_environment(c.report->environment)) return c.report->environment;
     if (c.interrupted) return std::nullopt;
     progress_->note(fmt::format(
         "warning: cannot tell the environment of {} (eval --reference on {}: {}{}{}): results "
@@ -346,32 +346,25 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
   const LoadedProblem& lp = problems_[tasks_[task].problem];
   std::map<std::string, Trace> traces;
   std::map<std::string, std::string> skipped;
-  if (c.document) {
-    if (c.document->contains("environment")) envs_.learn(device, c.document->at("environment"));
+  if (c.report) {
+    envs_.learn(device, c.report->environment);
     // eval records as it goes (Recording::Eval); a store it could not write is
     // only a warning there, and would make the next run evaluate these again.
-    const json db = c.document->value("db", json(nullptr));
+    const json& db = c.report->db;
     if (recording_.who == Recording::Eval && db.is_object() &&
         (db.contains("error") || db.value("errors", 0) > 0))
       progress_->note(fmt::format("warning: {}: eval did not record every trace in {}: {}",
                                   label(lp.where) + " / " + e.solution, db.value("path", "?"),
                                   db.value("error", fmt::format("{} trace(s) failed",
                                                                 db.value("errors", 0)))));
-    for (const json& r : c.document->value("results", json::array())) {
-      const std::string uuid =
-          r.contains("workload") && r["workload"].is_object() ? r["workload"].value("uuid", "") : "";
-      if (r.value("skipped", false)) {
-        skipped[uuid] = r.value("skip_reason", "");
-        continue;
-      }
-      Diagnostics d;
-      Trace t = parse_trace(r, "eval --json of " + lp.where.dir.string(), 0, d);
-      if (d.empty()) traces[uuid] = std::move(t);
+    for (const eval::WorkloadReport& w : c.report->workloads) {
+      if (w.skipped) skipped[w.uuid] = w.skip_reason;
+      else if (w.trace) traces[w.uuid] = *w.trace;
     }
   } else {
     for (const Trace& t : c.traces) traces[t.workload.value("uuid", "")] = t;
   }
-  const bool failed = !c.document && !c.interrupted;
+  const bool failed = !c.report && !c.interrupted;
   if (failed) {
     e.error = fmt::format("eval {}", c.describe());
     const std::string why = first_line(c.stderr_tail);
@@ -380,7 +373,7 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
   for (size_t k : remaining) {
     const std::string& uuid = e.uuids[k];
     if (auto it = traces.find(uuid); it != traces.end()) {
-      if (recording_.who == Recording::Run || (!c.document && !child_recorded(e, it->second)))
+      if (recording_.who == Recording::Run || (!c.report && !child_recorded(e, it->second)))
         record(task, device, it->second);
       e.results[k] = result_of(it->second);
     } else if (auto s = skipped.find(uuid); s != skipped.end()) {
@@ -395,7 +388,7 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
       out.index = static_cast<int>(lp.selected[k]);
       out.uuid = uuid;
       out.status = c.timed_out ? Status::Timeout : Status::RuntimeError;
-      out.log = c.document ? "solbench run: eval reported no result for this workload"
+      out.log = c.report ? "solbench run: eval reported no result for this workload"
                            : fmt::format("solbench run: eval {} before reporting this workload; "
                                          "its stderr ends:\n{}",
                                          c.describe(), c.stderr_tail);
@@ -442,9 +435,9 @@ void Runner::evaluate(size_t task, size_t slot) {
     for (size_t k : remaining) req.workloads.push_back(e.uuids[k]);
     req.device = device;
     req.extra_args = recording_.child_args;
-    for (auto& a : o_.eval.args()) req.extra_args.push_back(std::move(a));
+    for (auto& a : o_.eval.flags()) req.extra_args.push_back(std::move(a));
     req.scratch = dir;
-    req.deadline = o_.eval.child_deadline(remaining.size());
+    req.deadline = o_.eval.deadline(remaining.size());
     req.stop = o_.stop;
     absorb(task, device, remaining, run_child_eval(req));
     harness::remove_tree_quietly(dir);

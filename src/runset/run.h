@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/request.h"
 #include "runset/child_eval.h"
 #include "runset/dataset.h"
 #include "runset/shard.h"
@@ -47,7 +48,7 @@ struct RunOptions {
   std::optional<ShardSpec> shard;   // --shard I/N: only this slice of the (problem, workload) pairs
   std::vector<std::string> slots{"cpu"};
   std::filesystem::path db;         // empty: store::default_db_path()
-  EvalFlags eval;
+  eval::Settings eval;              // passed to each child eval (its flags)
   std::filesystem::path program;    // the solbench binary children run; empty: self_exe()
   std::string command_line;         // recorded with the run
   const std::atomic<bool>* stop = nullptr;  // set (SIGINT): stop starting, abandon what runs

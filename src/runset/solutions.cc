@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/definition.h"
+#include "eval/evaluate.h"
 #include "store/store.h"
 
 namespace solbench::runset {
@@ -73,10 +74,11 @@ SolutionScan scan_solutions(const fs::path& dir) {
 }
 
 ReferenceSolution reference_solution(const Definition& d) {
+  // The identity eval gives `--reference` (eval/evaluate.h): one definition.
+  const store::SolutionRecord rec = eval::reference_solution_record(d);
   ReferenceSolution r;
-  r.name = d.name + "/reference";
-  r.content = json::object();
-  r.content["solbench_reference_of"] = to_json(d);
+  r.name = rec.name;
+  r.content = rec.content;
   r.hash = store::content_hash(r.content);
   return r;
 }

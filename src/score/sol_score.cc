@@ -9,8 +9,6 @@ namespace solbench::score {
 
 namespace {
 
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 std::string ms(double v) { return fmt::format("{:.6g} ms", v); }
 
 // Why `v` cannot be used as a time, or "" when it can. `zero_ok`: T_SOL may be 0
@@ -26,10 +24,10 @@ std::string unusable(const char* what, const std::optional<double>& v, bool zero
 }  // namespace
 
 json WorkloadScore::to_json() const {
-  json j = {{"t_k_ms", opt(t_k_ms)},
-            {"t_sol_ms", opt(t_sol_ms)},
-            {"t_b_ms", opt(t_b_ms)},
-            {"score", opt(score)},
+  json j = {{"t_k_ms", or_null(t_k_ms)},
+            {"t_sol_ms", or_null(t_sol_ms)},
+            {"t_b_ms", or_null(t_b_ms)},
+            {"score", or_null(score)},
             {"sol_violation", sol_violation},
             {"baseline_at_or_below_sol", baseline_at_or_below_sol},
             {"reason", reason.empty() ? json(nullptr) : json(reason)}};
@@ -89,8 +87,20 @@ WorkloadScore sol_score(std::optional<double> t_k_ms, std::optional<double> t_so
   return s;
 }
 
+Aggregate Aggregate::from_json(const json& j) {
+  Aggregate a;
+  if (!j.is_object()) return a;
+  if (j.contains("mean") && j["mean"].is_number()) a.mean = j["mean"].get<double>();
+  a.items = j.value("items", 0);
+  a.scored = j.value("scored", 0);
+  a.failed = j.value("failed", 0);
+  a.unscored = j.value("unscored", 0);
+  a.violations = j.value("violations", 0);
+  return a;
+}
+
 json Aggregate::to_json() const {
-  return {{"mean", opt(mean)},     {"items", items},       {"scored", scored},
+  return {{"mean", or_null(mean)},     {"items", items},       {"scored", scored},
           {"failed", failed},      {"unscored", unscored}, {"violations", violations}};
 }
 

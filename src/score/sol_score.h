@@ -78,6 +78,7 @@ struct Aggregate {
                                // problem without a mean
   int violations = 0;          // workloads with T_k < T_SOL
   json to_json() const;        // {mean, items, scored, failed, unscored, violations}
+  static Aggregate from_json(const json& j);  // missing keys keep their defaults
 };
 
 // Mean over the workloads: a PASSED workload contributes its S, any other status

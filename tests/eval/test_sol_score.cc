@@ -9,7 +9,10 @@
 #include <string>
 
 #include "harness/protocol.h"
+#include "score/arch.h"
 #include "score/baseline.h"
+#include "score/environment.h"
+#include "score/published.h"
 #include "score/sol_score.h"
 #include "store/store.h"
 #include "test_support.h"

@@ -52,12 +52,12 @@ TEST(ChildEval, CommandLine) {
   TempDir t;
   ChildRequest r = request(t, "/bin/true");
   r.device = "cuda:1";
-  EvalFlags f;
+  eval::Settings f;
   f.rounds = 1;
   f.time_budget_ms = 20;
   f.no_timing = true;
   r.extra_args = {"--no-db"};
-  for (auto& a : f.args()) r.extra_args.push_back(a);
+  for (auto& a : f.flags()) r.extra_args.push_back(a);
   const V a = eval_args(r);
   const V want = {"eval", "/p", "-s", "/s.json", "--device", "cuda:1", "--json", "-o",
                   (r.scratch / "traces.jsonl").string(), "-w", "u1", "-w", "u2", "--no-db",
@@ -70,11 +70,11 @@ TEST(ChildEval, CommandLine) {
 }
 
 TEST(ChildEval, DeadlineCoversEveryWorkload) {
-  EvalFlags f;
+  eval::Settings f;
   f.timeout_s = 10;
   f.compile_timeout_s = 5;
-  EXPECT_GT(f.child_deadline(3).count(), 5 + 3 * 10);
-  EXPECT_GT(f.child_deadline(3).count(), f.child_deadline(1).count());
+  EXPECT_GT(f.deadline(3).count(), 5 + 3 * 10);
+  EXPECT_GT(f.deadline(3).count(), f.deadline(1).count());
 }
 
 TEST(ChildEval, JsonFromStdoutStderrApart) {
@@ -85,8 +85,8 @@ TEST(ChildEval, JsonFromStdoutStderrApart) {
                             "echo 'late line on stderr' >&2\n"
                             "exit 1\n");
   const ChildResult c = run_child_eval(request(t, p));
-  ASSERT_TRUE(c.document) << c.stderr_tail;
-  EXPECT_EQ((*c.document)["environment"]["hardware"], "h");
+  ASSERT_TRUE(c.report) << c.stderr_tail;
+  EXPECT_EQ(c.report->environment["hardware"], "h");
   EXPECT_HAS(c.stderr_tail, "warning: something");
   EXPECT_HAS(c.stderr_tail, "late line on stderr");
   EXPECT_EQ(c.status.exit_code, 1);
@@ -102,7 +102,7 @@ TEST(ChildEval, ACrashLeavesItsFinishedTracesAndStderr) {
                             "echo 'Segmentation fault in the evaluator' >&2\n"
                             "kill -SEGV $$\n");
   const ChildResult c = run_child_eval(request(t, p));
-  EXPECT_FALSE(c.document);
+  EXPECT_FALSE(c.report);
   ASSERT_EQ(c.traces.size(), 1u);
   EXPECT_EQ(c.traces[0].workload["uuid"], "u1");
   EXPECT_HAS(c.stderr_tail, "Segmentation fault in the evaluator");
@@ -117,7 +117,7 @@ TEST(ChildEval, DeadlineKillsAHungChild) {
   const ChildResult c = run_child_eval(r);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
   EXPECT_TRUE(c.timed_out);
-  EXPECT_FALSE(c.document);
+  EXPECT_FALSE(c.report);
   EXPECT_HAS(c.describe(), "deadline");
 }
 
@@ -141,7 +141,7 @@ TEST(ChildEval, StopKillsTheChild) {
 TEST(ChildEval, MissingProgram) {
   TempDir t;
   const ChildResult c = run_child_eval(request(t, t.path() / "no-such-solbench"));
-  EXPECT_FALSE(c.document);
+  EXPECT_FALSE(c.report);
   // The shell starts, the exec fails: exit 127 with the shell's message.
   EXPECT_TRUE(c.status.exited);
   EXPECT_EQ(c.status.exit_code, 127);

@@ -1,0 +1,511 @@
+#include "eval/evaluate.h"
+
+#include <algorithm>
+#include <future>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/problem.h"
+#include "core/solution.h"
+#include "eval/baselines.h"
+#include "eval/recorder.h"
+#include "eval/scoring.h"
+#include "harness/eval_plan.h"
+#include "harness/evaluate.h"
+#include "harness/timing/gpu/device.h"
+#include "harness/timing/timer.h"
+#include "harness/worker/worker_policy.h"
+#include "harness/worker/zygote.h"
+#include "score/environment.h"
+#include "score/selection.h"
+#include "sol/hardware.h"
+
+namespace solbench::eval {
+
+namespace {
+
+using harness::WorkloadOutcome;
+
+std::string short_uuid(const std::string& u) { return u.substr(0, 8); }
+
+std::string axes_text(const Workload& w) {
+  std::string s;
+  for (const auto& [n, v] : w.axes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", n, v);
+  return s;
+}
+
+// The nvcc target for --cuda-arch on `device`: built for the GPU that runs it,
+// as SOL-ExecBench does (nvcc's default, sm_75 in CUDA 13, would JIT-compile PTX at
+// load and refuse Hopper-only instructions). NVML names the compute capability
+// without initialising CUDA in this process (device.h identify_device).
+std::string resolve_cuda_arch(const std::string& choice, const std::string& device,
+                              Observer& observer) {
+  if (choice == "default") return "";
+  if (choice != "auto") return choice;
+  const int ordinal = harness::cuda_ordinal(device);
+  if (ordinal < 0) return "";
+  try {
+    const gpu::DeviceIdentity d = gpu::identify_device(ordinal);
+    return gpu::sm_arch_name(d.cc_major, d.cc_minor).substr(3);  // "sm_90a" -> "90a"
+  } catch (const std::exception& e) {
+    observer.notice(fmt::format("--cuda-arch auto: {}; building for nvcc's default", e.what()));
+    return "";
+  }
+}
+
+// Usage errors of the device and timer settings, checked before anything runs.
+void check_device_and_timer(const std::string& device, const std::string& timer) {
+  if (device != "cpu" && harness::cuda_ordinal(device) < 0)
+    throw RequestError(true, {fmt::format("--device: \"{}\" is not cpu or cuda:N", device)});
+  if (timer != "auto" && device == "cpu")
+    throw RequestError(true, {fmt::format("--timer {}: GPU timers apply to --device cuda:N", timer)});
+}
+
+class Evaluation {
+ public:
+  Evaluation(const Request& request, Observer& observer) : req_(request), ob_(observer) {}
+  Report run();
+
+ private:
+  void mark(const char* stage) { rep_.timeline[stage] = harness::monotonic_ns(); }
+  void load();
+  void check_usage_and_start();
+  void choose_hardware();
+  void find_bounds();
+  void bounds_ready();
+  void open_store();
+  void build();
+  void fail_build();
+  void run_workers();
+  void on_event(const harness::RunnerEvent& e);
+  void judge(size_t k, const WorkloadOutcome& out, const json& env);
+  std::optional<score::BaselineResult> cached_baseline(size_t k);
+  void measure_baselines();
+  void finalize(size_t k);
+  void finish();
+
+  const Request& req_;
+  Observer& ob_;
+  Report rep_;
+  Problem problem_;
+  Solution solution_;
+  std::vector<size_t> sel_;  // workload indices, by position
+  json timer_options_ = json::object();
+  std::future<void> toolchains_;
+  std::future<score::ArchChoice> arch_found_;
+  std::string driver_, def_hash_;
+  std::optional<json> predicted_;
+  std::unique_ptr<StoreRecorder> rec_;
+  harness::PreparedSolution prep_;
+  std::vector<bool> finalized_, judged_;
+  std::vector<size_t> pending_;  // positions whose T_b the baseline worker measures
+  json solution_env_ = json::object();  // the solution worker's environment
+  json last_env_ = json::object();
+};
+
+Report Evaluation::run() {
+  mark("start");
+  load();
+  check_usage_and_start();
+  choose_hardware();
+  open_store();
+  build();
+  if (prep_.ok) {
+    run_workers();
+    measure_baselines();
+  } else {
+    fail_build();
+  }
+  finish();
+  return std::move(rep_);
+}
+
+// Everything is checked before anything is built or run.
+void Evaluation::load() {
+  Diagnostics diags;
+  problem_ = load_problem(problem_paths(req_.problem_dir), diags);
+  if (!req_.reference) solution_ = load_solution(req_.solution, diags);
+  if (diags.empty())
+    sel_ = score::select_workloads(problem_, req_.workloads, req_.smallest, diags);
+  if (!diags.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& d : diags.items()) lines.push_back(d.str());
+    throw RequestError(false, lines);
+  }
+  // e.g. workload inputs the definition lacks: ignored, as the public tool does.
+  for (const auto& d : diags.warnings()) ob_.notice(d.str());
+  if (sel_.empty())
+    throw RequestError(false, {req_.problem_dir + ": no workloads to evaluate"});
+  rep_.definition = problem_.definition.name;
+  rep_.solution = req_.reference ? reference_solution_name(problem_.definition.name)
+                                 : solution_.name;
+  rep_.device = req_.device;
+  rep_.traces_file = req_.traces_file;
+  rep_.baselines_skipped = req_.settings.no_baseline;
+  for (size_t i : sel_) {
+    WorkloadReport w;
+    w.index = i;
+    w.uuid = problem_.workloads[i].uuid;
+    for (const auto& [n, v] : problem_.workloads[i].axes) w.axes[n] = v;
+    rep_.workloads.push_back(std::move(w));
+  }
+  finalized_.assign(sel_.size(), false);
+  judged_.assign(sel_.size(), false);
+  ob_.selected(sel_.size());
+}
+
+void Evaluation::check_usage_and_start() {
+  check_device_and_timer(req_.device, req_.settings.timer);
+  // An unknown --arch is refused before anything runs (the name alone decides).
+  if (!req_.settings.arch.empty()) {
+    try {
+      (void)sol::select_hardware(req_.settings.arch);
+    } catch (const std::exception& e) {
+      throw RequestError(true, {e.what()});
+    }
+  }
+  mark("inputs_loaded");
+  // Workers fork from a process that imports torch while the build and T_SOL run.
+  harness::start_process_zygote();
+  // The workers' sandbox plans need the toolchain probes (compiler drivers and the
+  // interpreter, run as child processes: 0.1 s on the H100 machine); they run
+  // while T_SOL and the build are looked up (find_toolchains memoises them).
+  if (!req_.no_sandbox)
+    toolchains_ = std::async(std::launch::async, [] { (void)harness::find_toolchains(); });
+  mark("zygote_asked");
+  if (req_.settings.timer != "auto") timer_options_["timer"] = req_.settings.timer;
+}
+
+// T_SOL (cached per workload and model; tracing runs only the reference).
+// Nothing before the scores needs it. On a GPU the model is picked beside the
+// build and the workers (the detected GPU's model asks NVML, 20-50 ms); the bounds
+// are looked up by the first result (bounds_ready), on this thread: a bound not yet
+// cached traces the reference in the embedded Python, which must not start on
+// another thread (that thread would keep the interpreter's lock when it ends, and
+// the process hung at exit on the H100). On the CPU all of it runs here.
+void Evaluation::choose_hardware() {
+  const std::string arch = req_.settings.arch, device = req_.device;
+  if (harness::cuda_ordinal(device) >= 0) {
+    arch_found_ = std::async(std::launch::async, [arch, device] {
+      return score::choose_arch(arch, device);
+    });
+    return;
+  }
+  rep_.arch = score::choose_arch(arch, device);
+  if (rep_.arch.model) ob_.status("speed-of-light bounds on " + rep_.arch.model->name);
+  find_bounds();
+}
+
+void Evaluation::find_bounds() {
+  score::ArchChoice& arch = rep_.arch;
+  for (size_t k = 0; k < sel_.size(); ++k) {
+    ScoreState& st = rep_.workloads[k].score;
+    if (arch.model) st.bound = score::sol_bound(problem_, sel_[k], *arch.model);
+    else st.bound.reason = "no T_SOL: " + arch.reason;
+  }
+  mark("t_sol");
+  if (!arch.model || !score::is_b200(*arch.model)) return;
+  try {
+    const auto pub = score::published_b200(problem_, req_.problem_dir, &rep_.published_note);
+    for (size_t k = 0; k < sel_.size(); ++k)
+      if (sel_[k] < pub.size()) rep_.workloads[k].score.published = pub[sel_[k]];
+  } catch (const std::exception& e) {
+    rep_.published_note = e.what();
+  }
+}
+
+void Evaluation::bounds_ready() {
+  if (!arch_found_.valid()) return;
+  rep_.arch = arch_found_.get();  // cannot throw: an unknown name was refused before
+  find_bounds();
+}
+
+void Evaluation::open_store() {
+  driver_ = score::driver_version(req_.device);
+  const store::SolutionRecord record = req_.reference
+                                           ? reference_solution_record(problem_.definition)
+                                           : store::SolutionRecord::from(solution_);
+  rec_ = std::make_unique<StoreRecorder>(req_, record, [this]() {
+    if (!predicted_) predicted_ = score::predicted_worker_env(req_.device, timer_options_);
+    return *predicted_;
+  });
+  def_hash_ = store::definition_hash(problem_.definition);
+  mark("store_ready");
+}
+
+// The build (or a cache hit), outside any worker: compilers are trusted, the
+// code is not run.
+void Evaluation::build() {
+  if (req_.reference) {
+    prep_ = harness::reference_as_solution();
+  } else {
+    harness::PrepareOptions po;
+    po.device = req_.device;
+    po.compile_timeout = std::chrono::duration<double>(req_.settings.compile_timeout_s);
+    po.keep_staging = req_.keep_staging;
+    po.cuda_arch = resolve_cuda_arch(req_.cuda_arch, req_.device, ob_);
+    ob_.status("building " + rep_.solution);
+    prep_ = harness::prepare_solution(solution_, problem_.definition, po);
+  }
+  mark("built");
+  rep_.build.ok = prep_.ok;
+  if (prep_.build) {
+    rep_.build.record = prep_.build->to_json();
+    rep_.build.record.erase("log");
+    for (const auto& v : prep_.build->import_violations)
+      ob_.build_warning("the solution imports " + v.str());
+  }
+  if (!prep_.ok) {
+    rep_.build.first_error = prep_.first_error;
+    rep_.build.log = prep_.log;
+  }
+}
+
+// One build, one report: the first trace carries the whole message (the build
+// log, first error first); the others point to it, unless the reason is a
+// single short line, which every trace repeats.
+void Evaluation::fail_build() {
+  ob_.clear_status();
+  const size_t nl = prep_.log.find('\n');
+  const bool one_line =
+      (nl == std::string::npos || nl + 1 == prep_.log.size()) && prep_.log.size() <= 300;
+  const std::string pointer = fmt::format(
+      "{}: the solution was not built; the build log is in the trace of workload {} (the first "
+      "of this evaluation)",
+      status_name(prep_.failure), rep_.workloads.front().uuid);
+  for (size_t k = 0; k < sel_.size(); ++k) {
+    WorkloadOutcome out;
+    out.index = static_cast<int>(sel_[k]);
+    out.uuid = rep_.workloads[k].uuid;
+    out.status = prep_.failure;
+    out.log = k == 0 || one_line ? prep_.log : pointer;
+    if (prep_.skip) {
+      out.skipped = true;
+      out.skip_reason = prep_.log;
+      out.log.clear();
+    }
+    judge(k, out, json{{"device", req_.device}});
+  }
+}
+
+void Evaluation::run_workers() {
+  harness::HarnessRequest hr;
+  hr.name = rep_.solution;
+  hr.entry = prep_.entry;
+  hr.definition = to_json(problem_.definition);
+  for (size_t i : sel_) hr.workloads.push_back(harness::workload_spec(problem_, i));
+  hr.device = req_.device;
+  hr.rounds = req_.settings.rounds;
+  hr.seed = req_.settings.seed;
+  hr.timed = !req_.settings.no_timing;
+  hr.timing.target_rse = req_.settings.target_rse;
+  hr.timing.budget_ms = req_.settings.time_budget_ms;
+  hr.timer_options = timer_options_;
+  hr.workload_timeout = std::chrono::duration<double>(req_.settings.timeout_s);
+  hr.keep_scratch = req_.keep_staging;
+  hr.no_sandbox = req_.no_sandbox;
+  if (!req_.reference) hr.cache_key = to_json(solution_).dump();
+  last_env_ = {{"device", req_.device}};
+  hr.on_event = [this](const harness::RunnerEvent& e) { on_event(e); };
+  mark("plan_ready");
+  const harness::RunnerResult rr = harness::evaluate(hr);
+  mark("workers_done");
+  ob_.clear_status();
+  rep_.environment = rr.env;
+  rep_.sandbox = rr.sandbox;
+  rep_.workers = rr.workers;
+  rep_.reference_workers = rr.reference_workers;
+  // Outcomes the event stream did not deliver (failures decided by the runner
+  // after a crash or timeout are delivered too, but be safe).
+  for (size_t k = 0; k < rr.outcomes.size() && k < sel_.size(); ++k)
+    if (!judged_[k]) judge(k, rr.outcomes[k], last_env_);
+}
+
+// The runner reports plan positions, which are positions in sel_.
+void Evaluation::on_event(const harness::RunnerEvent& e) {
+  if (e.kind == "worker_start") {
+    ob_.status(e.message == "reference" ? "starting the reference worker" : "starting a worker");
+  } else if (e.kind == "begin" || e.kind == "progress") {
+    const Workload& w = problem_.workloads[sel_[static_cast<size_t>(e.workload)]];
+    std::string what = e.kind == "begin" ? "starting" : e.phase;
+    if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, std::max(1, req_.settings.rounds));
+    ob_.status(fmt::format("{} {}: {}", short_uuid(w.uuid), axes_text(w), what));
+  } else if (e.kind == "result" && e.outcome) {
+    const size_t k = static_cast<size_t>(e.workload);
+    if (judged_[k]) return;
+    judge(k, *e.outcome, last_env_);
+    ob_.outcome(k, rep_.workloads[k]);
+  } else if (e.kind == "ready") {
+    if (e.env) {
+      last_env_ = *e.env;
+      last_env_["device"] = req_.device;
+      solution_env_ = last_env_;
+      bounds_ready();
+      score::confirm_device(rep_.arch, req_.device, last_env_);  // the worker names its device
+    }
+    ob_.status("worker ready");
+  }
+}
+
+std::optional<score::BaselineResult> Evaluation::cached_baseline(size_t k) {
+  if (solution_env_.value("hardware", "").empty()) return std::nullopt;
+  return stored_baseline(
+      rec_->db(), score::baseline_key(def_hash_, rep_.workloads[k].uuid, solution_env_, driver_),
+      [this](const std::string& w) { rec_->warn(w); });
+}
+
+// One outcome into a trace; its T_b from the store, or measured later (pending_).
+void Evaluation::judge(size_t k, const WorkloadOutcome& out, const json& env) {
+  judged_[k] = true;
+  WorkloadReport& w = rep_.workloads[k];
+  w.outcome = out;
+  w.skipped = out.skipped;
+  w.skip_reason = out.skip_reason;
+  if (out.skipped) return;
+  Trace t = harness::make_trace(problem_, sel_[k], rep_.solution, out, env);
+  if (prep_.build)
+    t.evaluation.extra["solbench_build"] = {{"cache_hit", prep_.build->cache_hit},
+                                            {"seconds", prep_.build->seconds}};
+  if (!driver_.empty()) t.evaluation.environment.extra["solbench_driver"] = driver_;
+  w.trace = std::move(t);
+  bounds_ready();
+  ScoreState& st = w.score;
+  const bool timed_pass =
+      out.status == Status::Passed && out.timing && out.timing->stats.median_ms > 0;
+  if (req_.settings.no_baseline) {
+    st.t_b_reason = "not measured (--no-baseline)";
+  } else if (auto hit = cached_baseline(k)) {
+    st.baseline = std::move(hit);
+    ++rep_.baselines_cached;
+  } else if (!timed_pass) {
+    st.t_b_reason = out.status != Status::Passed ? "not measured: the workload did not pass"
+                                                 : "not measured: the workload was not timed";
+  } else if (!st.bound.t_sol_ms) {
+    st.t_b_reason = "not measured: there is no T_SOL, so no score would use it";
+  } else {
+    pending_.push_back(k);  // measured after the solution's worker, in a worker of its own
+    return;
+  }
+  finalize(k);
+}
+
+// T_b: the reference under torch.compile, in a worker that never saw the
+// solution, for the timed PASSED workloads the store has no baseline for.
+void Evaluation::measure_baselines() {
+  if (pending_.empty()) return;
+  std::vector<size_t> indices;
+  for (size_t k : pending_) indices.push_back(sel_[k]);
+  score::MeasureOptions mo;
+  mo.device = req_.device;
+  mo.timer_options = timer_options_;
+  mo.timing.target_rse = req_.settings.target_rse;
+  mo.timing.budget_ms = req_.settings.time_budget_ms;  // the solutions' stopping rule
+  mo.rounds = 1;
+  mo.seed = req_.settings.seed;
+  mo.workload_timeout = std::chrono::duration<double>(req_.settings.timeout_s);
+  mo.keep_scratch = req_.keep_staging;
+  mo.no_sandbox = req_.no_sandbox;
+  mo.on_event = [&](const harness::RunnerEvent& e) {
+    if (e.kind == "worker_start") ob_.status("baseline: starting a worker");
+    else if ((e.kind == "begin" || e.kind == "progress") && e.workload >= 0)
+      ob_.status(fmt::format("baseline {}: {}", short_uuid(problem_.workloads[indices[e.workload]].uuid),
+                             e.kind == "begin" ? "starting" : e.phase));
+  };
+  auto on_each = [&](size_t pos, const score::BaselineResult& r, const store::BaselineKey* key) {
+    const size_t k = pending_[pos];
+    ScoreState& st = rep_.workloads[k].score;
+    if (!key) {
+      st.t_b_reason = r.reason;
+    } else if (const store::BaselineKey mine =
+                   score::baseline_key(def_hash_, r.uuid, solution_env_, driver_);
+               *key == mine) {
+      st.baseline = r;
+    } else {
+      st.t_b_reason = fmt::format(
+          "the baseline worker's environment ({}, torch {}, timer {}) is not the "
+          "solution's ({}, torch {}, timer {})",
+          key->gpu_model, key->torch, key->timer, mine.gpu_model, mine.torch, mine.timer);
+    }
+    finalize(k);
+  };
+  std::string failure = "the baseline worker reported nothing";
+  try {
+    measure_and_record(problem_, indices, mo, rec_->db(), def_hash_, on_each,
+                       [this](const std::string& w) { rec_->warn(w); });
+  } catch (const std::exception& e) {
+    // The solution's results are final already: they are written without T_b.
+    failure = std::string("the baseline worker could not run: ") + e.what();
+  }
+  ob_.clear_status();
+  for (size_t k : pending_)
+    if (!finalized_[k]) {
+      ScoreState& st = rep_.workloads[k].score;
+      if (st.t_b_reason.empty()) st.t_b_reason = failure;
+      finalize(k);
+    }
+}
+
+// A trace is written (traces file) and recorded (store) once its numbers are
+// final: at once, or when the baseline worker has measured its T_b.
+void Evaluation::finalize(size_t k) {
+  WorkloadReport& w = rep_.workloads[k];
+  if (finalized_[k] || !w.trace) return;
+  finalized_[k] = true;
+  score_trace(*w.trace, w.score, rep_.arch, !req_.settings.no_timing);
+  if (!req_.traces_file.empty()) append_traces(req_.traces_file, {*w.trace});
+  ++rep_.traces_written;
+  rec_->record(*w.trace, w.score);
+}
+
+void Evaluation::finish() {
+  ob_.clear_status();
+  bounds_ready();
+  mark("baseline_done");
+  for (size_t k = 0; k < sel_.size(); ++k) finalize(k);  // none left; be safe
+  rec_->finish();
+  mark("recorded");
+  rep_.warnings = rec_->warnings();
+  if (!rep_.published_note.empty()) rep_.warnings.push_back(rep_.published_note);
+  std::vector<score::ScoredWorkload> scored;
+  for (const auto& w : rep_.workloads)
+    if (!w.skipped && w.trace)
+      scored.push_back({w.trace->evaluation.status == Status::Passed, w.score.s.score,
+                        w.score.s.sol_violation});
+  rep_.problem_score = score::problem_score(scored);
+  for (size_t k : pending_) {
+    const ScoreState& st = rep_.workloads[k].score;
+    if (st.baseline && !st.baseline->cached) ++rep_.baselines_measured;
+  }
+  // The workloads whose T_b is eager, not the reference under torch.compile: a
+  // warning in every output (docs/score.md), never silent.
+  for (const auto& w : rep_.workloads) {
+    const auto& b = w.score.baseline;
+    if (b && b->t_b_ms && b->method == "eager") rep_.eager.push_back({b->uuid, *b->t_b_ms, b->reason});
+  }
+  rep_.db = rec_->to_json();
+  rep_.db_line = rec_->summary_line();
+}
+
+}  // namespace
+
+RequestError::RequestError(bool usage_error, std::vector<std::string> lines)
+    : std::runtime_error(lines.empty() ? "invalid request" : lines.front()),
+      usage(usage_error),
+      messages(std::move(lines)) {}
+
+Report evaluate(const Request& request, Observer& observer) {
+  return Evaluation(request, observer).run();
+}
+
+std::string reference_solution_name(const std::string& definition_name) {
+  return definition_name + "/reference";
+}
+
+store::SolutionRecord reference_solution_record(const Definition& definition) {
+  return {reference_solution_name(definition.name), definition.name,
+          {{"solbench_reference_of", to_json(definition)}}};
+}
+
+}  // namespace solbench::eval

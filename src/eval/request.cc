@@ -1,0 +1,38 @@
+#include "eval/request.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/runner.h"
+
+namespace solbench::eval {
+
+std::vector<std::string> Settings::flags() const {
+  const Settings d;
+  auto num = [](double v) { return fmt::format("{}", v); };
+  std::vector<std::string> a;
+  if (timeout_s != d.timeout_s) a.insert(a.end(), {"--timeout", num(timeout_s)});
+  if (compile_timeout_s != d.compile_timeout_s)
+    a.insert(a.end(), {"--compile-timeout", num(compile_timeout_s)});
+  if (rounds != d.rounds) a.insert(a.end(), {"--rounds", std::to_string(rounds)});
+  if (seed != d.seed) a.insert(a.end(), {"--seed", std::to_string(seed)});
+  if (target_rse != d.target_rse) a.insert(a.end(), {"--target-rse", num(target_rse)});
+  if (time_budget_ms != d.time_budget_ms) a.insert(a.end(), {"--time-budget-ms", num(time_budget_ms)});
+  if (timer != d.timer) a.insert(a.end(), {"--timer", timer});
+  if (no_timing) a.push_back("--no-timing");
+  if (!arch.empty()) a.insert(a.end(), {"--arch", arch});
+  if (no_baseline) a.push_back("--no-baseline");
+  return a;
+}
+
+std::chrono::duration<double> Settings::deadline(size_t workloads) const {
+  // A worker start (Python, torch, the solution loaded), which the runner allows
+  // per worker on top of the per-workload timeout.
+  const double start = harness::RunnerOptions{}.startup_timeout.count();
+  const double per = timeout_s + start;
+  return std::chrono::duration<double>(
+      compile_timeout_s + static_cast<double>(std::max<size_t>(workloads, 1)) * per + 60);
+}
+
+}  // namespace solbench::eval

@@ -1,0 +1,62 @@
+// What one evaluation is asked to do: the problem, the solution, the workloads,
+// the device and every setting, with the one set of defaults that `eval`,
+// `run`'s children, `baseline` and the Python module share.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace solbench::eval {
+
+// How an evaluation is judged and timed; `run` passes the same to each child.
+struct Settings {
+  double timeout_s = 300;          // per workload, before the worker is killed (TIMEOUT)
+  double compile_timeout_s = 120;  // the build
+  int rounds = 5;                  // correctness rounds, fresh inputs each
+  uint64_t seed = 0;               // 0: a secret drawn per evaluation (WorkerPlan::seed)
+  double target_rse = 0.01;        // stop timing below this relative standard error
+  double time_budget_ms = 500;     // per timed candidate and workload
+  std::string timer = "auto";      // GPU timer: auto, cupti, events, profiler
+  bool no_timing = false;          // correctness only
+  std::string arch;                // hardware model for T_SOL; empty: the device's own
+  bool no_baseline = false;        // no T_b measured or looked up (S stays null)
+
+  // eval's flags for the settings that differ from the defaults, in eval's order.
+  std::vector<std::string> flags() const;
+  // A safety net for a whole evaluation of `workloads` workloads (the build,
+  // then per workload a worker start and the per-workload timeout).
+  std::chrono::duration<double> deadline(size_t workloads) const;
+};
+
+struct Request {
+  std::string problem_dir;
+  std::string solution;   // solution.json; empty with `reference`
+  bool reference = false; // the definition's own reference as the solution
+  std::vector<std::string> workloads;  // uuids or unique prefixes; empty: all
+  int smallest = 0;       // only the N workloads with the fewest input bytes
+  std::string device = "cpu";
+  // nvcc target for CUDA sources: "auto" is the evaluated GPU's compute capability
+  // (90a on an H100), "default" leaves nvcc's own default, else e.g. "90a", "100a".
+  std::string cuda_arch = "auto";
+  Settings settings;
+  bool keep_staging = false;
+  bool no_sandbox = false;  // debugging only
+  std::string traces_file;  // append one trace per workload here; empty: none
+  std::string db;           // results store; empty: store::default_db_path()
+  bool no_db = false;
+};
+
+// A request that cannot run. `usage`: the caller asked for something that does
+// not exist (an unknown --arch, a device that is not cpu or cuda:N; exit 2);
+// else an input that does not load (exit 1). Each message is one line.
+struct RequestError : std::runtime_error {
+  RequestError(bool usage_error, std::vector<std::string> lines);
+  bool usage;
+  std::vector<std::string> messages;
+};
+
+}  // namespace solbench::eval

@@ -1,0 +1,49 @@
+// T_SOL's side of the score (docs/score.md): the hardware model the bound is for
+// (the one named by --arch, else the detected GPU's; the CPU has none) and the
+// speed-of-light bound of one workload on it (the sol module, its cache).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+#include "core/problem.h"
+#include "sol/hardware.h"
+
+namespace solbench::score {
+
+struct ArchChoice {
+  std::optional<sol::HardwareModel> model;  // nullopt: no T_SOL (see reason)
+  std::string reason;
+  bool explicit_arch = false;   // named by --arch
+  bool matches_device = false;  // the model is the evaluating device's own
+  std::string note;             // says when the model is not the device's
+  // {model, display_name, explicit, matches_device, reason?, note?}
+  json to_json() const;
+  // The model is looked up by name among the hardware models (none if unknown).
+  static ArchChoice from_json(const json& j);
+};
+
+// The hardware model for --arch `arch` (explicit) or, when empty, for `device`:
+// the detected GPU's on "cuda:N"; none on the CPU (no CPU models exist). Throws
+// std::runtime_error for an unknown --arch (the message lists the known ones).
+ArchChoice choose_arch(const std::string& arch, const std::string& device);
+
+// Re-checks matches_device against the worker's name for its device (env
+// "hardware"), which is exact where NVML's first GPU may not be the device.
+void confirm_device(ArchChoice& choice, const std::string& device, const json& worker_env);
+
+struct SolBound {
+  std::optional<double> t_sol_ms;  // nullopt: see reason
+  std::string reason;
+  std::string bottleneck;
+  json uncosted = json::object();  // operators costed as nothing (the bound is weaker)
+  bool cached = false;
+  json to_json() const;  // {t_sol_ms, reason?, bottleneck?, uncosted?}
+};
+
+// T_SOL of problem.workloads[index] on `hw` (sol::analyse_workload, its cache).
+SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareModel& hw,
+                   bool use_cache = true);
+
+}  // namespace solbench::score
