@@ -19,7 +19,7 @@ std::vector<std::string> Settings::flags() const {
   if (seed != d.seed) a.insert(a.end(), {"--seed", std::to_string(seed)});
   if (target_rse != d.target_rse) a.insert(a.end(), {"--target-rse", num(target_rse)});
   if (time_budget_ms != d.time_budget_ms) a.insert(a.end(), {"--time-budget-ms", num(time_budget_ms)});
-  if (timer != d.timer) a.insert(a.end(), {"--timer", timer});
+  if (!timer.empty() && timer != d.timer) a.insert(a.end(), {"--timer", timer});  // "": default
   if (no_timing) a.push_back("--no-timing");
   if (!arch.empty()) a.insert(a.end(), {"--arch", arch});
   if (no_baseline) a.push_back("--no-baseline");

@@ -20,7 +20,7 @@ struct Settings {
   uint64_t seed = 0;               // 0: a secret drawn per evaluation (WorkerPlan::seed)
   double target_rse = 0.01;        // stop timing below this relative standard error
   double time_budget_ms = 500;     // per timed candidate and workload
-  std::string timer = "auto";      // GPU timer: auto, cupti, events, profiler
+  std::string timer = "auto";      // GPU timer: auto, cupti, events, profiler ("" = auto)
   bool no_timing = false;          // correctness only
   std::string arch;                // hardware model for T_SOL; empty: the device's own
   bool no_baseline = false;        // no T_b measured or looked up (S stays null)

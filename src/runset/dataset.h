@@ -23,6 +23,8 @@ struct ProblemDir {
   std::string category;  // "" without a category level
   std::string name;      // the folder's name
   std::filesystem::path dir;
+  // "category/name", or "name" without a category level.
+  std::string label() const { return category.empty() ? name : category + "/" + name; }
 };
 
 enum class Layout { Categories, Problems, SingleProblem };

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 #include "harness/eval_plan.h"
 #include "harness/process.h"
 #include "harness/staging.h"
@@ -62,15 +64,9 @@ RecordingPlan plan_recording(const EvalSupport& s, const fs::path& db) {
 
 namespace {
 
-std::string first_line(const std::string& s) {
-  const size_t start = s.find_first_not_of(" \n");
-  if (start == std::string::npos) return "";
-  return s.substr(start, s.find('\n', start) - start);
-}
+// The first line of a message, whole (core/text.h's, not cut).
+std::string first_line(const std::string& s) { return solbench::first_line(s, std::string::npos); }
 
-std::string label(const ProblemDir& p) {
-  return p.category.empty() ? p.name : p.category + "/" + p.name;
-}
 
 // What a run evaluates, before any store or child: the problems (loaded),
 // the solution files and the (problem, solution) tasks.
@@ -279,7 +275,7 @@ std::optional<json> Runner::environment(const std::string& device, const Problem
     req.device = device;
     req.extra_args = recording_.probe_args;
     for (const char* a : {"--smallest", "1", "--no-timing", "--rounds", "1"}) req.extra_args.push_back(a);
-    if (o_.eval.timer != eval::Settings{}.timer)
+    if (!o_.eval.timer.empty() && o_.eval.timer != eval::Settings{}.timer)
       req.extra_args.insert(req.extra_args.end(), {"--timer", o_.eval.timer});
     req.scratch = dir;
     req.deadline = o_.eval.deadline(1);
@@ -354,7 +350,7 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
     if (recording_.who == Recording::Eval && db.is_object() &&
         (db.contains("error") || db.value("errors", 0) > 0))
       progress_->note(fmt::format("warning: {}: eval did not record every trace in {}: {}",
-                                  label(lp.where) + " / " + e.solution, db.value("path", "?"),
+                                  lp.where.label() + " / " + e.solution, db.value("path", "?"),
                                   db.value("error", fmt::format("{} trace(s) failed",
                                                                 db.value("errors", 0)))));
     for (const eval::WorkloadReport& w : c.report->workloads) {
@@ -405,7 +401,7 @@ void Runner::evaluate(size_t task, size_t slot) {
   const std::string& device = o_.slots[slot];
   EvaluationReport& e = report(task);
   const LoadedProblem& lp = problems_[tasks_[task].problem];
-  const std::string what = label(lp.where) + " / " + e.solution;
+  const std::string what = lp.where.label() + " / " + e.solution;
   e.device = device;
   progress_->started(task, what, device);
 
@@ -484,7 +480,7 @@ RunReport Runner::run() {
   for (const auto& n : progress_notes_) progress_->note("note: " + n);
   for (const auto& err : report_.errors) progress_->note("error: " + err);
   for (const auto& p : report_.problems)
-    if (!p.error.empty()) progress_->note("error: " + label(p.where) + ": " + p.error);
+    if (!p.error.empty()) progress_->note("error: " + p.where.label() + ": " + p.error);
   if (o_.filter.empty())
     for (const auto& f : report_.unmatched_solutions)
       progress_->note("warning: " + f + ": its definition is not a problem of the data set");
@@ -521,14 +517,14 @@ PlanReport plan_run(const RunOptions& o, int count) {
   r.count = std::max(1, count);
   for (const auto& d : sel.scan.errors.items()) r.errors.push_back(d.str());
   for (const auto& lp : sel.problems)
-    if (!lp.problem) r.errors.push_back(label(lp.where) + ": " + first_line(lp.error));
+    if (!lp.problem) r.errors.push_back(lp.where.label() + ": " + first_line(lp.error));
   const CostModel model;
   const std::vector<size_t> evaluations = evaluations_per_problem(sel);
   const std::vector<PairCost> pairs = predict_costs(sel.problems, evaluations, model, r.notes);
   r.plan = plan_shards(pairs, r.count, model);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const LoadedProblem& lp = sel.problems[pairs[i].problem];
-    r.pairs.push_back({label(lp.where), lp.problem->definition.name, lp.uuids[pairs[i].workload],
+    r.pairs.push_back({lp.where.label(), lp.problem->definition.name, lp.uuids[pairs[i].workload],
                        pairs[i], r.plan.shard_of[i]});
   }
   return r;

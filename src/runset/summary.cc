@@ -4,23 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace solbench::runset {
 
 namespace {
-
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json opt(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-
-std::string first_line(const std::string& s, size_t max = 100) {
-  const size_t start = s.find_first_not_of(" \n");
-  if (start == std::string::npos) return "";
-  std::string l = s.substr(start, s.find('\n', start) - start);
-  return l.size() > max ? l.substr(0, max - 3) + "..." : l;
-}
-
-std::string label(const ProblemDir& p) {
-  return p.category.empty() ? p.name : p.category + "/" + p.name;
-}
 
 std::string score_text(const std::optional<double>& s) {
   return s ? fmt::format("{:.3f}", *s) : std::string("-");
@@ -144,7 +132,7 @@ json Tally::to_json() const {
   j["evaluated"] = evaluated;
   j["resumed"] = resumed;
   j["scored"] = scored;
-  j["mean_sol_score"] = opt(mean_sol_score());
+  j["mean_sol_score"] = or_null(mean_sol_score());
   j["eager_baselines"] = eager_baselines;
   return j;
 }
@@ -192,9 +180,9 @@ json summary_json(const RunReport& r) {
     pj["category"] = p.where.category;
     pj["problem"] = p.where.name;
     pj["folder"] = p.where.dir.string();
-    pj["definition"] = opt(p.definition);
+    pj["definition"] = or_null(p.definition);
     pj["workloads"] = p.workloads;
-    pj["error"] = opt(p.error);
+    pj["error"] = or_null(p.error);
     Tally pt;
     if (!p.error.empty()) ++pt.errors;
     json sols = json::array();
@@ -205,10 +193,10 @@ json summary_json(const RunReport& r) {
       json ej = json::object();
       ej["solution"] = e.solution;
       ej["solution_hash"] = e.solution_hash;
-      ej["solution_file"] = opt(e.solution_file);
-      ej["device"] = opt(e.device);
+      ej["solution_file"] = or_null(e.solution_file);
+      ej["device"] = or_null(e.device);
       ej["seconds"] = e.seconds;
-      ej["error"] = opt(e.error);
+      ej["error"] = or_null(e.error);
       ej["workloads"] = e.uuids.size();
       ej.update(et.to_json());
       json rs = json::array();
@@ -221,8 +209,8 @@ json summary_json(const RunReport& r) {
         } else {
           rj["status"] = res->status ? json(status_name(*res->status)) : json(nullptr);
           if (!res->status) rj["skip_reason"] = res->skip_reason;
-          rj["sol_score"] = opt(res->sol_score);
-          rj["t_b_method"] = opt(res->t_b_method);
+          rj["sol_score"] = or_null(res->sol_score);
+          rj["t_b_method"] = or_null(res->t_b_method);
           if (res->t_b_method == "eager") rj["t_b_reason"] = res->t_b_reason;
           rj["resumed"] = res->resumed;
         }
@@ -260,7 +248,7 @@ json summary_json(const RunReport& r) {
 std::string summary_table(const RunReport& r) {
   size_t wp = 7, ws = 8;
   for (const auto& p : r.problems) {
-    wp = std::max(wp, label(p.where).size());
+    wp = std::max(wp, p.where.label().size());
     for (const auto& e : p.evaluations) ws = std::max(ws, e.solution.size());
   }
   std::string out = fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", "problem", wp, "solution", ws,
@@ -271,17 +259,17 @@ std::string summary_table(const RunReport& r) {
     Tally pt;
     if (!p.error.empty()) {
       ++pt.errors;
-      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  invalid: {}\n", label(p.where), wp, "-", ws,
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  invalid: {}\n", p.where.label(), wp, "-", ws,
                          p.workloads, "-", first_line(p.error));
     } else if (p.evaluations.empty()) {
-      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  no solution\n", label(p.where), wp, "-", ws,
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  no solution\n", p.where.label(), wp, "-", ws,
                          p.workloads, "-");
     }
     for (const auto& e : p.evaluations) {
       Tally et;
       et.add(e);
       pt.add(et);
-      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", label(p.where), wp, e.solution, ws,
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", p.where.label(), wp, e.solution, ws,
                          e.uuids.size(), score_text(et.mean_sol_score()), et.text());
       if (!e.error.empty()) out += fmt::format("    error: {}\n", first_line(e.error, 150));
       for (const auto& [why, n] : et.eager_reasons)
