@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include "core/settings.h"
+
 #ifdef SOLBENCH_HAVE_PYTHON
 #include <pybind11/embed.h>
 namespace py = pybind11;
@@ -24,7 +26,7 @@ static fs::path executable_dir() {
 }
 
 fs::path python_package_dir() {
-  if (const char* env = std::getenv("SOLBENCH_PYTHON_DIR"); env && *env) return env;
+  if (const fs::path& dir = settings().python_dir; !dir.empty()) return dir;
 #ifdef SOLBENCH_SOURCE_DIR
   if (fs::path src = fs::path(SOLBENCH_SOURCE_DIR) / "python"; fs::exists(src / "solbench_py"))
     return src;
@@ -51,8 +53,7 @@ void ensure_interpreter() {
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;  // the worker owns SIGINT/SIGTERM
-    std::string exe;
-    if (const char* env = std::getenv("SOLBENCH_PYTHON"); env && *env) exe = env;
+    std::string exe = settings().python;
 #ifdef SOLBENCH_PYTHON_EXECUTABLE
     if (exe.empty()) exe = SOLBENCH_PYTHON_EXECUTABLE;
 #endif

@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "core/json.h"
 #include "core/problem.h"
+#include "core/settings.h"
 #include "harness/framing.h"
 #include "harness/service_child.h"
 #include "harness/process.h"
@@ -90,14 +91,13 @@ class TraceSlot {
 // (SOLBENCH_CHANNEL_FD) until EOF and answers each with {"graph": ...} or
 // {"error": ...}; tracing runs in this process's embedded Python.
 int run_trace_child() {
-  const char* fd_text = std::getenv("SOLBENCH_CHANNEL_FD");
-  if (!fd_text) {
+  const std::optional<int> fd = settings().internal.channel_fd;
+  if (!fd) {
     std::fprintf(stderr, "error: __sol-trace is started by `solbench sol` (no SOLBENCH_CHANNEL_FD)\n");
     return 2;
   }
-  int fd = std::atoi(fd_text);
   sol::warm_up_tracer();
-  return harness::serve_frames(fd, [](const json& request) -> json {
+  return harness::serve_frames(*fd, [](const json& request) -> json {
     try {
       return {{"graph", sol::to_json(sol::trace_reference(request))}};
     } catch (const std::exception& e) {

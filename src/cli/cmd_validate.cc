@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/tolerance_probe.h"
+#include "core/device.h"
 #include "core/json.h"
 #include "core/problem.h"
 #include "core/solution.h"
@@ -35,6 +36,7 @@ struct ValidateOptions {
   // Off by default: validation otherwise reads files only; the probe imports torch and
   // runs every reference (seconds to minutes per problem).
   bool probe_tolerance = false;
+  std::string probe_device = "cpu";  // parsed into probe.device with --probe-tolerance
   ProbeOptions probe;
   double probe_max_mib = 2048;
 };
@@ -234,7 +236,7 @@ void probe_tolerances(const ValidateOptions& o, std::vector<ProblemResult>& resu
   }
 }
 
-void run_validate(const ValidateOptions& o) {
+void run_validate(ValidateOptions o) {
   if (o.dirs.empty() && o.definition.empty() && o.workload.empty() && o.solution.empty())
     throw CLI::ValidationError("validate",
                                "nothing to validate: give PROBLEM_DIR, --definition, --workload "
@@ -243,9 +245,13 @@ void run_validate(const ValidateOptions& o) {
     throw CLI::ValidationError("validate",
                                "--definition/--workload apply to one problem; give at most one PROBLEM_DIR");
 
-  if (o.probe_tolerance && o.probe.device != "cpu" && o.probe.device.rfind("cuda", 0) != 0)
-    throw CLI::ValidationError("--probe-device",
-                               "expected cpu, cuda or cuda:N, got \"" + o.probe.device + "\"");
+  if (o.probe_tolerance) {
+    const auto device = Device::try_parse(o.probe_device);
+    if (!device)
+      throw CLI::ValidationError("--probe-device",
+                                 "expected cpu, cuda or cuda:N, got \"" + o.probe_device + "\"");
+    o.probe.device = *device;
+  }
 
   Diagnostics global;  // problems not tied to one problem folder
   std::vector<ProblemResult> results;
@@ -387,7 +393,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_flag("--probe-tolerance", opts->probe_tolerance,
                 "also run every workload's reference and warn where an output that computes "
                 "nothing (all zeros, a constant, a copy of an input) would pass its tolerance");
-  cmd->add_option("--probe-device", opts->probe.device,
+  cmd->add_option("--probe-device", opts->probe_device,
                   "where the references run for --probe-tolerance: cpu (CUDA devices the "
                   "reference names are mapped to it) or cuda:N")
       ->default_val("cpu");

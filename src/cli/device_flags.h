@@ -4,18 +4,19 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/timing/timer.h"
+#include "core/device.h"
 
 namespace solbench::cli {
 
 // 0 when `device` is cpu or cuda:N and `timer` fits it; else prints why and returns
 // the usage exit code 2.
 inline int check_device_and_timer(const std::string& device, const std::string& timer) {
-  if (device != "cpu" && harness::cuda_ordinal(device) < 0) {
+  const auto d = Device::try_parse(device);
+  if (!d) {
     std::fprintf(stderr, "error: --device: \"%s\" is not cpu or cuda:N\n", device.c_str());
     return 2;
   }
-  if (timer != "auto" && device == "cpu") {
+  if (timer != "auto" && d->is_cpu()) {
     std::fprintf(stderr, "error: --timer %s: GPU timers apply to --device cuda:N\n", timer.c_str());
     return 2;
   }

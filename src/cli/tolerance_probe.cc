@@ -12,6 +12,7 @@
 
 #include "bridge/python.h"
 #include "cli/commands.h"
+#include "core/settings.h"
 #include "harness/eval_plan.h"
 #include "harness/framing.h"
 #include "harness/process.h"
@@ -180,20 +181,19 @@ namespace {
 // `solbench __probe-tolerance`: reads requests from the channel until EOF and
 // answers each with tolerance_probe.probe's answer.
 int run_probe_child() {
-  const char* fd_text = std::getenv("SOLBENCH_CHANNEL_FD");
-  if (!fd_text) {
+  const std::optional<int> fd = settings().internal.channel_fd;
+  if (!fd) {
     std::fprintf(stderr,
                  "error: __probe-tolerance is started by `solbench validate --probe-tolerance` "
                  "(no SOLBENCH_CHANNEL_FD)\n");
     return 2;
   }
-  const int fd = std::atoi(fd_text);
   try {
     bridge::call_json("tolerance_probe", "ready", "{}");
   } catch (const std::exception&) {
     // Reported per request: the probe itself says torch cannot be imported.
   }
-  return harness::serve_frames(fd, [](const json& request) -> json {
+  return harness::serve_frames(*fd, [](const json& request) -> json {
     try {
       return json::parse(bridge::call_json("tolerance_probe", "probe", request.dump()));
     } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/device.h"
 #include "core/diagnostics.h"
 #include "core/json.h"
 #include "core/problem.h"
@@ -20,7 +21,7 @@
 namespace solbench::cli {
 
 struct ProbeOptions {
-  std::string device = "cpu";          // where the reference runs ("cpu", "cuda:0")
+  Device device;                       // where the reference runs (the CPU, cuda:0)
   double timeout_s = 120;              // per workload, the reference included; 0: none
   uint64_t max_bytes = 2ull << 30;     // inputs + outputs; larger workloads are skipped
   // At most this many workloads per problem (0: all), spread over their sizes: the

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "core/device.h"
 #include "core/diagnostics.h"
+#include "core/settings.h"
 #include "harness/process.h"
-#include "harness/timing/timer.h"
 
 namespace solbench::runset {
 
@@ -33,7 +33,7 @@ bool all_digits(const std::string& s) {
 
 std::vector<std::string> ordinals(size_t n) {
   std::vector<std::string> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(fmt::format("cuda:{}", i));
+  for (size_t i = 0; i < n; ++i) out.push_back(Device::cuda(static_cast<int>(i)).str());
   return out;
 }
 
@@ -47,7 +47,7 @@ std::vector<std::string> parse_gpu_list(const std::string& list) {
                        fmt::format("\"{}\": \"{}\" is not a GPU number (expected \"all\" or a "
                                    "comma-separated list such as 0,1)",
                                    list, g));
-    const std::string dev = fmt::format("cuda:{}", std::stoi(g));
+    const std::string dev = Device::cuda(std::stoi(g)).str();
     if (std::find(out.begin(), out.end(), dev) != out.end())
       throw InputError("--gpus", 0, "", fmt::format("\"{}\": GPU {} is listed twice", list, g));
     out.push_back(dev);
@@ -78,11 +78,11 @@ std::vector<std::string> gpus_from_nvidia_smi(const std::string& output) {
 }
 
 std::vector<std::string> discover_gpus() {
-  if (auto v = gpus_from_visible_devices(std::getenv("CUDA_VISIBLE_DEVICES"))) {
+  const std::optional<std::string>& visible = settings().cuda_visible_devices;
+  if (auto v = gpus_from_visible_devices(visible ? visible->c_str() : nullptr)) {
     if (v->empty())
       throw InputError("--gpus", 0, "",
-                       fmt::format("all: CUDA_VISIBLE_DEVICES=\"{}\" makes no GPU visible",
-                                   std::getenv("CUDA_VISIBLE_DEVICES")));
+                       fmt::format("all: CUDA_VISIBLE_DEVICES=\"{}\" makes no GPU visible", *visible));
     return *v;
   }
   harness::RunOptions ro;
@@ -103,15 +103,15 @@ std::vector<std::string> resolve_slots(const std::string& device, const std::str
                                        int cpu_slots) {
   if (!gpus.empty()) return gpus == "all" ? discover_gpus() : parse_gpu_list(gpus);
   if (cpu_slots > 0) return std::vector<std::string>(static_cast<size_t>(cpu_slots), "cpu");
-  if (device != "cpu" && harness::cuda_ordinal(device) < 0)
-    throw InputError("--device", 0, "", fmt::format("\"{}\" is not cpu or cuda:N", device));
-  return {device};
+  const auto d = Device::try_parse(device);
+  if (!d) throw InputError("--device", 0, "", fmt::format("\"{}\" is not cpu or cuda:N", device));
+  return {d->str()};
 }
 
 std::vector<std::string> repeat_gpu_slots(const std::vector<std::string>& slots, int jobs_per_gpu) {
   std::vector<std::string> out;
   for (const auto& s : slots) {
-    const int n = s.rfind("cuda:", 0) == 0 ? std::max(1, jobs_per_gpu) : 1;
+    const int n = Device::parse(s).is_cuda() ? std::max(1, jobs_per_gpu) : 1;
     for (int k = 0; k < n; ++k) out.push_back(s);
   }
   return out;

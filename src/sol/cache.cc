@@ -8,15 +8,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/settings.h"
+
 namespace solbench::sol {
 
 namespace fs = std::filesystem;
 
 fs::path cache_dir() {
-  if (const char* e = std::getenv("SOLBENCH_CACHE_DIR"); e && *e) return fs::path(e) / "sol";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "solbench" / "sol";
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".cache" / "solbench" / "sol";
+  const fs::path home = settings().cache_home();
+  return (home.empty() ? fs::path("/tmp/.cache/solbench") : home) / "sol";
 }
 
 std::string content_hash(std::initializer_list<std::string> parts) {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/diagnostics.h"
+#include "core/settings.h"
 
 #ifndef SOLBENCH_SOURCE_DIR
 #define SOLBENCH_SOURCE_DIR ""
@@ -198,7 +199,7 @@ double HardwareModel::cuda_core_flops(MathClass c) const {
 }
 
 fs::path hardware_dir() {
-  if (const char* e = std::getenv("SOLBENCH_HARDWARE_DIR"); e && *e) return e;
+  if (const fs::path& dir = settings().hardware_dir; !dir.empty()) return dir;
   fs::path src = fs::path(SOLBENCH_SOURCE_DIR) / "data" / "hardware";
   if (!std::string(SOLBENCH_SOURCE_DIR).empty() && fs::is_directory(src)) return src;
   std::error_code ec;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/definition.h"
+#include "core/settings.h"
 #include "store/store.h"
 
 namespace solbench::store {
@@ -31,11 +32,7 @@ std::string content_hash(const json& j) {
 std::string definition_hash(const Definition& d) { return content_hash(to_json(d)); }
 
 fs::path default_db_path() {
-  if (const char* d = std::getenv("SOLBENCH_CACHE_DIR"); d && *d) return fs::path(d) / "solbench.db";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return fs::path(x) / "solbench" / "solbench.db";
-  if (const char* h = std::getenv("HOME"); h && *h)
-    return fs::path(h) / ".cache" / "solbench" / "solbench.db";
+  if (const fs::path home = settings().cache_home(); !home.empty()) return home / "solbench.db";
   throw StoreError(
       "cannot place the results store: none of SOLBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME is set "
       "(pass --db FILE)");

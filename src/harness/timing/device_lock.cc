@@ -5,21 +5,20 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <utility>
 
+#include "core/settings.h"
 #include "harness/timing/gpu/device.h"
-#include "harness/timing/timer.h"
 
 namespace solbench::harness {
 namespace fs = std::filesystem;
 
-std::string gpu_timing_lock_path(const std::string& device) {
-  const int ordinal = cuda_ordinal(device);
-  if (ordinal < 0) return "";
+std::string gpu_timing_lock_path(const Device& device) {
+  if (!device.is_cuda()) return "";
+  const int ordinal = device.ordinal();
   // By UUID: cuda:0 of one process may be cuda:1 of another (CUDA_VISIBLE_DEVICES).
   std::string key = "cuda-" + std::to_string(ordinal);
   try {
@@ -32,13 +31,16 @@ std::string gpu_timing_lock_path(const std::string& device) {
   // caches (users, tests, agents) share the GPU all the same. Sticky and open to
   // all, like /tmp; a worker only needs to read its file.
   std::error_code ec;
-  const char* env = std::getenv("SOLBENCH_LOCK_DIR");
-  const fs::path dir = env && *env ? fs::path(env) : fs::path("/tmp/solbench-locks");
+  const fs::path dir = settings().lock_dir;
   if (!fs::exists(dir, ec) && fs::create_directories(dir, ec))
     fs::permissions(dir, fs::perms::all | fs::perms::sticky_bit, ec);
   const fs::path p = dir / (key + ".lock");
   if (!fs::exists(p, ec)) std::ofstream(p).flush();
   return fs::exists(p, ec) ? p.string() : "";
+}
+
+std::string gpu_timing_lock_path(const std::string& device) {
+  return gpu_timing_lock_path(Device::try_parse(device).value_or(Device::cpu()));
 }
 
 DeviceLock::DeviceLock(const std::string& path) {

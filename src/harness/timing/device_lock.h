@@ -12,12 +12,16 @@
 
 #include <string>
 
+#include "core/device.h"
+
 namespace solbench::harness {
 
-// The lock file for `device` ("cuda:N"; "" for anything else), created when
-// missing: $SOLBENCH_LOCK_DIR (default /tmp/solbench-locks, shared by every user of
-// the machine)/<GPU UUID>.lock (by ordinal where the UUID cannot be read).
+// The lock file for `device` (a GPU; "" for the CPU), created when missing:
+// $SOLBENCH_LOCK_DIR (default /tmp/solbench-locks, shared by every user of the
+// machine)/<GPU UUID>.lock (by ordinal where the UUID cannot be read).
 // The parent names it in the plan; the sandboxed worker only reads it.
+std::string gpu_timing_lock_path(const Device& device);
+// For callers not yet converted: "" for a text that is not a device.
 std::string gpu_timing_lock_path(const std::string& device);
 
 class DeviceLock {

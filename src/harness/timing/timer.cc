@@ -2,8 +2,6 @@
 
 #include <time.h>
 
-#include <stdexcept>
-
 #include "harness/timing/gpu/gpu_timer_factory.h"
 
 namespace solbench::harness {
@@ -17,22 +15,17 @@ json CpuTimer::details() const {
   return j;
 }
 
-int cuda_ordinal(const std::string& device) {
-  if (device == "cuda") return 0;
-  if (device.rfind("cuda:", 0) != 0 || device.size() == 5) return -1;
-  int n = 0;
-  for (size_t i = 5; i < device.size(); ++i) {
-    if (device[i] < '0' || device[i] > '9' || n > 1000) return -1;
-    n = n * 10 + (device[i] - '0');
-  }
-  return n;
+std::unique_ptr<Timer> make_timer(const Device& device, void* stream, const json& options) {
+  if (device.is_cpu()) return std::make_unique<CpuTimer>();
+  return gpu::make_gpu_timer(device.ordinal(), stream, options.is_object() ? options : json::object());
 }
 
 std::unique_ptr<Timer> make_timer(const std::string& device, void* stream, const json& options) {
-  if (device == "cpu") return std::make_unique<CpuTimer>();
-  if (const int ordinal = cuda_ordinal(device); ordinal >= 0)
-    return gpu::make_gpu_timer(ordinal, stream, options.is_object() ? options : json::object());
-  throw std::runtime_error("no timer for device \"" + device + "\" (expected cpu or cuda:N)");
+  return make_timer(Device::parse(device), stream, options);
+}
+
+int cuda_ordinal(const std::string& device) {
+  return Device::try_parse(device).value_or(Device::cpu()).ordinal();
 }
 
 }  // namespace solbench::harness

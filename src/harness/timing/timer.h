@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "core/device.h"
 #include "core/json.h"
 
 namespace solbench::harness {
@@ -61,15 +62,20 @@ class CpuTimer final : public Timer {
   int64_t start_ = 0, stop_ = 0;
 };
 
-// The timer for a device string: "cpu" gives a CpuTimer; "cuda:N" the GPU timer
-// of src/harness/timing/gpu/gpu_timer_factory.h (CUPTI, events fallback) measuring work
+// The timer for `device`: the CPU gives a CpuTimer; cuda:N the GPU timer of
+// src/harness/timing/gpu/gpu_timer_factory.h (CUPTI, events fallback) measuring work
 // launched on `stream` (a cudaStream_t, the one the solution is given) with
-// `options` passed through. Throws std::runtime_error for a device without a
-// timer (also "cuda:N" in a build without CUDA).
-std::unique_ptr<Timer> make_timer(const std::string& device, void* stream = nullptr,
+// `options` passed through. Throws std::runtime_error for cuda:N in a build
+// without CUDA.
+std::unique_ptr<Timer> make_timer(const Device& device, void* stream = nullptr,
                                   const json& options = json::object());
 
-// The CUDA ordinal of "cuda:N" ("cuda" is 0), or -1 for any other device string.
+// For callers not yet converted: make_timer(Device::parse(device), ...) (a text that
+// is not a device throws DeviceError, a std::runtime_error).
+std::unique_ptr<Timer> make_timer(const std::string& device, void* stream = nullptr,
+                                  const json& options = json::object());
+// For callers not yet converted: the CUDA ordinal of "cuda:N" ("cuda" is 0), or -1
+// for any other device string.
 int cuda_ordinal(const std::string& device);
 
 }  // namespace solbench::harness

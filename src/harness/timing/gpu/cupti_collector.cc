@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/settings.h"
 #include "harness/timing/gpu/cuda_check.h"
 
 namespace solbench::gpu::detail {
@@ -143,7 +144,7 @@ CuptiCollector* CuptiCollector::instance(std::string* why) {
 }
 
 bool CuptiCollector::init(std::string* why) {
-  if (const char* force = std::getenv("SOLBENCH_GPU_TIMER"); force && std::strcmp(force, "events") == 0) {
+  if (settings().gpu_timer == "events") {
     *why = "CUPTI disabled by SOLBENCH_GPU_TIMER=events";
     return false;
   }
@@ -183,8 +184,7 @@ bool CuptiCollector::init(std::string* why) {
   // of whole API domains; measured no cheaper on the H100), "kernels-only" (no memcpy/memset
   // records), "no-activities" (no records at all), "serial-kernels" (the KERNEL
   // activity kind, which serialises kernels, instead of CONCURRENT_KERNEL).
-  const char* diag_env = std::getenv("SOLBENCH_CUPTI_DIAG");
-  const std::string diag = diag_env ? diag_env : "";
+  const std::string diag = settings().cupti_diag;
   if (diag == "work-callbacks") {
     const std::pair<CUpti_CallbackDomain, uint32_t> domains[] = {
         {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},

@@ -2,10 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
-
 #include <fmt/format.h>
 
+#include "core/settings.h"
 #include "harness/timing/gpu/cuda_check.h"
 #include "harness/timing/gpu/nvml_library.h"
 
@@ -107,8 +106,10 @@ std::optional<DeviceIdentity> identify_with_nvml(int ordinal) {
     devices.push_back(std::move(e));
     handles.push_back(h);
   }
+  const Settings& s = settings();
+  auto text = [](const std::optional<std::string>& v) { return v ? v->c_str() : nullptr; };
   const std::optional<int> index = nvml_index_for_cuda_ordinal(
-      ordinal, devices, std::getenv("CUDA_VISIBLE_DEVICES"), std::getenv("CUDA_DEVICE_ORDER"));
+      ordinal, devices, text(s.cuda_visible_devices), text(s.cuda_device_order));
   if (!index) return std::nullopt;
   DeviceIdentity id;
   id.ordinal = ordinal;

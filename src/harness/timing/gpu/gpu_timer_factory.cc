@@ -1,8 +1,6 @@
 #include "harness/timing/gpu/gpu_timer_factory.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -10,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/settings.h"
 #include "harness/timing/gpu/cuda_check.h"
 #include "harness/timing/gpu/cupti_timer.h"
 #include "harness/timing/gpu/device.h"
@@ -100,21 +99,20 @@ bool built_with_cuda() { return true; }
 std::unique_ptr<harness::Timer> make_gpu_timer(int device, void* stream, const json& options) {
   std::string kind;
   GpuTimerOptions opt = parse_options(options, &kind);
-  if (const char* env = std::getenv("SOLBENCH_GPU_TIMER"); env && *env) {
-    if (!known_timer(env))
-      throw std::invalid_argument(
-          fmt::format("SOLBENCH_GPU_TIMER must be {}, got \"{}\"", timer_kinds_text(), env));
-    kind = env;
+  const Settings& env = settings();
+  if (!env.gpu_timer.empty()) {
+    if (!known_timer(env.gpu_timer))
+      throw std::invalid_argument(fmt::format("SOLBENCH_GPU_TIMER must be {}, got \"{}\"",
+                                              timer_kinds_text(), env.gpu_timer));
+    kind = env.gpu_timer;
   }
-  if (const char* env = std::getenv("SOLBENCH_GPU_BLOCK_LAUNCH"); env && *env)
-    opt.block_launch = std::strcmp(env, "0") != 0;
-  if (const char* env = std::getenv("SOLBENCH_GPU_IDLE_TIMEOUT_S"); env && *env) {
-    char* end = nullptr;
-    const double s = std::strtod(env, &end);
-    if (end == env || *end != '\0' || !(s > 0) || s > 3600)
+  if (env.gpu_block_launch) opt.block_launch = *env.gpu_block_launch;
+  if (const Parsed<double>& idle = env.gpu_idle_timeout_s; idle.set()) {
+    if (!idle.value || !(*idle.value > 0) || *idle.value > 3600)
       throw std::invalid_argument(fmt::format(
-          "SOLBENCH_GPU_IDLE_TIMEOUT_S must be a number of seconds in (0, 3600], got \"{}\"", env));
-    opt.idle.idle_s = s;
+          "SOLBENCH_GPU_IDLE_TIMEOUT_S must be a number of seconds in (0, 3600], got \"{}\"",
+          idle.text));
+    opt.idle.idle_s = *idle.value;
   }
   select_device(device);  // throws with the reason for a bad ordinal or no GPU
   if (opt.flush_l2) opt.l2_flush = shared_flush(device, opt.l2_mode);
