@@ -26,6 +26,9 @@ import os
 import signal
 import sys
 
+from . import provenance
+from .provenance import in_solution, runtime_object, solution_code
+
 # Audit events and what they mean when the solution's own code raises them.
 _WATCHED = {
     "gc.get_objects": "walked every object of the worker (the harness's included)",
@@ -43,12 +46,6 @@ _STDLIB = os.path.dirname(os.__file__) + os.sep
 _stdlib_files: dict = {}
 
 
-def _runtime():
-    """solbench_py.runtime, which imports this module (hence not at the top): its
-    _SOLUTION_ROOTS and its tests of whose code an object is."""
-    return sys.modules["solbench_py.runtime"]
-
-
 def _in_stdlib(filename: str) -> bool:
     v = _stdlib_files.get(filename)
     if v is None:
@@ -62,8 +59,7 @@ def _audit(event, _args):
     message = _WATCHED.get(event)
     if message is None or _busy[0]:
         return
-    rt = sys.modules.get("solbench_py.runtime")
-    if rt is None or not rt._SOLUTION_ROOTS:
+    if not provenance.SOLUTION_ROOTS:
         return
     _busy[0] = True  # sys._getframe below raises an event of its own
     try:
@@ -72,10 +68,10 @@ def _audit(event, _args):
         frame = sys._getframe(1)
         while frame is not None and _in_stdlib(frame.f_code.co_filename):
             frame = frame.f_back
-        if frame is None or not rt._in_solution(frame.f_code):
+        if frame is None or not in_solution(frame.f_code):
             return
         where = os.path.abspath(frame.f_code.co_filename)
-        for r in rt._SOLUTION_ROOTS:
+        for r in provenance.SOLUTION_ROOTS:
             if where.startswith(r):
                 where = where[len(r):]
         _recorded.append(f"{message} ({where}:{frame.f_lineno})")
@@ -169,10 +165,9 @@ def _run_lines(dump) -> set:
 def changes(before: dict) -> str:
     """What the solution installed since `before` ('' when nothing), at most 5."""
     now = state()
-    rt = _runtime()
     found = []
     for k in ("sys.settrace", "sys.setprofile"):
-        if now[k] is not before[k] and not rt._runtime_object(now[k]):
+        if now[k] is not before[k] and not runtime_object(now[k]):
             found.append(f"a {k} hook")
     for k in ("gc.callbacks", "sys.meta_path", "sys.path_hooks"):
         old = before[k]
@@ -181,19 +176,19 @@ def changes(before: dict) -> str:
                 continue
             # Libraries add importers of their own when imported: only the
             # solution's count there; a gc callback must be a runtime's.
-            if (rt._solution_code(x) if k != "gc.callbacks" else not rt._runtime_object(x)):
+            if (solution_code(x) if k != "gc.callbacks" else not runtime_object(x)):
                 found.append(f"an entry in {k}")
                 break
     harmless = (signal.SIG_DFL, signal.SIG_IGN, signal.default_int_handler, None)
     for s, h in now["signals"].items():
         if s in before["signals"] and h is not before["signals"][s] and \
-                not any(h is x for x in harmless) and not rt._runtime_object(h):
+                not any(h is x for x in harmless) and not runtime_object(h):
             found.append(f"a handler for {_signal_name(s)}")
     for t, (was, armed) in enumerate(zip(before["timers"], now["timers"])):
         if armed and not was:
             found.append(f"an interval timer ({('real', 'virtual', 'profiling')[t]})")
     for k, v in now["builtins"].items():
-        if before["builtins"].get(k, v) is not v and not rt._runtime_object(v):
+        if before["builtins"].get(k, v) is not v and not runtime_object(v):
             found.append(f"a replacement of builtins.{k}")
     for op, dump in now["dispatch"].items():
         if _run_lines(dump) - _run_lines(before["dispatch"].get(op)):

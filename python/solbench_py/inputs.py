@@ -11,7 +11,8 @@ torch.Generator seeded from (seed, round, input index), so the same seed gives
 the same values in every run and on every device, independent of the order in
 which other tensors were generated. Custom inputs
 (definition.custom_inputs_entrypoint) use torch's global generator, which is
-seeded from (seed, round) right before the call.
+seeded from (seed, round) right before the call. The tracer (tracer.py) makes
+its inputs through generate_inputs too, with a rule of its own (ValueRule).
 """
 from __future__ import annotations
 
@@ -223,14 +224,23 @@ def quantize_fp4_packed(x: torch.Tensor) -> torch.Tensor:
     return packed
 
 
-def _random_plain(shape, dtype_name: str, device, g: torch.Generator) -> torch.Tensor:
-    if dtype_name in ("float64", "float32", "float16", "bfloat16"):
+_PLAIN_FLOATS = ("float64", "float32", "float16", "bfloat16")
+
+
+def random_plain(shape, dtype_name: str, device, g: torch.Generator,
+                 float32_draws: bool = False) -> torch.Tensor:
+    """Random values of a dtype, without the name heuristics. `float32_draws` (the
+    tracer's stand-ins, whose values only steer data-dependent paths): every float
+    is drawn as a float32 normal and cast, as FP8 always is; FP4 has no such draw."""
+    if dtype_name in _PLAIN_FLOATS and not float32_draws:
         return torch.randn(shape, dtype=torch_dtype(dtype_name), device=device, generator=g)
-    if dtype_name in ("float8_e4m3fn", "float8_e5m2"):
+    if dtype_name in _PLAIN_FLOATS or dtype_name in ("float8_e4m3fn", "float8_e5m2"):
         dt = torch_dtype(dtype_name)
-        t = torch.randn(shape, dtype=torch.float32, device=device, generator=g).clamp_(-2.0, 2.0)
+        t = torch.randn(shape, dtype=torch.float32, device=device, generator=g)
+        if dtype_name not in _PLAIN_FLOATS:
+            t = t.clamp_(-2.0, 2.0)
         return t.to(dt)
-    if dtype_name in ("float4_e2m1fn_x2", "float4_e2m1"):
+    if dtype_name in ("float4_e2m1fn_x2", "float4_e2m1") and not float32_draws:
         dt = torch_dtype(dtype_name)
         full = list(shape)
         if full:
@@ -251,7 +261,7 @@ def random_tensor(name: str, shape, dtype_name: str, device, g: torch.Generator,
     shape = list(shape)
     kind = heuristic_kind(name, shape, dtype_name, description)
     if kind is None:
-        t = _random_plain(shape, dtype_name, device, g)
+        t = random_plain(shape, dtype_name, device, g)
         if op_type == "sampling" and name == "probs":
             t = torch.softmax(t, dim=-1)
         return t
@@ -328,8 +338,58 @@ def load_safetensors_tensor(path: str, key: str) -> torch.Tensor:
 
 # ---------------------------------------------------------------- workload inputs
 
+class ValueRule:
+    """How generate_inputs makes the values the workload does not give as such: the
+    worker's rule, real values on the device, each random tensor from a generator
+    of its own seeded from (seed, round, input index), safetensors blobs read. The
+    tracer's rule (tracer.py _StandIns) has the same methods and makes stand-ins
+    of the same shapes and dtypes instead (meta tensors, no blob read)."""
+
+    def __init__(self, spec: dict, seed: int, round_index: int, device: torch.device):
+        self.spec = spec
+        self.seed = seed
+        self.round_index = round_index
+        self.device = device
+
+    def custom_seed(self) -> int:
+        """The seed of torch's global generator for the custom entry point's call."""
+        return derive_seed(self.seed, self.round_index, -1)
+
+    def from_custom(self, index: int, inp: dict, v):
+        """Input `index` as the custom entry point returned it."""
+        shape = inp["shape"]
+        if isinstance(v, torch.Tensor):
+            if shape is not None and list(v.shape) != list(shape):
+                raise ValueError(f"custom input {inp['name']} has shape {list(v.shape)}, "
+                                 f"expected {list(shape)}")
+            v = v.to(self.device)
+        return v
+
+    def from_safetensors(self, index: int, inp: dict):
+        name, src, shape = inp["name"], inp["source"], inp["shape"]
+        path = src["path"]
+        if not os.path.isabs(path):
+            path = os.path.join(self.spec.get("dataset_root") or ".", path)
+        t = load_safetensors_tensor(path, src["tensor_key"])
+        if list(t.shape) != list(shape):
+            raise ValueError(f"input {name}: safetensors shape {list(t.shape)}, "
+                             f"expected {list(shape)}")
+        if t.dtype != torch_dtype(inp["dtype"]):
+            raise ValueError(f"input {name}: safetensors dtype {t.dtype}, "
+                             f"expected {inp['dtype']}")
+        return t.to(self.device)
+
+    def random(self, index: int, inp: dict):
+        """Input `index` drawn by the format's rule (a scalar: a Python number)."""
+        g = make_generator(self.device, derive_seed(self.seed, self.round_index, index))
+        shape = inp["shape"]
+        t = random_tensor(inp["name"], [] if shape is None else shape, inp["dtype"], self.device,
+                          g, inp.get("description", ""), self.spec.get("op_type", ""))
+        return t.item() if shape is None else t
+
+
 def generate_inputs(spec: dict, seed: int, round_index: int, device,
-                    custom_fn=None, origins: Optional[list] = None) -> list:
+                    custom_fn=None, origins: Optional[list] = None, rule=None) -> list:
     """All input values of one workload, in definition order.
 
     `spec` (built by the C++ worker from the plan):
@@ -340,13 +400,16 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
       op_type, dataset_root
     Precedence per input: safetensors, scalar, a value returned by the custom
     entry point, random (as in SOL-ExecBench). `origins`, when given, receives
-    one of "safetensors", "scalar", "custom", "random" per input.
+    one of "safetensors", "scalar", "custom", "random" per input. `rule` makes
+    the values (ValueRule's methods; None: the worker's ValueRule).
     """
     device = torch.device(device)
+    if rule is None:
+        rule = ValueRule(spec, seed, round_index, device)
     custom = None
     needs_custom = any(i["source"]["type"] == "custom" for i in spec["inputs"])
     if custom_fn is not None:
-        torch.manual_seed(derive_seed(seed, round_index, -1))
+        torch.manual_seed(rule.custom_seed())
         custom = custom_fn(dict(spec["axes"]), device)
         if not isinstance(custom, dict):
             raise TypeError(f"custom_inputs_entrypoint returned {type(custom).__name__}, "
@@ -357,49 +420,20 @@ def generate_inputs(spec: dict, seed: int, round_index: int, device,
 
     values = []
     for index, inp in enumerate(spec["inputs"]):
-        name, src, shape = inp["name"], inp["source"], inp["shape"]
-        kind = src["type"]
+        name, kind = inp["name"], inp["source"]["type"]
         if kind == "safetensors":
-            path = src["path"]
-            if not os.path.isabs(path):
-                path = os.path.join(spec.get("dataset_root") or ".", path)
-            t = load_safetensors_tensor(path, src["tensor_key"])
-            if list(t.shape) != list(shape):
-                raise ValueError(f"input {name}: safetensors shape {list(t.shape)}, "
-                                 f"expected {list(shape)}")
-            if t.dtype != torch_dtype(inp["dtype"]):
-                raise ValueError(f"input {name}: safetensors dtype {t.dtype}, "
-                                 f"expected {inp['dtype']}")
-            values.append(t.to(device))
-            if origins is not None:
-                origins.append("safetensors")
+            origin, v = "safetensors", rule.from_safetensors(index, inp)
         elif kind == "scalar":
-            values.append(src["value"])
-            if origins is not None:
-                origins.append("scalar")
+            origin, v = "scalar", inp["source"]["value"]
         elif custom is not None and name in custom:
-            v = custom[name]
-            if isinstance(v, torch.Tensor):
-                if shape is not None and list(v.shape) != list(shape):
-                    raise ValueError(f"custom input {name} has shape {list(v.shape)}, "
-                                     f"expected {list(shape)}")
-                v = v.to(device)
-            values.append(v)
-            if origins is not None:
-                origins.append("custom")
+            origin, v = "custom", rule.from_custom(index, inp, custom[name])
         elif kind == "custom":
             raise ValueError(f"custom_inputs_entrypoint did not return input {name!r}")
         else:
-            g = make_generator(device, derive_seed(seed, round_index, index))
-            if shape is None:
-                t = random_tensor(name, [], inp["dtype"], device, g, inp.get("description", ""),
-                                  spec.get("op_type", ""))
-                values.append(t.item())
-            else:
-                values.append(random_tensor(name, shape, inp["dtype"], device, g,
-                                            inp.get("description", ""), spec.get("op_type", "")))
-            if origins is not None:
-                origins.append("random")
+            origin, v = "random", rule.random(index, inp)
+        values.append(v)
+        if origins is not None:
+            origins.append(origin)
     return values
 
 
@@ -425,7 +459,7 @@ def refreshable(inp: dict, origin: str) -> bool:
 
 
 def _fast_kind(inp: dict, op_type: str) -> Optional[str]:
-    """The in-place fill that draws an input's plain random rule (_random_plain)
+    """The in-place fill that draws an input's plain random rule (random_plain)
     cheaply, or None when only random_tensor can (heuristics, FP8/FP4, probs)."""
     if heuristic_kind(inp["name"], list(inp["shape"]), inp["dtype"],
                       inp.get("description", "")) is not None:

@@ -29,7 +29,7 @@ with the torch function and dispatch modes suspended (harness_only()): a mode th
 solution entered, and left active outside its call, cannot change what is written.
 The functions this module needs are bound when it is imported, before any
 solution code runs, and the worker compares the identity of the harness's
-functions after every call (runtime.torch_fingerprint).
+functions after every call (identity.torch_fingerprint).
 """
 from __future__ import annotations
 

@@ -42,14 +42,14 @@ def ready(arg: str) -> str:
 
 
 def _reference(source: str):
-    from . import runtime
+    from .loading import load_reference
     global _WORK_DIR
     key = hashlib.sha256(source.encode()).hexdigest()
     mod = _REFERENCES.get(key)
     if mod is None:
         if _WORK_DIR is None:
             _WORK_DIR = tempfile.mkdtemp(prefix="solbench-probe-")
-        mod = runtime.load_reference(source, os.path.join(_WORK_DIR, f"reference_{key[:16]}.py"))
+        mod = load_reference(source, os.path.join(_WORK_DIR, f"reference_{key[:16]}.py"))
         _REFERENCES.clear()  # one problem at a time
         _REFERENCES[key] = mod
     return mod
@@ -220,7 +220,9 @@ def probe(arg: str) -> str:
         import torch
     except ImportError as e:
         return json.dumps(_not_checked("torch cannot be imported", str(e)))
-    from . import correctness, inputs as inputs_mod, runtime
+    from . import correctness, inputs as inputs_mod
+    from .loading import reference_function
+    from .workload import clone_all, normalize_outputs
 
     spec = req["workload"]
     device = torch.device(req.get("device") or "cpu")
@@ -228,9 +230,9 @@ def probe(arg: str) -> str:
         return json.dumps(_not_checked("no CUDA device here"))
     try:
         mod = _reference(req["reference"])
-        run = runtime.reference_function(mod, "run")
+        run = reference_function(mod, "run")
         entry = req.get("custom_inputs_entrypoint")
-        custom_fn = runtime.reference_function(mod, entry) if entry else None
+        custom_fn = reference_function(mod, entry) if entry else None
     except Exception as e:  # noqa: BLE001 - the reference's own code
         return json.dumps(_not_checked("the reference does not load",
                                        f"{type(e).__name__}: {e}"))
@@ -244,8 +246,8 @@ def probe(arg: str) -> str:
         with torch.no_grad(), guard:
             args = inputs_mod.generate_inputs(spec, int(req.get("seed", 200)), index, device,
                                               custom_fn)
-            result = run(*runtime.clone_all(args))
-            return args, runtime.normalize_outputs(result, out_names, out_dtypes, device)
+            result = run(*clone_all(args))
+            return args, normalize_outputs(result, out_names, out_dtypes, device)
 
     try:
         args, refs = round_of(ROUNDS[0])

@@ -36,15 +36,16 @@ from __future__ import annotations
 import importlib
 import json
 import math
-import sys
 import time
 import traceback
-import types
 
 try:
     import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    from . import inputs as inputs_mod  # the workers' input and reference code
+    from .loading import load_reference, reference_function
 except ImportError as _e:  # reported per request, not at import
     torch = None
     _TORCH_IMPORT_ERROR = str(_e)
@@ -63,14 +64,6 @@ _HEAVY_MACS = 1 << 26
 # cpu mode allocates real tensors; refuse workloads whose inputs exceed this.
 _CPU_INPUT_LIMIT_BYTES = 6 << 30
 
-_FORMAT_DTYPES = {
-    "float64": "float64", "float32": "float32", "float16": "float16",
-    "bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn",
-    "float8_e5m2": "float8_e5m2", "float4_e2m1": "float4_e2m1fn_x2",
-    "float4_e2m1fn_x2": "float4_e2m1fn_x2", "int64": "int64", "int32": "int32",
-    "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
-}
-
 _HEAVY_OPS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "convolution",
               "_convolution", "matmul", "linear"}
 
@@ -88,11 +81,12 @@ def _dtype_name(dt) -> str:
 
 
 def _torch_dtype(name: str):
-    attr = _FORMAT_DTYPES.get(name, name)
-    dt = getattr(torch, attr, None)
-    if not isinstance(dt, torch.dtype):
-        raise Untraceable(f"torch {torch.__version__} has no dtype {name}")
-    return dt
+    """The workers' dtype table (inputs.torch_dtype); a dtype this torch lacks makes
+    the problem untraceable."""
+    try:
+        return inputs_mod.torch_dtype(name)
+    except (inputs_mod.UnsupportedDtype, ValueError):
+        raise Untraceable(f"torch {torch.__version__} has no dtype {name}") from None
 
 
 def _jsonable_scalar(v):
@@ -898,21 +892,53 @@ _MISSING = object()
 
 
 # --- inputs --------------------------------------------------------------------
+#
+# The workers' input code (inputs.generate_inputs: the custom entry point, then
+# each input by its source) with a rule of the tracer's own: shapes and dtypes are
+# the workload's, values are stand-ins.
 
-def _random_tensor(shape, dtype, gen):
-    """Values after SOL-ExecBench's generator, simplified: the bound depends on
-    shapes, and values only steer data-dependent paths (routing, lengths)."""
-    if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=gen).bool()
-    if dtype.is_floating_point:
-        t = torch.randn(shape, generator=gen, dtype=torch.float32)
-        if torch.finfo(dtype).bits <= 8:
-            t = t.clamp(-2, 2)
-        return t.to(dtype)
-    if dtype == torch.uint8:
-        return torch.randint(0, 256, shape, generator=gen, dtype=dtype)
-    lo, hi = (-128, 128) if dtype == torch.int8 else (-1024, 1024)
-    return torch.randint(lo, hi, shape, generator=gen, dtype=dtype)
+class _StandIns:
+    """The tracer's values for inputs.generate_inputs (its `rule`; the worker's is
+    inputs.ValueRule). Tensors for which `meta(dtype)` holds are meta; the others
+    are real CPU tensors after SOL-ExecBench's generator, simplified (one generator
+    for every input, floats drawn as float32: inputs.random_plain's float32_draws):
+    the bound depends on shapes, and values only steer data-dependent paths
+    (routing, lengths). Safetensors blobs are not read (each such input is noted)."""
+
+    def __init__(self, req, meta, notes):
+        self.req = req
+        self.seed = int(req.get("seed", 200))
+        self.meta = meta
+        self.notes = notes
+        self.gen = torch.Generator().manual_seed(self.seed)
+
+    def custom_seed(self) -> int:
+        return self.seed
+
+    def from_custom(self, index, inp, v):
+        return v  # float tensors made under the recorder are meta (hybrid): not moved
+
+    def from_safetensors(self, index, inp):
+        return self._tensor(inp, blob=True)
+
+    def random(self, index, inp):
+        return self._tensor(inp, blob=False)
+
+    def _tensor(self, inp, blob):
+        name, shape = inp["name"], inp["shape"]
+        if shape is None:
+            return None  # a scalar input has a "scalar" source (core/workload.cc)
+        dt = _torch_dtype(inp["dtype"])
+        if self.meta(dt):
+            return torch.empty(shape, dtype=dt, device="meta")
+        if blob and not dt.is_floating_point and dt != torch.bool:
+            self.notes.append(f"input {name}: safetensors blob not read; structurally valid "
+                              "index values used")
+            return _index_tensor(self.req, inp, dt)
+        if blob:
+            self.notes.append(f"input {name}: safetensors blob not read; random values of its "
+                              "shape used")
+        return inputs_mod.random_plain(shape, inp["dtype"], "cpu", self.gen, float32_draws=True)
 
 
 def _index_tensor(req, spec, dt):
@@ -934,58 +960,38 @@ def _index_tensor(req, spec, dt):
     return (torch.arange(n) % rows).to(dt).reshape(shape)
 
 
-def _make_inputs(req, device, namespace, notes, input_mode=None):
+def _make_inputs(req, device, reference, notes, input_mode=None):
     """Argument list for run(): scalars by value, tensors on `device` ("hybrid":
     floating-point tensors on meta, the others real on the CPU; custom inputs are
     built under `input_mode`, which makes their float tensors meta)."""
     hybrid = device == "hybrid"
     if hybrid:
         device = "cpu"
-    gen = torch.Generator().manual_seed(int(req.get("seed", 200)))
-    values = {}
-    custom = [i for i in req["inputs"] if i["source"] == "custom"]
+    spec = {"inputs": [dict(i, source={"type": i["source"], "value": i.get("value")})
+                       for i in req["inputs"]],
+            "axes": req.get("axes_and_scalars", {})}
+    custom = [i["name"] for i in req["inputs"] if i["source"] == "custom"]
+    custom_fn = None
     if custom:
-        entry = req.get("custom_inputs_entrypoint")
-        fn = namespace.get(entry) if entry else None
-        if fn is None:
-            raise ValueError(f"inputs are custom but custom_inputs_entrypoint {entry!r} is not defined")
-        torch.manual_seed(int(req.get("seed", 200)))
-        axes = dict(req.get("axes_and_scalars", {}))
-        if input_mode is not None:
-            with input_mode:
-                made = fn(axes, torch.device(device))
-        else:
-            made = fn(axes, torch.device(device))
-        for i in custom:
-            if i["name"] not in made:
-                raise ValueError(f"custom_inputs_entrypoint did not return input {i['name']}")
-            values[i["name"]] = made[i["name"]]
-    for i in req["inputs"]:
-        name = i["name"]
-        if name in values:
-            continue
-        if i["shape"] is None:
-            values[name] = i.get("value")
-            continue
-        dt = _torch_dtype(i["dtype"])
-        if device == "meta" or (hybrid and (dt.is_floating_point or dt.is_complex)):
-            values[name] = torch.empty(i["shape"], dtype=dt, device="meta")
-        elif i["source"] == "safetensors" and not dt.is_floating_point and dt != torch.bool:
-            values[name] = _index_tensor(req, i, dt)
-            notes.append(f"input {name}: safetensors blob not read; structurally valid index values used")
-        else:
-            if i["source"] == "safetensors":
-                notes.append(f"input {name}: safetensors blob not read; random values of its shape used")
-            values[name] = _random_tensor(i["shape"], dt, gen)
-    return [values[i["name"]] for i in req["inputs"]]
+        fn = reference_function(reference, req.get("custom_inputs_entrypoint") or "")
 
+        def custom_fn(axes, dev):
+            # Only the inputs declared custom take the entry point's values.
+            if input_mode is not None:
+                with input_mode:
+                    made = fn(axes, dev)
+            else:
+                made = fn(axes, dev)
+            for name in custom:
+                if name not in made:
+                    raise ValueError(f"custom_inputs_entrypoint did not return input {name}")
+            return {name: made[name] for name in custom}
 
-def _load_reference(source: str) -> dict:
-    module = types.ModuleType("solbench_reference")
-    module.__dict__["__builtins__"] = __builtins__
-    sys.modules["solbench_reference"] = module  # dataclasses and enums look it up
-    exec(compile(source, "<reference>", "exec"), module.__dict__)
-    return module.__dict__
+    def meta(dt):
+        return device == "meta" or (hybrid and (dt.is_floating_point or dt.is_complex))
+
+    rule = _StandIns(req, meta, notes)
+    return inputs_mod.generate_inputs(spec, rule.seed, 0, device, custom_fn, rule=rule)
 
 
 def _run_once(req, device: str):
@@ -1000,12 +1006,10 @@ def _run_once(req, device: str):
     _GRAPH = graph
     try:
         with _Patches():
-            namespace = _load_reference(req["reference"])
-            run = namespace.get("run")
-            if run is None:
-                raise ValueError("reference defines no run()")
+            reference = load_reference(req["reference"], None, register=True)
+            run = reference_function(reference, "run")
             with torch.no_grad(), _DeviceMap("cpu" if hybrid else device):
-                args = _make_inputs(req, device, namespace, notes,
+                args = _make_inputs(req, device, reference, notes,
                                     input_mode=recorder if hybrid else None)
                 tensors = {}
                 for spec, a in zip(req["inputs"], args):

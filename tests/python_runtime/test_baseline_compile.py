@@ -1,4 +1,4 @@
-"""The baseline's reference under torch.compile (runtime.compiled_reference,
+"""The baseline's reference under torch.compile (baseline.compiled_reference,
 docs/score.md): what Dynamo needs of the reference's module, and every way the
 baseline can end up eager says so.
 
@@ -24,7 +24,7 @@ import torch
 REPO = Path(os.environ.get("SOLBENCH_REPO", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(REPO / "python"))
 
-from solbench_py import runtime  # noqa: E402
+from solbench_py import baseline, loading, provenance  # noqa: E402
 
 HAS_COMPILE = hasattr(torch, "compile")
 
@@ -60,7 +60,7 @@ def dynamo_lookup(fn):
 
 class FakeCompile:
     """A torch.compile stand-in: looks the function's module up as Dynamo does on
-    the first call, and counts a graph per compile (runtime._dynamo_graphs)."""
+    the first call, and counts a graph per compile (baseline._dynamo_graphs)."""
 
     def __init__(self, compiles_a_graph=True, fails=None):
         self.graphs = 0
@@ -88,8 +88,8 @@ class FakeCompile:
 def reference(tmp_path):
     """load_reference's run() from a source of its own (a unique module name)."""
     def make(source=REFERENCE, name="ref.py"):
-        mod = runtime.load_reference(source, str(tmp_path / name))
-        return runtime.reference_function(mod, "run")
+        mod = loading.load_reference(source, str(tmp_path / name))
+        return loading.reference_function(mod, "run")
     return make
 
 
@@ -98,7 +98,7 @@ def fake(monkeypatch):
     def install(**kw):
         f = FakeCompile(**kw)
         monkeypatch.setattr(torch, "compile", f, raising=False)
-        monkeypatch.setattr(runtime, "_dynamo_graphs", lambda: f.graphs, raising=False)
+        monkeypatch.setattr(baseline, "_dynamo_graphs", lambda: f.graphs, raising=False)
         return f
     return install
 
@@ -123,7 +123,7 @@ def test_load_reference_leaves_the_reference_unreachable_by_name(reference):
 def test_the_baseline_compiles_the_reference_imported_by_name(reference, fake):
     f = fake()
     fn = reference(REFERENCE + "\n# variant 1\n")
-    call, method, reason = runtime.compiled_reference(fn)
+    call, method, reason = baseline.compiled_reference(fn)
     assert (method, reason) == ("torch.compile", "")
     x, y = args()
     assert torch.equal(call(x, y), fn(x, y))
@@ -140,16 +140,16 @@ def test_the_baseline_compiles_the_reference_imported_by_name(reference, fake):
 
 def test_the_registered_name_is_the_contents_own(reference, fake):
     fake()
-    a = runtime.importable_reference(reference(REFERENCE + "\n# a\n", "a.py"))
-    b = runtime.importable_reference(reference(REFERENCE + "\n# b\n", "b.py"))
+    a = baseline.importable_reference(reference(REFERENCE + "\n# a\n", "a.py"))
+    b = baseline.importable_reference(reference(REFERENCE + "\n# b\n", "b.py"))
     assert inspect.unwrap(a).__module__ != inspect.unwrap(b).__module__
-    again = runtime.importable_reference(reference(REFERENCE + "\n# a\n", "a2.py"))
+    again = baseline.importable_reference(reference(REFERENCE + "\n# a\n", "a2.py"))
     assert inspect.unwrap(again).__module__ == inspect.unwrap(a).__module__
 
 
 def test_a_compile_that_compiles_no_graph_is_eager_with_the_reason(reference, fake):
     fake(compiles_a_graph=False)
-    call, method, _ = runtime.compiled_reference(reference(REFERENCE + "\n# no graph\n"))
+    call, method, _ = baseline.compiled_reference(reference(REFERENCE + "\n# no graph\n"))
     assert method == "torch.compile"
     x, y = args()
     assert torch.equal(call(x, y), x * 3 + y)
@@ -159,7 +159,7 @@ def test_a_compile_that_compiles_no_graph_is_eager_with_the_reason(reference, fa
 
 def test_a_failing_compiled_call_is_eager_with_the_reason(reference, fake):
     fake(fails=RuntimeError("inductor exploded\nsecond line"))
-    call, _, _ = runtime.compiled_reference(reference(REFERENCE + "\n# fails\n"))
+    call, _, _ = baseline.compiled_reference(reference(REFERENCE + "\n# fails\n"))
     x, y = args()
     assert torch.equal(call(x, y), x * 3 + y)  # the eager reference's result
     assert call.method == "eager"
@@ -171,7 +171,7 @@ def test_a_failing_compiled_call_is_eager_with_the_reason(reference, fake):
 def test_without_torch_compile_the_reason_names_the_torch(reference, monkeypatch):
     monkeypatch.delattr(torch, "compile", raising=False)
     fn = reference()
-    call, method, reason = runtime.compiled_reference(fn)
+    call, method, reason = baseline.compiled_reference(fn)
     assert call is fn
     assert method == "eager"
     assert reason == f"torch.compile unavailable (torch {torch.__version__})"
@@ -180,24 +180,24 @@ def test_without_torch_compile_the_reason_names_the_torch(reference, monkeypatch
 def test_a_worker_that_loaded_solution_code_never_registers_the_reference(
         reference, fake, monkeypatch):
     fake()
-    monkeypatch.setattr(runtime, "_SOLUTION_ROOTS", ["/somewhere/solution/"])
+    monkeypatch.setattr(provenance, "SOLUTION_ROOTS", ["/somewhere/solution/"])
     before = registered_references()
     fn = reference(REFERENCE + "\n# solution worker\n")
-    call, method, reason = runtime.compiled_reference(fn)
+    call, method, reason = baseline.compiled_reference(fn)
     assert method == "eager"
     assert "may not register the reference" in reason
     assert registered_references() == before
 
 
 def test_dynamo_is_configured_to_never_fall_back_silently():
-    runtime._configure_dynamo()  # a torch without Dynamo (1.13): nothing to set, no error
+    baseline._configure_dynamo()  # a torch without Dynamo (1.13): nothing to set, no error
     if not HAS_COMPILE:
         return
     import torch._dynamo as dynamo
     cfg = dynamo.config
     for k in ("recompile_limit", "cache_size_limit"):
         if hasattr(cfg, k):
-            assert getattr(cfg, k) >= runtime._BASELINE_RECOMPILE_LIMIT, k
+            assert getattr(cfg, k) >= baseline._BASELINE_RECOMPILE_LIMIT, k
     for k in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
         if hasattr(cfg, k):
             assert getattr(cfg, k) is True, k
@@ -227,14 +227,14 @@ def test_real_torch_compile_compiles_every_bundled_reference(problem, tmp_path):
     specs = [check.workload_spec(folder, definition, w) for w in check.load_workloads(folder)]
     size = lambda s: sum(math.prod(i["shape"] or [1]) for i in s["inputs"])  # noqa: E731
     spec = min(specs, key=size)
-    mod = runtime.load_reference(definition["reference"], str(tmp_path / "ref.py"))
-    fn = runtime.reference_function(mod, "run")
-    call, method, reason = runtime.compiled_reference(fn)
+    mod = loading.load_reference(definition["reference"], str(tmp_path / "ref.py"))
+    fn = loading.reference_function(mod, "run")
+    call, method, reason = baseline.compiled_reference(fn)
     assert (method, reason) == ("torch.compile", "")
     torch.set_grad_enabled(False)
     try:
         entry = definition.get("custom_inputs_entrypoint")
-        custom = runtime.reference_function(mod, entry) if entry else None
+        custom = loading.reference_function(mod, entry) if entry else None
         values = inputs_mod.generate_inputs(spec, 200, 0, "cpu", custom)
         call(*values)
     finally:

@@ -1,0 +1,177 @@
+"""The scoring baseline's reference (docs/score.md, src/score/baseline.h): the
+reference under torch.compile where this torch has it, imported by name as
+Dynamo needs, and every way it ends up eager said so.
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from . import provenance
+from .loading import exec_module
+
+
+def importable_reference(fn):
+    """The reference function `fn` (made by load_reference, maybe behind a
+    decorator such as @torch.no_grad()) again, from a module registered in
+    sys.modules under a name of its own ("solbench_reference_" + its content's
+    hash), as an ordinary import would make it.
+
+    Dynamo looks a module up by name (importlib) when it inlines a function
+    whose globals are not those of the frame it compiles: run() behind
+    @torch.no_grad() is such a function, and with the module unregistered every
+    such reference failed to compile ("No module named 'solbench_reference'").
+    Pickling (Inductor's caches) and dataclasses look modules up by name too.
+    Only for a worker that has loaded no solution code: elsewhere the reference
+    stays unreachable by name (load_reference)."""
+    import hashlib
+    import inspect
+    if provenance.SOLUTION_ROOTS:
+        raise RuntimeError("a worker that loaded solution code may not register the reference "
+                           "in sys.modules")
+    g = getattr(inspect.unwrap(fn), "__globals__", None)
+    if g is None:
+        raise RuntimeError(f"the reference's {getattr(fn, '__name__', fn)!r} is not a Python "
+                           "function (no globals)")
+    name = g.get("__name__", "")
+    if sys.modules.get(name) is not None and getattr(sys.modules[name], "__dict__", None) is g:
+        return fn  # importable already
+    attr = next((k for k, v in g.items() if v is fn), None)
+    path = g.get("__file__")
+    if attr is None or not path:
+        raise RuntimeError("the reference function is not a top-level name of a module "
+                           "load_reference made")
+    with open(path) as f:
+        source = f.read()
+    name = "solbench_reference_" + hashlib.sha256(source.encode()).hexdigest()[:16]
+    mod = sys.modules.get(name)
+    if mod is None:
+        mod = exec_module(source, path, name, register=True)
+    again = mod.__dict__.get(attr)
+    if not callable(again):
+        raise RuntimeError(f"the reference imported again has no {attr}()")
+    return again
+
+
+# Dynamo's recompile limits for the baseline: every workload is a new shape.
+_BASELINE_RECOMPILE_LIMIT = 1024
+
+
+def _configure_dynamo() -> None:
+    """Dynamo's settings that would otherwise run the baseline eagerly without a
+    word: the recompile limit (8 by default; past it the function runs eagerly),
+    an error rather than silence should it still be hit, and errors raised
+    rather than suppressed. Knobs this torch lacks are skipped (names changed
+    across versions: cache_size_limit became recompile_limit)."""
+    try:
+        import torch._dynamo as dynamo
+    except Exception:  # noqa: BLE001 - no Dynamo: torch.compile fails, visibly, when called
+        return
+    cfg = dynamo.config
+    limits = ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+              "accumulated_cache_size_limit")
+    for k in limits:
+        if hasattr(cfg, k):
+            setattr(cfg, k, max(int(getattr(cfg, k)), _BASELINE_RECOMPILE_LIMIT))
+    for k, v in (("fail_on_recompile_limit_hit", True), ("fail_on_cache_limit_hit", True),
+                 ("suppress_errors", False)):
+        if hasattr(cfg, k):
+            setattr(cfg, k, v)
+    # Inductor's C++ (CPU) kernels: precompiled headers are hashed with `openssl`,
+    # a program the sandbox does not run; they only make compiling faster.
+    try:
+        import torch._inductor.config as inductor
+        if hasattr(inductor, "cpp_cache_precompile_headers"):
+            inductor.cpp_cache_precompile_headers = False
+    except Exception:  # noqa: BLE001 - a torch without Inductor fails (visibly) when compiling
+        pass
+
+
+def _dynamo_graphs() -> int:
+    """Graphs Dynamo has compiled in this process (a counter since torch 2.0)."""
+    try:
+        from torch._dynamo.utils import counters
+        return int(counters["stats"]["unique_graphs"])
+    except Exception:  # noqa: BLE001 - a Dynamo without the counter: no check
+        return -1
+
+
+def _dynamo_skips() -> str:
+    """Dynamo's own words for what it did not compile (graph breaks, skipped
+    frames), for the reason of a baseline that compiled nothing."""
+    try:
+        from torch._dynamo.utils import counters
+        seen = []
+        for group in ("graph_break", "unimplemented"):
+            for k in counters.get(group, {}):
+                line = (str(k).splitlines() or [""])[0][:150]
+                if line and line not in seen:
+                    seen.append(line)
+        return "; ".join(seen[:3])
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _first_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
+
+
+def compiled_reference(fn):
+    """The scoring baseline's callable (docs/score.md): the reference `fn` under
+    torch.compile where this torch has it. Returns (callable, method, reason) with
+    method "torch.compile" or "eager" and reason why eager ("" when compiled).
+
+    Only for a worker that runs no solution code (the baseline's): the function
+    compiled is `fn` imported by name (importable_reference). Shapes are static:
+    each workload gets the graph compiled for its shapes, as a process compiling
+    that workload alone would (automatic dynamic shapes, and the profile Dynamo
+    keeps of them across processes, would make one workload's T_b depend on the
+    workloads measured before it).
+
+    torch.compile compiles on the first call of each shape, so a failure shows up
+    there: the callable then runs `fn` eagerly for good, and its `method` and
+    `reason` attributes say so (the worker reads them after every workload). So
+    does a first call after which Dynamo has compiled no graph (it skipped the
+    function and ran it eagerly). An error that the eager reference raises too is
+    the reference's, and propagates."""
+    compile_fn = getattr(torch, "compile", None)
+    if compile_fn is None:
+        return fn, "eager", f"torch.compile unavailable (torch {torch.__version__})"
+    try:
+        target = importable_reference(fn)
+    except Exception as e:  # noqa: BLE001 - any failure means eager, with the reason
+        return fn, "eager", f"the reference could not be imported by name for torch.compile: " \
+                            f"{_first_line(e)}"
+    try:
+        _configure_dynamo()
+        compiled = compile_fn(target, dynamic=False)
+    except Exception as e:  # noqa: BLE001
+        return fn, "eager", f"torch.compile failed: {_first_line(e)}"
+
+    state = {"first": True}
+
+    def eager(reason: str) -> None:
+        baseline.method = "eager"
+        baseline.reason = reason
+
+    def baseline(*args):
+        if baseline.method == "torch.compile":
+            try:
+                if not state["first"]:
+                    return compiled(*args)
+                state["first"] = False
+                before = _dynamo_graphs()
+                out = compiled(*args)
+                if before >= 0 and _dynamo_graphs() == before:
+                    skips = _dynamo_skips()
+                    eager("torch.compile compiled no graph: Dynamo ran the reference eagerly" +
+                          (f" ({skips})" if skips else ""))
+                return out
+            except Exception as e:  # noqa: BLE001
+                eager(f"torch.compile failed on a call: {_first_line(e)}")
+        return fn(*args)
+
+    baseline.method = "torch.compile"
+    baseline.reason = ""
+    return baseline, "torch.compile", ""

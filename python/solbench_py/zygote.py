@@ -1,0 +1,114 @@
+"""The zygote (src/harness/worker/zygote.h): a process that imported torch once
+and forks workers. What it imports ahead (zygote_preload), whether it may still
+fork (zygote_check), a forked worker's first step (after_fork), and a spare
+worker's warm-up (warm_spare).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import torch
+
+from .loading import load_reference, reference_function
+from .worker import release_memory
+from .workload import Workload
+
+
+_PRELOAD_GROUPS = {
+    # torch.compile (the baseline, Python solutions): Dynamo and Inductor take seconds
+    # to import; Triton is what Inductor and Triton solutions generate code with.
+    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx"),
+}
+
+
+def zygote_preload(group: str) -> list:
+    """Imports a group of modules in the zygote, so that the workers it forks find
+    them imported. Best effort: a module this torch lacks is skipped (named in the
+    result)."""
+    missing = []
+    for name in _PRELOAD_GROUPS.get(group, ()):
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - any import failure only costs the worker the import
+            missing.append(f"{name}: {type(e).__name__}: {e}")
+    return missing
+
+
+def _shut_down_nvml() -> None:
+    """torch.cuda.is_available() (NVML-based here, see zygote.cc) initialises NVML and
+    leaves it so; a forked child inherits that state and its own nvmlInit then fails
+    (torch's allocator asserts on it when it runs out of memory, seen on the H100).
+    Shut it down, as many times as it was initialised, before forking."""
+    try:
+        with open("/proc/self/maps") as f:
+            if "libnvidia-ml" not in f.read():
+                return
+        import ctypes
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+        for _ in range(64):
+            if lib.nvmlShutdown() != 0:  # NVML_ERROR_UNINITIALIZED: nothing left
+                break
+    except OSError:
+        pass
+
+
+def zygote_check() -> str:
+    """Why the zygote must not fork workers any more ("" when it may): a driver
+    initialised here would be unusable in every forked child."""
+    _shut_down_nvml()
+    if torch.cuda.is_initialized():
+        return "CUDA was initialised in the zygote"
+    return ""
+
+
+def after_fork(environ: dict) -> None:
+    """In a worker forked from the zygote, before anything else runs: the process
+    environment is the requester's (set in C++); Python's copies taken when the
+    zygote started follow it."""
+    os.environ.clear()
+    os.environ.update(environ)
+    import tempfile
+    tempfile.tempdir = None  # TMPDIR is the worker's scratch folder
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    cfg = sys.modules.get("torch._inductor.config")
+    threads = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS")
+    if cfg is not None and threads and threads.isdigit():
+        cfg.compile_threads = int(threads)
+
+
+# make_inputs' round for a spare's warm-up, with a seed of its own: values no
+# evaluation draws (theirs come from seeds the parent hands out, values.h).
+_WARM_ROUND = 1_000_003
+
+
+def warm_spare(warm: dict, device: str) -> int:
+    """A spare worker's warm-up (zygote.h, "Spares") on the first workload of the
+    evaluation that asked for it, the likely next one's too: the kernels that make
+    its inputs, and with warm["run_reference"] (a reference worker's spare) the
+    reference's and the comparison's, are loaded before any evaluation wants them.
+    The values are drawn for a round no evaluation uses, and the memory is handed
+    back. Returns the steps run."""
+    source = warm.get("reference_source") or ""
+    custom = warm.get("custom_inputs_entrypoint") or ""
+    ref = custom_fn = None
+    if source and (custom or warm.get("run_reference")):
+        mod = load_reference(source, os.path.join(os.getcwd(), "_warm_reference.py"))
+        ref = reference_function(mod, "run")
+        if custom:
+            custom_fn = reference_function(mod, custom)
+    elif custom:
+        return 0
+    w = Workload(warm["workload"], device, ref, custom_fn)
+    steps = 0
+    try:
+        x = w.make_inputs(_WARM_ROUND, int.from_bytes(os.urandom(7), "little"))
+        steps = 1
+        if warm.get("run_reference") and ref is not None:
+            refs = w.run_reference(x)
+            w.check(refs, refs, True)
+            steps = 3
+    finally:
+        release_memory(device)
+    return steps
