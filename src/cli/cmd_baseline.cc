@@ -102,6 +102,7 @@ class BaselineCommand {
   void print_summary() const;
 
   const BaselineOptions& o_;
+  Device device_;  // o_.device, parsed once
   std::optional<score::ArchChoice> arch_;
   json timer_options_ = json::object();
   std::optional<store::Store> db_;
@@ -131,7 +132,7 @@ void BaselineCommand::open_store() {
 }
 
 void BaselineCommand::measure_options() {
-  mo_.device = o_.device;
+  mo_.device = device_;
   mo_.timer_options = timer_options_;
   mo_.timing.target_rse = o_.target_rse;
   mo_.timing.budget_ms = o_.time_budget_ms;
@@ -177,7 +178,7 @@ std::vector<score::BaselineResult> BaselineCommand::find(const Problem& problem,
         eval::measure_and_record(problem, indices, mo_, db, def_hash, on_each, warn);
     if (!run.env.empty()) {
       env_ = run.env;
-      if (arch_) score::confirm_device(*arch_, o_.device, env_);
+      if (arch_) score::confirm_device(*arch_, device_, env_);
     }
   } catch (const std::exception& e) {
     // What was measured before is recorded; the rest say why they have none.
@@ -282,12 +283,13 @@ void BaselineCommand::print_summary() const {
 
 int BaselineCommand::run() {
   if (const int rc = check_device_and_timer(o_.device, o_.timer)) return rc;
+  device_ = Device::parse(o_.device);
   if (!fs::exists(o_.path)) throw InputError(o_.path, 0, "", "no such file or folder");
   const std::vector<fs::path> dirs = find_problem_dirs(o_.path);
   if (dirs.empty()) throw InputError(o_.path, 0, "", "no definition.json at or below this folder");
   if (!o_.arch.empty()) {
     try {
-      arch_ = score::choose_arch(o_.arch, o_.device);
+      arch_ = score::choose_arch(o_.arch, device_);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       return 2;
@@ -296,7 +298,7 @@ int BaselineCommand::run() {
   if (o_.timer != "auto") timer_options_["timer"] = o_.timer;
   open_store();
   // What is stored is the measuring worker's own environment.
-  if (db_) predicted_ = score::predicted_worker_env(o_.device, timer_options_);
+  if (db_) predicted_ = score::predicted_worker_env(device_, timer_options_);
   env_ = predicted_;
   measure_options();
   for (const fs::path& dir : dirs) {

@@ -40,14 +40,13 @@ std::string axes_text(const Workload& w) {
 // as SOL-ExecBench does (nvcc's default, sm_75 in CUDA 13, would JIT-compile PTX at
 // load and refuse Hopper-only instructions). NVML names the compute capability
 // without initialising CUDA in this process (device.h identify_device).
-std::string resolve_cuda_arch(const std::string& choice, const std::string& device,
+std::string resolve_cuda_arch(const std::string& choice, const Device& device,
                               Observer& observer) {
   if (choice == "default") return "";
   if (choice != "auto") return choice;
-  const int ordinal = harness::cuda_ordinal(device);
-  if (ordinal < 0) return "";
+  if (!device.is_cuda()) return "";
   try {
-    const gpu::DeviceIdentity d = gpu::identify_device(ordinal);
+    const gpu::DeviceIdentity d = gpu::identify_device(device.ordinal());
     return gpu::sm_arch_name(d.cc_major, d.cc_minor).substr(3);  // "sm_90a" -> "90a"
   } catch (const std::exception& e) {
     observer.notice(fmt::format("--cuda-arch auto: {}; building for nvcc's default", e.what()));
@@ -55,12 +54,14 @@ std::string resolve_cuda_arch(const std::string& choice, const std::string& devi
   }
 }
 
-// Usage errors of the device and timer settings, checked before anything runs.
-void check_device_and_timer(const std::string& device, const std::string& timer) {
-  if (device != "cpu" && harness::cuda_ordinal(device) < 0)
-    throw RequestError(true, {fmt::format("--device: \"{}\" is not cpu or cuda:N", device)});
-  if (timer != "auto" && device == "cpu")
+// The device, parsed once, and the timer that must fit it: usage errors, checked
+// before anything runs.
+Device parse_device(const std::string& device, const std::string& timer) {
+  const std::optional<Device> d = Device::try_parse(device);
+  if (!d) throw RequestError(true, {fmt::format("--device: \"{}\" is not cpu or cuda:N", device)});
+  if (!timer.empty() && timer != "auto" && d->is_cpu())
     throw RequestError(true, {fmt::format("--timer {}: GPU timers apply to --device cuda:N", timer)});
+  return *d;
 }
 
 class Evaluation {
@@ -95,6 +96,7 @@ class Evaluation {
   json timer_options_ = json::object();
   std::future<void> toolchains_;
   std::future<score::ArchChoice> arch_found_;
+  Device device_;
   std::string driver_, def_hash_;
   std::optional<json> predicted_;
   std::unique_ptr<StoreRecorder> rec_;
@@ -157,7 +159,7 @@ void Evaluation::load() {
 }
 
 void Evaluation::check_usage_and_start() {
-  check_device_and_timer(req_.device, req_.settings.timer);
+  device_ = parse_device(req_.device, req_.settings.timer);
   // An unknown --arch is refused before anything runs (the name alone decides).
   if (!req_.settings.arch.empty()) {
     try {
@@ -186,8 +188,9 @@ void Evaluation::check_usage_and_start() {
 // another thread (that thread would keep the interpreter's lock when it ends, and
 // the process hung at exit on the H100). On the CPU all of it runs here.
 void Evaluation::choose_hardware() {
-  const std::string arch = req_.settings.arch, device = req_.device;
-  if (harness::cuda_ordinal(device) >= 0) {
+  const std::string arch = req_.settings.arch;
+  const Device device = device_;
+  if (device.is_cuda()) {
     arch_found_ = std::async(std::launch::async, [arch, device] {
       return score::choose_arch(arch, device);
     });
@@ -223,12 +226,12 @@ void Evaluation::bounds_ready() {
 }
 
 void Evaluation::open_store() {
-  driver_ = score::driver_version(req_.device);
+  driver_ = score::driver_version(device_);
   const store::SolutionRecord record = req_.reference
                                            ? reference_solution_record(problem_.definition)
                                            : store::SolutionRecord::from(solution_);
   rec_ = std::make_unique<StoreRecorder>(req_, record, [this]() {
-    if (!predicted_) predicted_ = score::predicted_worker_env(req_.device, timer_options_);
+    if (!predicted_) predicted_ = score::predicted_worker_env(device_, timer_options_);
     return *predicted_;
   });
   def_hash_ = store::definition_hash(problem_.definition);
@@ -245,7 +248,7 @@ void Evaluation::build() {
     po.device = req_.device;
     po.compile_timeout = std::chrono::duration<double>(req_.settings.compile_timeout_s);
     po.keep_staging = req_.keep_staging;
-    po.cuda_arch = resolve_cuda_arch(req_.cuda_arch, req_.device, ob_);
+    po.cuda_arch = resolve_cuda_arch(req_.cuda_arch, device_, ob_);
     ob_.status("building " + rep_.solution);
     prep_ = harness::prepare_solution(solution_, problem_.definition, po);
   }
@@ -343,7 +346,7 @@ void Evaluation::on_event(const harness::RunnerEvent& e) {
       last_env_["device"] = req_.device;
       solution_env_ = last_env_;
       bounds_ready();
-      score::confirm_device(rep_.arch, req_.device, last_env_);  // the worker names its device
+      score::confirm_device(rep_.arch, device_, last_env_);  // the worker names its device
     }
     ob_.status("worker ready");
   }
@@ -398,7 +401,7 @@ void Evaluation::measure_baselines() {
   std::vector<size_t> indices;
   for (size_t k : pending_) indices.push_back(sel_[k]);
   score::MeasureOptions mo;
-  mo.device = req_.device;
+  mo.device = device_;
   mo.timer_options = timer_options_;
   mo.timing.target_rse = req_.settings.target_rse;
   mo.timing.budget_ms = req_.settings.time_budget_ms;  // the solutions' stopping rule

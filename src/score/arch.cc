@@ -32,10 +32,10 @@ ArchChoice ArchChoice::from_json(const json& j) {
 
 namespace {
 
-void set_note(ArchChoice& c, const std::string& device, const std::string& device_name) {
+void set_note(ArchChoice& c, const Device& device, const std::string& device_name) {
   c.note.clear();
   if (!c.model || c.matches_device) return;
-  const std::string what = device_name.empty() ? device : device + ", " + device_name;
+  const std::string what = device_name.empty() ? device.str() : device.str() + ", " + device_name;
   c.note = fmt::format(
       "T_SOL is for {} ({}), not for this device ({}): the score compares times measured here "
       "with another chip's bound",
@@ -44,10 +44,10 @@ void set_note(ArchChoice& c, const std::string& device, const std::string& devic
 
 }  // namespace
 
-ArchChoice choose_arch(const std::string& arch, const std::string& device) {
+ArchChoice choose_arch(const std::string& arch, const Device& device) {
   ArchChoice c;
   c.explicit_arch = !arch.empty();
-  const bool cuda = harness::cuda_ordinal(device) >= 0;
+  const bool cuda = device.is_cuda();
   std::optional<std::string> gpu = cuda ? sol::detect_gpu_name() : std::nullopt;
   if (c.explicit_arch) {
     c.model = sol::select_hardware(arch, gpu);  // throws for an unknown name
@@ -72,11 +72,11 @@ ArchChoice choose_arch(const std::string& arch, const std::string& device) {
   return c;
 }
 
-void confirm_device(ArchChoice& c, const std::string& device, const json& worker_env) {
+void confirm_device(ArchChoice& c, const Device& device, const json& worker_env) {
   if (!c.model) return;
   const std::string name = worker_env.value("hardware", "");
   if (name.empty()) return;
-  if (harness::cuda_ordinal(device) < 0) {
+  if (!device.is_cuda()) {
     set_note(c, device, name);  // never a match: no CPU models; the note names the CPU
     return;
   }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/device.h"
 #include "core/json.h"
 #include "core/problem.h"
 #include "sol/hardware.h"
@@ -27,11 +28,11 @@ struct ArchChoice {
 // The hardware model for --arch `arch` (explicit) or, when empty, for `device`:
 // the detected GPU's on "cuda:N"; none on the CPU (no CPU models exist). Throws
 // std::runtime_error for an unknown --arch (the message lists the known ones).
-ArchChoice choose_arch(const std::string& arch, const std::string& device);
+ArchChoice choose_arch(const std::string& arch, const Device& device);
 
 // Re-checks matches_device against the worker's name for its device (env
 // "hardware"), which is exact where NVML's first GPU may not be the device.
-void confirm_device(ArchChoice& choice, const std::string& device, const json& worker_env);
+void confirm_device(ArchChoice& choice, const Device& device, const json& worker_env);
 
 struct SolBound {
   std::optional<double> t_sol_ms;  // nullopt: see reason

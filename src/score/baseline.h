@@ -47,7 +47,7 @@ struct BaselineResult {
 std::optional<BaselineResult> cached_baseline(store::Store& db, const store::BaselineKey& key);
 
 struct MeasureOptions {
-  std::string device = "cpu";
+  Device device;
   json timer_options = json::object();   // as WorkerPlan::timer_options
   harness::TimingOptions timing;         // the solutions' stopping rule
   int rounds = 1;        // correctness rounds of the (compiled) reference against the eager one

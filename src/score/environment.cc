@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bridge/python.h"
+#include "core/settings.h"
 #include "core/text.h"
 #include "harness/timing/timer.h"
 #include "sol/hardware.h"
@@ -35,8 +36,8 @@ std::string gpu_timer_name(const std::string& kind) {
 
 }  // namespace
 
-std::string driver_version(const std::string& device) {
-  if (harness::cuda_ordinal(device) < 0) return "";
+std::string driver_version(const Device& device) {
+  if (!device.is_cuda()) return "";
   std::ifstream in("/sys/module/nvidia/version");
   std::string v;
   std::getline(in, v);
@@ -55,13 +56,13 @@ store::BaselineKey baseline_key(const std::string& definition_hash, const std::s
   return k;
 }
 
-json predicted_worker_env(const std::string& device, const json& timer_options) {
+json predicted_worker_env(const Device& device, const json& timer_options) {
   json env = json::object();
-  if (harness::cuda_ordinal(device) >= 0) {
+  if (device.is_cuda()) {
     env["hardware"] = sol::detect_gpu_name().value_or("");
     std::string kind = "auto";
     if (timer_options.is_object()) kind = timer_options.value("timer", kind);
-    if (const char* e = std::getenv("SOLBENCH_GPU_TIMER"); e && *e) kind = e;
+    if (const std::string& e = settings().gpu_timer; !e.empty()) kind = e;
     env["timer"] = gpu_timer_name(kind);
   } else {
     env["hardware"] = cpu_model_name();

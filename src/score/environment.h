@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/device.h"
 #include "core/json.h"
 #include "store/store.h"
 
@@ -12,7 +13,7 @@ namespace solbench::score {
 
 // The NVIDIA kernel driver's version (/sys/module/nvidia/version) for a
 // "cuda:N" device; "" on the CPU or where the file is absent.
-std::string driver_version(const std::string& device);
+std::string driver_version(const Device& device);
 
 // The environment fields of a baseline key from a worker's environment
 // ({hardware, torch, timer}, the "ready" frame's env) and `driver`.
@@ -25,6 +26,6 @@ store::BaselineKey baseline_key(const std::string& definition_hash, const std::s
 // of the embedded interpreter, the timer's name ("cpu-monotonic"; for GPUs the
 // one `timer_options.timer` / SOLBENCH_GPU_TIMER names, "cupti" for auto).
 // The measured worker's own environment is what gets stored.
-json predicted_worker_env(const std::string& device, const json& timer_options);
+json predicted_worker_env(const Device& device, const json& timer_options);
 
 }  // namespace solbench::score

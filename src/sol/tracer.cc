@@ -66,11 +66,16 @@ void warm_up_tracer() {
 }
 
 std::string tracer_version() {
+  // The tracer's values come from its own module and the workers' input and
+  // reference-loading code it shares: a change to any of them clears the cache.
   static const std::string v = [] {
-    std::ifstream in(bridge::python_package_dir() / "solbench_py" / "tracer.py");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return content_hash({ss.str()});
+    auto text = [](const char* file) {
+      std::ifstream in(bridge::python_package_dir() / "solbench_py" / file);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    };
+    return content_hash({text("tracer.py"), text("inputs.py"), text("loading.py")});
   }();
   return v;
 }
