@@ -204,6 +204,11 @@ std::optional<fs::path> find_program(const std::string& name, const char* path_e
 
 // ---------------------------------------------------------------- Child
 
+namespace {
+struct ExecImage;
+struct SpawnFds;
+}  // namespace
+
 struct Child::Impl {
   pid_t pid = -1;
   bool pid_namespace = false;
@@ -224,6 +229,12 @@ struct Child::Impl {
   int control = -1;
   std::unique_ptr<FrameReader> control_reader;
   std::string launch_note;
+
+  // Child::spawn's steps (below it).
+  void open_fds(const SpawnOptions& opts, SpawnFds& fds);
+  void keep_parent_ends(const SpawnOptions& opts, SpawnFds& fds);
+  bool start_external(const SpawnOptions& opts, const std::vector<std::string>& env, SpawnFds& fds);
+  void await_exec(const SpawnOptions& opts, SpawnFds& fds, const ExecImage& x);
 
   ~Impl() {
     if (external) {
@@ -472,89 +483,247 @@ std::vector<std::string> child_environment(const SpawnOptions& opts) {
   return env;
 }
 
-Child Child::spawn(const SpawnOptions& opts) {
-  if (opts.argv.empty()) throw SpawnError("spawn: empty argv");
-  if (opts.channel && opts.channel_fd < 3) throw SpawnError("spawn: channel_fd must be >= 3");
+namespace {
 
-  // Everything the child needs is prepared before fork: after fork only
-  // async-signal-safe calls are allowed (the parent may have other threads).
-  const std::vector<std::string> env = child_environment(opts);
+// What execve needs, made before fork: after fork only async-signal-safe calls
+// are allowed (the parent may have other threads).
+struct ExecImage {
+  std::vector<std::string> env;
+  std::string program;
+  std::vector<char*> argv, envp;  // into opts.argv and env
+  std::string cwd;
+};
 
-  const std::string path_value = environment_value(env, "PATH");
+ExecImage prepare_exec(const SpawnOptions& opts) {
+  ExecImage x;
+  x.env = child_environment(opts);
+  const std::string path_value = environment_value(x.env, "PATH");
   auto program = find_program(opts.argv[0], path_value.empty() ? nullptr : path_value.c_str());
   if (!program)
     throw SpawnError("cannot execute " + opts.argv[0] + ": program not found or not executable",
                      ENOENT);
-  const std::string program_s = program->string();
+  x.program = program->string();
+  for (const auto& a : opts.argv) x.argv.push_back(const_cast<char*>(a.c_str()));
+  x.argv.push_back(nullptr);
+  for (const auto& e : x.env) x.envp.push_back(const_cast<char*>(e.c_str()));
+  x.envp.push_back(nullptr);
+  x.cwd = opts.cwd.string();
+  return x;
+}
 
-  std::vector<char*> argv_c;
-  for (const auto& a : opts.argv) argv_c.push_back(const_cast<char*>(a.c_str()));
-  argv_c.push_back(nullptr);
-  std::vector<char*> env_c;
-  for (const auto& e : env) env_c.push_back(const_cast<char*>(e.c_str()));
-  env_c.push_back(nullptr);
-  const std::string cwd_s = opts.cwd.string();
-
-  auto impl = std::make_unique<Impl>();
-  impl->log = BoundedLog(opts.log_limit_bytes);
-
-  // File descriptors: all close-on-exec in the parent.
-  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull < 0) throw SpawnError(std::string("open /dev/null: ") + std::strerror(errno), errno);
+// The descriptors a spawn opens, all close-on-exec in the parent: what the child
+// gets as stdin and stdout/stderr, the exec-error pipe, the channel's socketpair.
+struct SpawnFds {
+  int devnull = -1;
   int out_child = -1;
   int err_pipe[2] = {-1, -1};
   int chan[2] = {-1, -1};
-  auto cleanup = [&] {
+
+  void close_all() {
     close_fd(devnull);
     close_fd(out_child);
     close_fd(err_pipe[0]);
     close_fd(err_pipe[1]);
     close_fd(chan[0]);
     close_fd(chan[1]);
-  };
-  auto fail = [&](const std::string& what) {
+  }
+  // Closes everything and throws `what` with errno's message.
+  [[noreturn]] void fail(const std::string& what) {
     int e = errno;
-    cleanup();
+    close_all();
     throw SpawnError(what + ": " + std::strerror(e), e);
-  };
+  }
+};
 
+// Starts the child: clone() with CLONE_NEWPID and no new stack behaves like fork()
+// (the child runs on a copy of this stack) but puts the child first in a new
+// namespace; fork() where that is not asked for or refused. -1 when both fail.
+pid_t fork_child(const SpawnOptions& opts, bool* in_new_pidns) {
+  *in_new_pidns = false;
+  pid_t pid = -1;
+  if (opts.new_pid_namespace) {
+    pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr,
+                                       nullptr, nullptr));
+    *in_new_pidns = pid >= 0;
+  }
+  if (pid < 0) pid = ::fork();
+  return pid;
+}
+
+// ---- the child's side, between fork and exec: async-signal-safe calls only ----
+
+// Reports the failed stage and errno through the exec-error pipe, and exits.
+[[noreturn]] void die_in_child(int err_fd, int stage) {
+  int payload[2] = {stage, errno};
+  ssize_t ignored = ::write(err_fd, payload, sizeof payload);
+  (void)ignored;
+  ::_exit(127);
+}
+
+// stdin from /dev/null, stdout and stderr to the output, the channel at its fd;
+// every other descriptor closed except the exec-error pipe (close-on-exec anyway).
+void redirect_child_fds(const SpawnOptions& opts, SpawnFds& fds) {
+  const int highest_target = opts.channel ? opts.channel_fd : 2;
+  // Move every source above the targets so dup2 cannot clobber one of them.
+  auto lift = [&](int& fd) {
+    if (fd >= 0 && fd <= highest_target) {
+      int n = ::fcntl(fd, F_DUPFD_CLOEXEC, highest_target + 1);
+      if (n < 0) die_in_child(fds.err_pipe[1], 2);
+      fd = n;
+    }
+  };
+  lift(fds.devnull);
+  lift(fds.out_child);
+  lift(fds.err_pipe[1]);
+  if (opts.channel) lift(fds.chan[1]);
+  if (::dup2(fds.devnull, 0) < 0) die_in_child(fds.err_pipe[1], 2);
+  if (fds.out_child >= 0) {
+    if (::dup2(fds.out_child, 1) < 0 || ::dup2(fds.out_child, 2) < 0) die_in_child(fds.err_pipe[1], 2);
+  }
+  if (opts.channel && ::dup2(fds.chan[1], opts.channel_fd) < 0) die_in_child(fds.err_pipe[1], 2);
+  const unsigned lo = static_cast<unsigned>(highest_target + 1);
+  const unsigned keep = static_cast<unsigned>(fds.err_pipe[1]);
+#ifdef SYS_close_range
+  if (keep > lo) ::syscall(SYS_close_range, lo, keep - 1, 0);
+  if (::syscall(SYS_close_range, std::max(lo, keep + 1), ~0U, 0) < 0)
+#endif
+  {
+    for (unsigned fd = lo; fd < 65536; ++fd)
+      if (fd != keep) ::close(static_cast<int>(fd));
+  }
+}
+
+// The child after fork: its own process group (or session), default signals,
+// redirected descriptors, no core dumps, its folder, then the program.
+[[noreturn]] void exec_in_child(const SpawnOptions& opts, SpawnFds& fds, const ExecImage& x,
+                                pid_t parent, bool in_new_pidns) {
+  if (opts.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // In a new PID namespace the parent is outside it: getppid() reads 0.
+    if (!in_new_pidns && ::getppid() != parent) ::_exit(127);
+  }
+  if (opts.new_session ? ::setsid() < 0 : ::setpgid(0, 0) < 0) die_in_child(fds.err_pipe[1], 1);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    ::signal(sig, SIG_DFL);
+  }
+  redirect_child_fds(opts, fds);
+  if (opts.no_core_dumps) {
+    struct rlimit zero = {0, 0};
+    ::setrlimit(RLIMIT_CORE, &zero);
+  }
+  if (!x.cwd.empty() && ::chdir(x.cwd.c_str()) < 0) die_in_child(fds.err_pipe[1], 3);
+  ::execve(x.program.c_str(), x.argv.data(), x.envp.data());
+  die_in_child(fds.err_pipe[1], 4);
+}
+
+}  // namespace
+
+// Opens the child's output (and, capturing, the log and stop pipes) and the
+// exec-error pipe and channel of `fds`.
+void Child::Impl::open_fds(const SpawnOptions& opts, SpawnFds& fds) {
+  fds.devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fds.devnull < 0) throw SpawnError(std::string("open /dev/null: ") + std::strerror(errno), errno);
   switch (opts.output) {
     case OutputMode::Capture: {
       int p[2];
-      if (::pipe2(p, O_CLOEXEC) < 0) fail("pipe");
-      impl->log_read = p[0];
-      out_child = p[1];
+      if (::pipe2(p, O_CLOEXEC) < 0) fds.fail("pipe");
+      log_read = p[0];
+      fds.out_child = p[1];
       int s[2];
-      if (::pipe2(s, O_CLOEXEC) < 0) fail("pipe");
-      impl->stop_read = s[0];
-      impl->stop_write = s[1];
+      if (::pipe2(s, O_CLOEXEC) < 0) fds.fail("pipe");
+      stop_read = s[0];
+      stop_write = s[1];
       break;
     }
     case OutputMode::File:
-      out_child = ::open(opts.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (out_child < 0) fail("open " + opts.output_file.string());
+      fds.out_child = ::open(opts.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fds.out_child < 0) fds.fail("open " + opts.output_file.string());
       break;
     case OutputMode::Inherit:
       break;
     case OutputMode::Discard:
-      out_child = ::fcntl(devnull, F_DUPFD_CLOEXEC, 3);
+      fds.out_child = ::fcntl(fds.devnull, F_DUPFD_CLOEXEC, 3);
       break;
   }
-  if (::pipe2(err_pipe, O_CLOEXEC) < 0) fail("pipe");
-  if (opts.channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0)
-    fail("socketpair");
+  if (::pipe2(fds.err_pipe, O_CLOEXEC) < 0) fds.fail("pipe");
+  if (opts.channel && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.chan) < 0)
+    fds.fail("socketpair");
+}
 
-  // The parent's side once the child exists: its ends closed, the channel's kept.
-  auto keep_parent_ends = [&] {
-    close_fd(err_pipe[1]);
-    close_fd(out_child);
-    close_fd(devnull);
-    if (opts.channel) {
-      impl->channel = chan[0];
-      chan[0] = -1;
-      close_fd(chan[1]);
+// The parent's side once the child exists: its ends closed, the channel's kept.
+void Child::Impl::keep_parent_ends(const SpawnOptions& opts, SpawnFds& fds) {
+  close_fd(fds.err_pipe[1]);
+  close_fd(fds.out_child);
+  close_fd(fds.devnull);
+  if (opts.channel) {
+    channel = fds.chan[0];
+    fds.chan[0] = -1;
+    close_fd(fds.chan[1]);
+  }
+}
+
+// Asks opts.starter to start the child; false (and launch_note says why) when it
+// declines, and the caller forks and execs as without one.
+bool Child::Impl::start_external(const SpawnOptions& opts, const std::vector<std::string>& env,
+                                 SpawnFds& fds) {
+  try {
+    ExternalStart x =
+        opts.starter(env, fds.out_child >= 0 ? fds.out_child : 1, opts.channel ? fds.chan[1] : -1);
+    if (x.pid <= 0 || x.control_fd < 0) throw std::runtime_error("the starter returned no child");
+    external = true;
+    pid = x.pid;
+    pid_namespace = x.pid_namespace;
+    control = x.control_fd;
+    control_reader = std::make_unique<FrameReader>(x.control_fd);
+    close_fd(fds.err_pipe[0]);
+    keep_parent_ends(opts, fds);
+    return true;
+  } catch (const std::exception& e) {
+    launch_note = e.what();
+    return false;
+  }
+}
+
+// The parent after fork: waits for exec to happen (the exec-error pipe closes) or
+// to fail (the child reports the stage and errno: reaped, and a SpawnError thrown).
+void Child::Impl::await_exec(const SpawnOptions& opts, SpawnFds& fds, const ExecImage& x) {
+  if (!opts.new_session) ::setpgid(pid, pid);  // closes the race with the child's own call
+  keep_parent_ends(opts, fds);
+  int payload[2] = {0, 0};
+  ssize_t got;
+  do {
+    got = ::read(fds.err_pipe[0], payload, sizeof payload);
+  } while (got < 0 && errno == EINTR);
+  close_fd(fds.err_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof payload)) {
+    int st;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
-  };
+    status = ExitStatus{};  // nothing to kill
+    pid = -1;
+    static const char* stages[] = {"", "setpgid/setsid", "redirect", "chdir", "execve"};
+    std::string what = payload[0] == 3 ? "chdir " + x.cwd : stages[std::clamp(payload[0], 0, 4)];
+    throw SpawnError("cannot execute " + x.program + " (" + what + "): " + std::strerror(payload[1]),
+                     payload[1]);
+  }
+#ifdef SYS_pidfd_open
+  pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+#endif
+}
+
+Child Child::spawn(const SpawnOptions& opts) {
+  if (opts.argv.empty()) throw SpawnError("spawn: empty argv");
+  if (opts.channel && opts.channel_fd < 3) throw SpawnError("spawn: channel_fd must be >= 3");
+  const ExecImage x = prepare_exec(opts);
+  auto impl = std::make_unique<Impl>();
+  impl->log = BoundedLog(opts.log_limit_bytes);
+  SpawnFds fds;
+  impl->open_fds(opts, fds);
   // The Child, with its log drained from now on.
   auto started = [&] {
     if (opts.output == OutputMode::Capture) {
@@ -565,121 +734,16 @@ Child Child::spawn(const SpawnOptions& opts) {
     c.impl_ = std::move(impl);
     return c;
   };
-  if (opts.starter) {
-    try {
-      ExternalStart x = opts.starter(env, out_child >= 0 ? out_child : 1, opts.channel ? chan[1] : -1);
-      if (x.pid <= 0 || x.control_fd < 0) throw std::runtime_error("the starter returned no child");
-      impl->external = true;
-      impl->pid = x.pid;
-      impl->pid_namespace = x.pid_namespace;
-      impl->control = x.control_fd;
-      impl->control_reader = std::make_unique<FrameReader>(x.control_fd);
-      close_fd(err_pipe[0]);
-      keep_parent_ends();
-      return started();
-    } catch (const std::exception& e) {
-      impl->launch_note = e.what();  // fork and exec below, as without a starter
-    }
-  }
+  if (opts.starter && impl->start_external(opts, x.env, fds)) return started();
 
   const pid_t parent = ::getpid();
-  const int highest_target = opts.channel ? opts.channel_fd : 2;
-  // clone() with CLONE_NEWPID and no new stack behaves like fork() (the child
-  // runs on a copy of this stack) but puts the child first in a new namespace.
   bool in_new_pidns = false;
-  pid_t pid = -1;
-  if (opts.new_pid_namespace) {
-    pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr,
-                                       nullptr, nullptr));
-    in_new_pidns = pid >= 0;
-  }
-  if (pid < 0) pid = ::fork();
-  if (pid < 0) fail("fork");
-  if (pid == 0) {
-    // ---- child: async-signal-safe calls only ----
-    auto die = [&](int stage) {
-      int payload[2] = {stage, errno};
-      ssize_t ignored = ::write(err_pipe[1], payload, sizeof payload);
-      (void)ignored;
-      ::_exit(127);
-    };
-    if (opts.die_with_parent) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      // In a new PID namespace the parent is outside it: getppid() reads 0.
-      if (!in_new_pidns && ::getppid() != parent) ::_exit(127);
-    }
-    if (opts.new_session ? ::setsid() < 0 : ::setpgid(0, 0) < 0) die(1);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig == SIGKILL || sig == SIGSTOP) continue;
-      ::signal(sig, SIG_DFL);
-    }
-    // Move every source above the targets so dup2 cannot clobber one of them.
-    auto lift = [&](int& fd) {
-      if (fd >= 0 && fd <= highest_target) {
-        int n = ::fcntl(fd, F_DUPFD_CLOEXEC, highest_target + 1);
-        if (n < 0) die(2);
-        fd = n;
-      }
-    };
-    lift(devnull);
-    lift(out_child);
-    lift(err_pipe[1]);
-    if (opts.channel) lift(chan[1]);
-    if (::dup2(devnull, 0) < 0) die(2);
-    if (out_child >= 0) {
-      if (::dup2(out_child, 1) < 0 || ::dup2(out_child, 2) < 0) die(2);
-    }
-    if (opts.channel && ::dup2(chan[1], opts.channel_fd) < 0) die(2);
-    // Close everything else except the exec-error pipe (close-on-exec anyway).
-    const unsigned lo = static_cast<unsigned>(highest_target + 1);
-    const unsigned keep = static_cast<unsigned>(err_pipe[1]);
-#ifdef SYS_close_range
-    if (keep > lo) ::syscall(SYS_close_range, lo, keep - 1, 0);
-    if (::syscall(SYS_close_range, std::max(lo, keep + 1), ~0U, 0) < 0)
-#endif
-    {
-      for (unsigned fd = lo; fd < 65536; ++fd)
-        if (fd != keep) ::close(static_cast<int>(fd));
-    }
-    if (opts.no_core_dumps) {
-      struct rlimit zero = {0, 0};
-      ::setrlimit(RLIMIT_CORE, &zero);
-    }
-    if (!cwd_s.empty() && ::chdir(cwd_s.c_str()) < 0) die(3);
-    ::execve(program_s.c_str(), argv_c.data(), env_c.data());
-    die(4);
-  }
-
-  // ---- parent ----
+  const pid_t pid = fork_child(opts, &in_new_pidns);
+  if (pid < 0) fds.fail("fork");
+  if (pid == 0) exec_in_child(opts, fds, x, parent, in_new_pidns);
   impl->pid = pid;
   impl->pid_namespace = in_new_pidns;
-  if (!opts.new_session) ::setpgid(pid, pid);  // closes the race with the child's own call
-  keep_parent_ends();
-  int payload[2] = {0, 0};
-  ssize_t got;
-  do {
-    got = ::read(err_pipe[0], payload, sizeof payload);
-  } while (got < 0 && errno == EINTR);
-  close_fd(err_pipe[0]);
-  if (got == static_cast<ssize_t>(sizeof payload)) {
-    int st;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    impl->status = ExitStatus{};  // nothing to kill
-    impl->pid = -1;
-    static const char* stages[] = {"", "setpgid/setsid", "redirect", "chdir", "execve"};
-    std::string what = payload[0] == 3 ? "chdir " + cwd_s : stages[std::clamp(payload[0], 0, 4)];
-    throw SpawnError("cannot execute " + program_s + " (" + what + "): " +
-                         std::strerror(payload[1]),
-                     payload[1]);
-  }
-#ifdef SYS_pidfd_open
-  impl->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (impl->pidfd >= 0) ::fcntl(impl->pidfd, F_SETFD, FD_CLOEXEC);
-#endif
+  impl->await_exec(opts, fds, x);
   return started();
 }
 

@@ -1639,126 +1639,136 @@ std::vector<Contraction> broadcast_contractions(const OpGraph& g) {
   return found;
 }
 
-}  // namespace
+// --- the graph's cost, op by op -------------------------------------------------
 
-std::map<std::string, std::vector<std::string>> rule_catalogue() { return catalogue().families; }
+// Replaces the compute of `w` by `compute`; the traffic stays as traced.
+void replace_compute(Work& w, Work compute) {
+  compute.bytes = w.bytes;
+  w = compute;
+}
 
-GraphCost cost_graph(const OpGraph& g) {
-  GraphCost gc;
-  Ctx ctx;
-  const auto& rules = catalogue().rules;
-  // Root storage id -> definition input name, for the touched-bytes analysis.
-  std::unordered_map<int64_t, std::string> input_of;
-  std::map<std::string, double> gathered;  // input -> bytes read through gathers
-  std::map<std::string, double> partial;   // input -> bytes read through views smaller than it
-  std::map<std::string, double> written;   // input -> bytes written into it in place
-  std::map<std::string, double> full_bytes;
-  std::set<std::string> fully_read;
-  for (auto& t : g.inputs) {
-    input_of[t.id] = t.name;
-    full_bytes[t.name] = t.bytes();
-  }
-  auto root_input = [&](const TensorRef& t) -> const std::string* {
-    auto it = input_of.find(t.base >= 0 ? t.base : t.id);
-    if (it == input_of.end()) it = input_of.find(t.id);
-    return it == input_of.end() ? nullptr : &it->second;
-  };
+void append_note(std::string& note, const std::string& more) {
+  note += (note.empty() ? "" : ", ") + more;
+}
 
-  auto density = masked_attention_density(g);
+// The graph-wide findings that replace operators' own work: broadcast products
+// run as contractions, lookup encodings, causal-masked scores.
+struct Rewrites {
+  std::unordered_map<size_t, double> density;  // op -> kept fraction of its scores
+  std::vector<Contraction> contractions;
   std::unordered_map<size_t, const Contraction*> contraction_mul, contraction_sum;
-  std::vector<Contraction> contractions = broadcast_contractions(g);
-  for (auto& c : contractions) {
-    contraction_mul[c.mul] = &c;
-    contraction_sum[c.sum] = &c;
-  }
-  std::vector<Encoding> encodings = lookup_encodings(g);
+  std::vector<Encoding> encodings;
   std::unordered_map<size_t, const Encoding*> encoding_of;
-  for (auto& e : encodings)
-    for (size_t i : e.ops) encoding_of[i] = &e;
-  UniqueIds unique(g);
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const OpNode& n = g.ops[i];
-    OpCost oc;
-    oc.index = i;
-    oc.op = n.op;
-    oc.count = n.count;
-    auto it = rules.find(n.op);
-    propagate_periods(n, it == rules.end() ? std::string() : it->second.family, unique, ctx);
-    if (it == rules.end()) {
-      oc.note = "no rule for aten::" + n.op + "." + n.overload;
-      gc.uncosted[n.op] += n.count;
-    } else {
-      Work one;
-      try {
-        it->second.fn(n, ctx, one, oc.note);
-        if (double f = replicated_fraction(n, it->second.family, ctx); f < 1) {
-          // Replicated operands: each distinct value computed once; the
-          // traffic stays as traced.
-          double bytes = one.bytes;
-          one = one.scaled(f);
-          one.bytes = bytes;
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "replicated values: %.4g distinct", f);
-          oc.note += (oc.note.empty() ? "" : ", ") + std::string(buf);
-        }
-        if (auto c = contraction_mul.find(i); c != contraction_mul.end()) {
-          // The product and its sum run as one GEMM on the tensor cores; the
-          // traffic stays as traced (unfused diagnostic).
-          Work mm;
-          mm.bytes = one.bytes;
-          add_matmul(mm, ctx, n.tensor("self"), n.tensor("other"), c->second->macs, oc.note);
-          one = mm;
-          oc.note = "broadcast product + sum as a contraction: " + oc.note;
-        } else if (contraction_sum.count(i)) {
-          double bytes = one.bytes;
-          one = Work{};
-          one.bytes = bytes;
-          if (n.op == "mean") add_flops(one, out0(n).dtype, out0(n).numel());  // the scale
-          oc.note = "accumulation counted in the contraction (broadcast product + sum)";
-        }
-        if (auto e = encoding_of.find(i); e != encoding_of.end()) {
-          // A lookup encoding (compares and masked constant writes): one
-          // operation per code, carried by the region's first write.
-          double bytes = one.bytes;
-          one = Work{};
-          one.bytes = bytes;
-          if (i == e->second->anchor) {
-            one.int_ops = e->second->int_ops;
-            oc.note = "lookup encoding: 1 operation per code (" + std::to_string(e->second->ops.size()) +
-                      " operators)";
-          } else {
-            oc.note = "counted in the lookup encoding";
-          }
-        }
-        if (auto d = density.find(i); d != density.end()) {
-          // Only the kept scores cost compute; the traffic stays as traced.
-          double bytes = one.bytes;
-          one = one.scaled(d->second);
-          one.bytes = bytes;
-          oc.note += (oc.note.empty() ? "" : ", ") + std::string("causal-masked scores, kept ") +
-                     std::to_string(d->second);
-        }
-        oc.family = contraction_mul.count(i) ? "contraction"
-                    : encoding_of.count(i)   ? "encoding"
-                                             : it->second.family;
-        oc.costed = true;
-        oc.work = one.scaled(double(n.count));
-        gc.total += oc.work;
-      } catch (const std::exception& e) {
-        oc.note = std::string("rule ") + it->second.family + " failed: " + e.what();
-        gc.uncosted[n.op] += n.count;
+
+  explicit Rewrites(const OpGraph& g)
+      : density(masked_attention_density(g)),
+        contractions(broadcast_contractions(g)),
+        encodings(lookup_encodings(g)) {
+    for (auto& c : contractions) {
+      contraction_mul[c.mul] = &c;
+      contraction_sum[c.sum] = &c;
+    }
+    for (auto& e : encodings)
+      for (size_t i : e.ops) encoding_of[i] = &e;
+  }
+  Rewrites(const Rewrites&) = delete;  // the maps point into the vectors
+
+  // Rewrites `one` (op i's work per call, as its rule has it) by the findings.
+  void apply(size_t i, const OpNode& n, const Ctx& ctx, Work& one, std::string& note) const {
+    if (auto c = contraction_mul.find(i); c != contraction_mul.end()) {
+      // The product and its sum run as one GEMM on the tensor cores; the
+      // traffic stays as traced (unfused diagnostic).
+      Work mm;
+      mm.bytes = one.bytes;
+      add_matmul(mm, ctx, n.tensor("self"), n.tensor("other"), c->second->macs, note);
+      one = mm;
+      note = "broadcast product + sum as a contraction: " + note;
+    } else if (contraction_sum.count(i)) {
+      replace_compute(one, Work{});
+      if (n.op == "mean") add_flops(one, out0(n).dtype, out0(n).numel());  // the scale
+      note = "accumulation counted in the contraction (broadcast product + sum)";
+    }
+    if (auto e = encoding_of.find(i); e != encoding_of.end()) {
+      // A lookup encoding (compares and masked constant writes): one
+      // operation per code, carried by the region's first write.
+      replace_compute(one, Work{});
+      if (i == e->second->anchor) {
+        one.int_ops = e->second->int_ops;
+        note = "lookup encoding: 1 operation per code (" + std::to_string(e->second->ops.size()) +
+               " operators)";
+      } else {
+        note = "counted in the lookup encoding";
       }
     }
-    // Which inputs are read in full, which only in part (through gathers or
-    // through views smaller than the input), and which are written in place.
-    bool view = is_view_op(n.op);
-    const double count = double(n.count);
-    // zeros_like(x) and the like use x's shape only: no read, no alias.
-    if (is_shape_only(n.op)) {
-      propagate_origin(n, ctx);
-      gc.ops.push_back(std::move(oc));
-      continue;
+    if (auto d = density.find(i); d != density.end()) {
+      // Only the kept scores cost compute; the traffic stays as traced.
+      replace_compute(one, one.scaled(d->second));
+      append_note(note, "causal-masked scores, kept " + std::to_string(d->second));
     }
+  }
+
+  std::string family(size_t i, const std::string& rule_family) const {
+    return contraction_mul.count(i) ? "contraction" : encoding_of.count(i) ? "encoding" : rule_family;
+  }
+};
+
+// Op i's cost through its rule (nullptr: none); adds it to gc's total, or the op
+// to gc's uncosted ones.
+OpCost cost_op(size_t i, const OpNode& n, const Rule* rule, const Ctx& ctx, const Rewrites& rw,
+               GraphCost& gc) {
+  OpCost oc;
+  oc.index = i;
+  oc.op = n.op;
+  oc.count = n.count;
+  if (!rule) {
+    oc.note = "no rule for aten::" + n.op + "." + n.overload;
+    gc.uncosted[n.op] += n.count;
+    return oc;
+  }
+  try {
+    Work one;
+    rule->fn(n, ctx, one, oc.note);
+    if (double f = replicated_fraction(n, rule->family, ctx); f < 1) {
+      // Replicated operands: each distinct value computed once.
+      replace_compute(one, one.scaled(f));
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "replicated values: %.4g distinct", f);
+      append_note(oc.note, buf);
+    }
+    rw.apply(i, n, ctx, one, oc.note);
+    oc.family = rw.family(i, rule->family);
+    oc.costed = true;
+    oc.work = one.scaled(double(n.count));
+    gc.total += oc.work;
+  } catch (const std::exception& e) {
+    oc.note = std::string("rule ") + rule->family + " failed: " + e.what();
+    gc.uncosted[n.op] += n.count;
+  }
+  return oc;
+}
+
+// Which inputs are read in full, which only in part (through gathers or through
+// views smaller than the input), and which are written in place.
+class InputTraffic {
+ public:
+  explicit InputTraffic(const OpGraph& g) {
+    for (auto& t : g.inputs) {
+      input_of_[t.id] = t.name;
+      full_bytes_[t.name] = t.bytes();
+    }
+  }
+
+  // The definition input whose storage `t` is (a view of), or nullptr.
+  const std::string* root_input(const TensorRef& t) const {
+    auto it = input_of_.find(t.base >= 0 ? t.base : t.id);
+    if (it == input_of_.end()) it = input_of_.find(t.id);
+    return it == input_of_.end() ? nullptr : &it->second;
+  }
+
+  // What op `n` reads of the inputs and writes into them.
+  void record(const OpNode& n) {
+    const bool view = is_view_op(n.op);
+    const double count = double(n.count);
     for (auto& [k, v] : n.args.items()) {
       OpNode tmp;
       tmp.args = json::object({{k, v}});
@@ -1768,47 +1778,83 @@ GraphCost cost_graph(const OpGraph& g) {
         const bool dest = k == "self" && is_in_place(n.op);
         if (view) {
           // A view of an input aliases it; record the alias so later uses count.
-          for (auto& o : n.outputs) input_of.emplace(o.id, *name);
+          for (auto& o : n.outputs) input_of_.emplace(o.id, *name);
         } else if (is_gather_source(n, k)) {
           double elem = dtype_bytes(t.dtype);
-          for (auto& o : n.outputs) gathered[*name] += o.numel() * elem * count;
+          for (auto& o : n.outputs) gathered_[*name] += o.numel() * elem * count;
         } else if (auto wb = dest ? pure_write_bytes(n, t) : std::nullopt; wb) {
           // Written without being read (a cache slot filled in place).
-          written[*name] += *wb * count;
+          written_[*name] += *wb * count;
         } else {
           double b = dest ? rmw_bytes(n, t) : t.bytes();
           // A slice of an input (b below its size) reads only the slice.
-          if (b < full_bytes[*name]) partial[*name] += b * count;
-          else fully_read.insert(*name);
-          if (dest) written[*name] += b * count;
+          if (b < full_bytes_[*name]) partial_[*name] += b * count;
+          else fully_read_.insert(*name);
+          if (dest) written_[*name] += b * count;
         }
       }
     }
+  }
+
+  // gc's input_touched_bytes and output_written_bytes.
+  void finish(const OpGraph& g, GraphCost& gc) {
+    for (auto& t : g.inputs) {
+      double full = t.bytes();
+      double touched =
+          fully_read_.count(t.name) ? full : std::min(full, gathered_[t.name] + partial_[t.name]);
+      gc.input_touched_bytes[t.name] = touched;
+    }
+    // Outputs a kernel may write in part: a broadcast view (stride 0) holds only
+    // its distinct elements; an output that aliases an input updated in place
+    // (a cache returned after filling a few slots) needs only the written bytes.
+    for (auto& t : g.outputs) {
+      if (t.name.empty()) continue;
+      double declared = t.bytes(), least = declared;
+      bool refined = false;
+      if (t.distinct_numel >= 0) {
+        least = std::min(least, t.distinct_numel * dtype_bytes(t.dtype));
+        refined = true;
+      }
+      if (const std::string* in = root_input(t)) {
+        least = std::min(least, written_[*in]);
+        refined = true;
+      }
+      if (refined) gc.output_written_bytes[t.name] = least;
+    }
+  }
+
+ private:
+  // Root storage id -> definition input name (views of an input added as met).
+  std::unordered_map<int64_t, std::string> input_of_;
+  std::map<std::string, double> gathered_;  // input -> bytes read through gathers
+  std::map<std::string, double> partial_;   // input -> bytes read through views smaller than it
+  std::map<std::string, double> written_;   // input -> bytes written into it in place
+  std::map<std::string, double> full_bytes_;
+  std::set<std::string> fully_read_;
+};
+
+}  // namespace
+
+std::map<std::string, std::vector<std::string>> rule_catalogue() { return catalogue().families; }
+
+GraphCost cost_graph(const OpGraph& g) {
+  GraphCost gc;
+  Ctx ctx;
+  const auto& rules = catalogue().rules;
+  InputTraffic traffic(g);
+  const Rewrites rewrites(g);
+  UniqueIds unique(g);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpNode& n = g.ops[i];
+    auto it = rules.find(n.op);
+    const Rule* rule = it == rules.end() ? nullptr : &it->second;
+    propagate_periods(n, rule ? rule->family : std::string(), unique, ctx);
+    gc.ops.push_back(cost_op(i, n, rule, ctx, rewrites, gc));
+    // zeros_like(x) and the like use x's shape only: no read, no alias.
+    if (!is_shape_only(n.op)) traffic.record(n);
     propagate_origin(n, ctx);
-    gc.ops.push_back(std::move(oc));
   }
-  for (auto& t : g.inputs) {
-    double full = t.bytes();
-    double touched = fully_read.count(t.name) ? full : std::min(full, gathered[t.name] + partial[t.name]);
-    gc.input_touched_bytes[t.name] = touched;
-  }
-  // Outputs a kernel may write in part: a broadcast view (stride 0) holds only
-  // its distinct elements; an output that aliases an input updated in place
-  // (a cache returned after filling a few slots) needs only the written bytes.
-  for (auto& t : g.outputs) {
-    if (t.name.empty()) continue;
-    double declared = t.bytes(), least = declared;
-    bool refined = false;
-    if (t.distinct_numel >= 0) {
-      least = std::min(least, t.distinct_numel * dtype_bytes(t.dtype));
-      refined = true;
-    }
-    if (const std::string* in = root_input(t)) {
-      least = std::min(least, written[*in]);
-      refined = true;
-    }
-    if (refined) gc.output_written_bytes[t.name] = least;
-  }
+  traffic.finish(g, gc);
   return gc;
 }
 

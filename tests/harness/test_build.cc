@@ -546,26 +546,6 @@ void launch_scale(const float* x, float* y, int64_t n, float a) {
 namespace solbench::harness {
 namespace {
 
-// Sets (or unsets, with nullptr) an environment variable for the scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
 std::string data_file(const std::string& rel) {
   return read_text_file(fs::path(SOLBENCH_SOURCE_DIR) / "tests" / "data" / "torch_binding" / rel);
 }

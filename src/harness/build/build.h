@@ -1,29 +1,25 @@
 // Builds a C++-family solution into a shared object, in a staging folder, through
-// the content-addressed build cache.
+// the content-addressed build cache. This header is the build's front door
+// (build.cc); the rest of build/ holds its parts:
+//
+//   safe_inputs.h      sources written safely; unsafe paths and compiler flags refused
+//   dependencies.h     cublas, cudnn, cutlass found for both bindings
+//   builder.h          one build's state and the steps both bindings share
+//   step_runner.h      the compiler runs, in parallel, logged in source order
+//   command_lines.h    pieces of compile and link commands (gencode_flags: here)
+//   native_build.h     the native binding [ext]: lib.so
+//   torch_build.h      the torch binding: an importable extension module
+//   torch_pch.h        its precompiled <torch/extension.h>
+//   artifact_check.h   the import check and the entry's export, on the built .so
+//   build_cache.h      the content-addressed cache; python_probe.h: interpreter
+//                      answers remembered there
+// Where compilers, CUDA, python and torch are found: harness/toolchain.h.
 //
 // Every compilable source is compiled by its own compiler process, up to
 // BuildOptions::jobs at once (default: the CPUs this process may use), then the
 // objects are linked. The log lists each source's command and output in source
-// order.
-//
-// Native binding [ext] (include/solbench/kernel.h): g++/gcc for .cc/.cpp/.cxx/.c
-// with `cflags`, nvcc for .cu with `cuda_cflags`, linked with g++ into lib.so
-// (`ld_flags`). `languages: ["cpp"]` builds host code only (a .cu source is
-// refused; -lcuda is dropped). CUDA languages (cuda_cpp, cutlass, cublas, cudnn)
-// use nvcc with `-gencode` for the target arch, see the toolkit's include folder
-// from host sources too, link the CUDA runtime as a shared library (-lcudart);
-// without a driver, libcuda resolves against the toolkit's stub library.
-// Torch binding (public format): compiled as torch.utils.cpp_extension would
-// (torch's, pybind11's and, for CUDA languages, the toolkit's include folders,
-// -DTORCH_EXTENSION_NAME=<module>, -DTORCH_API_INCLUDE_EXTENSION_H, torch's
-// -D_GLIBCXX_USE_CXX11_ABI and pybind11 ABI macros, torch's libraries), into an
-// importable module <module_name>.so; settings come from `python3 -c 'import
-// torch.utils.cpp_extension ...'` (memoised per torch install). A .cpp source that
-// starts with #include <torch/extension.h> may use a precompiled header of it kept
-// in the cache (docs/native-binding.md). Without torch the build is a
-// CompileError saying so.
-// Dependencies (spec.dependencies, and the languages cublas, cudnn, cutlass) are
-// resolved for both bindings by resolve_dependencies(); a missing one is a
+// order. Dependencies (spec.dependencies, and the languages cublas, cudnn, cutlass)
+// are resolved for both bindings by resolve_dependencies(); a missing one is a
 // CompileError naming it and what to set.
 //
 // Source paths are re-checked (unsafe_source_path_reason, no escape through
@@ -40,6 +36,8 @@
 
 #include "core/json.h"
 #include "core/solution.h"
+#include "harness/build/dependencies.h"  // ResolvedDependencies, resolve_dependencies
+#include "harness/build/safe_inputs.h"   // write_sources, unsafe_flag_reason
 #include "harness/checks/symbols.h"
 
 namespace solbench::harness {
@@ -87,37 +85,6 @@ struct BuildOptions {
 // is a positive number, else the number of CPUs this process may run on.
 int build_jobs();
 
-// The C++ dependencies of a solution: spec.dependencies (names compared without
-// case, '-' read as '_') and the languages cublas, cudnn, cutlass.
-//   cublas, cublaslt           -lcublas -lcublasLt (the CUDA toolkit's)
-//   cudnn, cudnn_frontend      cudnn.h and libcudnn from $CUDNN_HOME / $CUDNN_PATH, the
-//                              nvidia-cudnn wheel of `python` (nvidia/cudnn/{include,lib}),
-//                              the CUDA toolkit, or the system; -lcudnn, rpath to its folder
-//   cutlass, cute              headers from $SOLBENCH_CUTLASS_DIR, $CUTLASS_DIR
-//                              ($CUTLASS_PATH, $CUTLASS_HOME), the nvidia-cutlass Python
-//                              package (cutlass_library/source/include), or
-//                              /usr/local/cutlass
-// Other names (torch, triton, numpy, ...: Python packages) add nothing.
-struct ResolvedDependencies {
-  std::vector<std::string> resolved;                // "cublas", "cudnn", "cutlass" (sorted)
-  std::vector<std::filesystem::path> include_dirs;  // added with -isystem to every compile
-  std::vector<std::string> link_flags;              // -L, -Wl,-rpath, -l
-  // Links the build folder provides so that -l<name> finds a library shipped only
-  // with a versioned name (the cudnn wheel's libcudnn.so.9): {"libcudnn.so", target}.
-  std::vector<std::pair<std::string, std::filesystem::path>> link_aliases;
-  std::string notes;                                // where each was found (for the build log)
-  std::string error;                                // non-empty: a dependency is missing
-  bool ok() const { return error.empty(); }
-  std::string key() const;                          // all of the above, for the cache key
-};
-
-// Resolves the dependencies of `solution`. `cuda_root` is the CUDA toolkit's root
-// (empty when there is none); `python` the interpreter whose packages are searched
-// (run only when cudnn or cutlass is wanted and not found through the environment).
-ResolvedDependencies resolve_dependencies(const Solution& solution,
-                                          const std::filesystem::path& cuda_root,
-                                          const std::string& python);
-
 // The line of a build log to show first: the first line that reports an error
 // (the compiler's "file:line:col: error: ..." or "fatal error"), never one of the
 // logged commands ("$ ..."); else the last non-empty line. Empty for an empty log.
@@ -148,15 +115,6 @@ BuildResult build_solution(const Solution& solution, const BuildOptions& opts = 
 
 // The torch-binding path of build_solution, callable directly.
 BuildResult build_torch_extension(const Solution& solution, const BuildOptions& opts = {});
-
-// Writes the solution's sources under `dir` (which must exist), re-validating every
-// path and refusing to write through a symlink. Returns the reason on refusal.
-std::optional<std::string> write_sources(const Solution& solution,
-                                         const std::filesystem::path& dir);
-
-// The reason a compiler flag is refused, or nullopt when it is allowed. `nvcc`
-// selects the additional nvcc-only checks.
-std::optional<std::string> unsafe_flag_reason(const std::string& flag, bool nvcc);
 
 // nvcc target flags for a compute capability: "90a" → {"-gencode", "arch=compute_90a,code=sm_90a"}.
 std::vector<std::string> gencode_flags(const std::string& cuda_arch);

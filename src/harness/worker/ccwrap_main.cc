@@ -3,7 +3,7 @@
 // Some machines put a shell script in front of their compiler (`#!/bin/sh` +
 // `exec /opt/gcc/bin/gcc-real -B/opt/gcc/bin/ ... "$@"`). Triton and Inductor run
 // $CC, but a Python worker may not execute a shell, and the real compiler alone
-// lacks the script's fixed arguments. The parent (worker_policy.cc) writes those
+// lacks the script's fixed arguments. The parent (toolchain.cc) writes those
 // into `<link>.args` (the program on the first line, one argument per line after
 // it) beside a symbolic link `<link>` to this program, and points CC/CXX at the
 // link. This program execs the program with the fixed arguments, then its own.

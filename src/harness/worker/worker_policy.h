@@ -30,6 +30,7 @@
 
 #include "core/json.h"
 #include "harness/protocol.h"
+#include "harness/toolchain.h"  // find_toolchains: what Python workers may execute
 
 namespace solbench::harness {
 
@@ -66,27 +67,6 @@ struct WorkerPolicyRequest {
   std::filesystem::path jit_root;
   std::string python;  // interpreter whose packages hold Triton; empty: the configured one
 };
-
-struct Toolchains {
-  // Files, or folders of them, that Python workers may execute.
-  std::vector<std::string> executables;
-  // CC / CXX for the runtimes when a compiler driver on PATH (or $CC/$CXX) is a
-  // wrapper script (`#!/bin/sh` + `exec /real/gcc -B... "$@"`): the shell is not on
-  // the list, so the runtimes are pointed at the program the wrapper runs, through
-  // solbench-ccwrap when the script adds fixed arguments (ccwrap_main.cc).
-  std::vector<std::pair<std::string, std::string>> env;
-};
-
-// The toolchains found on this machine. Probes the interpreter and the compilers
-// once per process.
-Toolchains find_toolchains(const std::string& python = "");
-
-// What a wrapper script runs: the program and fixed arguments of its first
-// `exec /absolute/elf ARG... "$@"` line, or empty when `path` is no such script
-// (or its arguments need the shell to expand them).
-std::vector<std::string> wrapper_command(const std::filesystem::path& path);
-// wrapper_command's program, or empty.
-std::string wrapper_target(const std::filesystem::path& path);
 
 // The WorkerPlan::sandbox object for a request: {"deny_process_creation",
 // "restrict_fs", "writable", "device_files", "executable", "env", "jit": "scratch",
