@@ -648,16 +648,16 @@ int run_eval(const EvalOptions& o) {
     hr.on_event = [&](const harness::RunnerEvent& e) {
       // The runner reports plan positions; sel maps them to workload indices.
       auto pos = [](int plan_index) { return plan_index; };
-      if (e.kind == "worker_start") {
+      if (e.kind == harness::EventKind::WorkerStart) {
         progress.show(e.message == "reference" ? "starting the reference worker"
                                                : "starting a worker");
-      } else if (e.kind == "begin" || e.kind == "progress") {
+      } else if (e.kind == harness::EventKind::Begin || e.kind == harness::EventKind::Progress) {
         const size_t k = static_cast<size_t>(pos(e.workload));
-        std::string what = e.kind == "begin" ? "starting" : e.phase;
+        std::string what = e.kind == harness::EventKind::Begin ? "starting" : phase_name(e.phase);
         if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, std::max(1, o.rounds));
         progress.show(fmt::format("{} {}: {}", short_uuid(problem.workloads[sel[k]].uuid),
                                   axes_text(problem.workloads[sel[k]]), what));
-      } else if (e.kind == "result" && e.outcome) {
+      } else if (e.kind == harness::EventKind::Result && e.outcome) {
         const size_t k = static_cast<size_t>(pos(e.workload));
         progress.finished_one();
         if (!recorded[k]) {
@@ -667,7 +667,7 @@ int run_eval(const EvalOptions& o) {
         if (!live && o.verbose && !o.json_output)
           std::fprintf(stderr, "[%s] %s\n", short_uuid(problem.workloads[sel[k]].uuid).c_str(),
                        e.outcome->skipped ? "SKIPPED" : std::string(status_name(e.outcome->status)).c_str());
-      } else if (e.kind == "ready") {
+      } else if (e.kind == harness::EventKind::Ready) {
         if (e.env) {
           last_env = *e.env;
           last_env["device"] = o.device;
@@ -706,11 +706,11 @@ int run_eval(const EvalOptions& o) {
       mo.keep_scratch = o.keep_staging;
       mo.no_sandbox = o.no_sandbox;
       mo.on_event = [&](const harness::RunnerEvent& e) {
-        if (e.kind == "worker_start") progress.show("baseline: starting a worker");
-        else if ((e.kind == "begin" || e.kind == "progress") && e.workload >= 0)
+        if (e.kind == harness::EventKind::WorkerStart) progress.show("baseline: starting a worker");
+        else if ((e.kind == harness::EventKind::Begin || e.kind == harness::EventKind::Progress) && e.workload >= 0)
           progress.show(fmt::format("baseline {}: {}",
                                     short_uuid(problem.workloads[indices[e.workload]].uuid),
-                                    e.kind == "begin" ? "starting" : e.phase));
+                                    e.kind == harness::EventKind::Begin ? "starting" : phase_name(e.phase)));
       };
       mo.on_result = [&](size_t pos, const score::BaselineResult& r, const json& wenv) {
         const size_t k = pending[pos];
