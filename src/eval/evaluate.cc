@@ -328,19 +328,19 @@ void Evaluation::run_workers() {
 
 // The runner reports plan positions, which are positions in sel_.
 void Evaluation::on_event(const harness::RunnerEvent& e) {
-  if (e.kind == "worker_start") {
+  if (e.kind == harness::EventKind::WorkerStart) {
     ob_.status(e.message == "reference" ? "starting the reference worker" : "starting a worker");
-  } else if (e.kind == "begin" || e.kind == "progress") {
+  } else if (e.kind == harness::EventKind::Begin || e.kind == harness::EventKind::Progress) {
     const Workload& w = problem_.workloads[sel_[static_cast<size_t>(e.workload)]];
-    std::string what = e.kind == "begin" ? "starting" : e.phase;
+    std::string what = e.kind == harness::EventKind::Begin ? "starting" : std::string(harness::phase_name(e.phase));
     if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, std::max(1, req_.settings.rounds));
     ob_.status(fmt::format("{} {}: {}", short_uuid(w.uuid), axes_text(w), what));
-  } else if (e.kind == "result" && e.outcome) {
+  } else if (e.kind == harness::EventKind::Result && e.outcome) {
     const size_t k = static_cast<size_t>(e.workload);
     if (judged_[k]) return;
     judge(k, *e.outcome, last_env_);
     ob_.outcome(k, rep_.workloads[k]);
-  } else if (e.kind == "ready") {
+  } else if (e.kind == harness::EventKind::Ready) {
     if (e.env) {
       last_env_ = *e.env;
       last_env_["device"] = req_.device;
@@ -411,10 +411,10 @@ void Evaluation::measure_baselines() {
   mo.keep_scratch = req_.keep_staging;
   mo.no_sandbox = req_.no_sandbox;
   mo.on_event = [&](const harness::RunnerEvent& e) {
-    if (e.kind == "worker_start") ob_.status("baseline: starting a worker");
-    else if ((e.kind == "begin" || e.kind == "progress") && e.workload >= 0)
+    if (e.kind == harness::EventKind::WorkerStart) ob_.status("baseline: starting a worker");
+    else if ((e.kind == harness::EventKind::Begin || e.kind == harness::EventKind::Progress) && e.workload >= 0)
       ob_.status(fmt::format("baseline {}: {}", short_uuid(problem_.workloads[indices[e.workload]].uuid),
-                             e.kind == "begin" ? "starting" : e.phase));
+                             e.kind == harness::EventKind::Begin ? "starting" : std::string(harness::phase_name(e.phase))));
   };
   auto on_each = [&](size_t pos, const score::BaselineResult& r, const store::BaselineKey* key) {
     const size_t k = pending_[pos];

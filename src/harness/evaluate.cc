@@ -40,8 +40,8 @@ WorkerPlan plan_for(const HarnessRequest& r) {
   const std::string definition = r.definition.dump();
   if (r.role == Role::Baseline) {
     plan.solution_name = r.definition.value("name", "") + "/baseline";
+    plan.role = WorkerRole::Baseline;
     plan.entry = EntryPoint::reference();
-    plan.baseline_compile = true;
     plan.time_solution = r.timed;  // the compiled reference, timed as solutions are
     plan.time_reference = false;   // the eager reference only checks its outputs
     // Its own compile caches (Inductor, Triton): keyed by the definition.

@@ -20,6 +20,35 @@ constexpr std::pair<EntryKind, std::string_view> kKinds[] = {
     {EntryKind::Reference, "reference"},
 };
 
+constexpr std::pair<WorkerRole, std::string_view> kRoles[] = {
+    {WorkerRole::Solution, "solution"},
+    {WorkerRole::Recorder, "recorder"},
+    {WorkerRole::Judge, "judge"},
+    {WorkerRole::Baseline, "baseline"},
+};
+
+constexpr std::pair<WorkloadPhase, const char*> kPhases[] = {
+    {WorkloadPhase::None, ""},
+    {WorkloadPhase::Correctness, "correctness"},
+    {WorkloadPhase::Timing, "timing"},
+    {WorkloadPhase::Judging, "judging"},
+    {WorkloadPhase::ReferenceTiming, "reference_timing"},
+};
+
+// The name `key` has in `table`, or `fallback`.
+template <typename Key, typename Name, size_t N>
+Name name_in(const std::pair<Key, Name> (&table)[N], Key key, Name fallback) {
+  for (const auto& [k, name] : table)
+    if (k == key) return name;
+  return fallback;
+}
+template <typename Key, typename Name, size_t N>
+std::optional<Key> key_in(const std::pair<Key, Name> (&table)[N], std::string_view name) {
+  for (const auto& [k, n] : table)
+    if (std::string_view(n) == name) return k;
+  return std::nullopt;
+}
+
 // With each call's time: the parent checks them against its own clock (values.h).
 json timing_json(const std::optional<TimingResult>& t) {
   return t ? t->to_json(/*with_samples=*/true) : json(nullptr);
@@ -170,16 +199,45 @@ int sampled_calls(int verify_samples, const json& spec) {
                                              std::max<uint64_t>(1, (256ull << 20) / out_bytes)));
 }
 
-std::string_view entry_kind_name(EntryKind k) {
-  for (auto& [kind, name] : kKinds)
-    if (kind == k) return name;
+std::string_view entry_kind_name(EntryKind k) { return name_in(kKinds, k, std::string_view("?")); }
+
+std::optional<EntryKind> parse_entry_kind(std::string_view s) { return key_in(kKinds, s); }
+
+std::string_view worker_role_name(WorkerRole r) {
+  return name_in(kRoles, r, std::string_view("?"));
+}
+
+std::optional<WorkerRole> parse_worker_role(std::string_view s) { return key_in(kRoles, s); }
+
+const char* phase_name(WorkloadPhase p) { return name_in(kPhases, p, ""); }
+
+WorkloadPhase parse_phase(std::string_view s) {
+  return key_in(kPhases, s).value_or(WorkloadPhase::None);
+}
+
+std::string_view frame_name(FrameType t) {
+  for (const FrameSpec& f : kFrames)
+    if (f.type == t) return f.name;
   return "?";
 }
 
-std::optional<EntryKind> parse_entry_kind(std::string_view s) {
-  for (auto& [kind, name] : kKinds)
-    if (name == s) return kind;
+std::optional<FrameType> frame_type(const json& frame) {
+  if (!frame.is_object()) return std::nullopt;
+  auto it = frame.find("type");
+  if (it == frame.end() || !it->is_string()) return std::nullopt;
+  const std::string& name = it->get_ref<const std::string&>();
+  for (const FrameSpec& f : kFrames)
+    if (f.name == name) return f.type;
   return std::nullopt;
+}
+
+json make_frame(FrameType t, json fields) {
+  json j = {{"type", frame_name(t)}};
+  for (const FrameSpec& f : kFrames)
+    if (f.type == t && f.from == FrameFrom::Worker) j["t_ns"] = monotonic_ns();
+  if (fields.is_object())
+    for (auto& [k, v] : fields.items()) j[k] = std::move(v);
+  return j;
 }
 
 std::string workload_log_marker(size_t index) {
@@ -226,8 +284,8 @@ std::vector<std::optional<CallRecord>> records_from_json(const json& j, size_t w
 }  // namespace
 
 json WorkOrder::to_json() const {
-  if (cancel) return {{"type", "cancel"}};
-  json j = {{"type", "work"}, {"workloads", workloads}};
+  if (cancel) return make_frame(FrameType::Cancel);
+  json j = make_frame(FrameType::Work, {{"workloads", workloads}});
   if (!records.empty()) j["records"] = records_json(records);
   return j;
 }
@@ -235,12 +293,12 @@ json WorkOrder::to_json() const {
 WorkOrder WorkOrder::from_json(const json& j) {
   try {
     WorkOrder w;
-    const std::string type = j.value("type", "");
-    if (type == "cancel") {
+    const std::optional<FrameType> type = frame_type(j);
+    if (type == FrameType::Cancel) {
       w.cancel = true;
       return w;
     }
-    if (type != "work") throw std::runtime_error("expected a \"work\" or \"cancel\" frame");
+    if (type != FrameType::Work) throw std::runtime_error("expected a \"work\" or \"cancel\" frame");
     for (const auto& x : j.at("workloads")) w.workloads.push_back(x);
     w.records = records_from_json(j, w.workloads.size(), "work order");
     return w;
@@ -257,9 +315,52 @@ EntryPoint EntryPoint::reference() {
   return e;
 }
 
+namespace {
+
+json judge_json(const JudgeOptions& o) {
+  json j = {{"value_secret", o.value_secret}};
+  if (!o.records.empty()) j["records"] = records_json(o.records);
+  if (o.work_follows) j["work_follows"] = true;
+  if (!o.warm_up.is_null()) j["warm_up"] = o.warm_up;
+  if (o.timing_after_go) j["timing_after_go"] = true;
+  return j;
+}
+
+JudgeOptions judge_from_json(const json& j, size_t workloads) {
+  if (!j.is_object()) throw std::runtime_error("malformed worker plan: judge is not an object");
+  JudgeOptions o;
+  o.value_secret = j.value("value_secret", uint64_t{0});
+  o.records = records_from_json(j, workloads, "worker plan");
+  o.work_follows = j.value("work_follows", false);
+  o.warm_up = j.value("warm_up", json(nullptr));
+  o.timing_after_go = j.value("timing_after_go", false);
+  return o;
+}
+
+// What each role needs of the rest of the plan (the reasons in the messages).
+void check_role(const WorkerPlan& p) {
+  const bool reference = p.entry.kind == EntryKind::Reference;
+  if (p.role == WorkerRole::Baseline && !reference)
+    throw std::runtime_error("malformed worker plan: role \"baseline\" but kind is \"" +
+                             std::string(entry_kind_name(p.entry.kind)) +
+                             "\" (expected \"reference\": only the reference is a baseline)");
+  if (p.role != WorkerRole::Judge) return;
+  if (!reference)
+    throw std::runtime_error("malformed worker plan: role \"judge\" needs kind \"reference\" (it "
+                             "never loads solution code)");
+  // The secret of the values is the judge's alone: a worker that may load
+  // solution code asks the parent for each seed (values.h).
+  if (p.judge.value_secret == 0)
+    throw std::runtime_error("malformed worker plan: role \"judge\" needs judge.value_secret");
+  if (p.judge.work_follows && !p.workloads.empty())
+    throw std::runtime_error("malformed worker plan: judge.work_follows needs no workloads yet");
+}
+
+}  // namespace
+
 json WorkerPlan::to_json() const {
-  json j = json::object();
-  j["type"] = "plan";
+  json j = make_frame(FrameType::Plan);
+  j["role"] = worker_role_name(role);
   j["definition"] = definition;
   j["solution_name"] = solution_name;
   j["kind"] = entry_kind_name(entry.kind);
@@ -282,20 +383,19 @@ json WorkerPlan::to_json() const {
   j["timer_options"] = timer_options;
   j["timing_lock"] = timing_lock;
   j["sandbox"] = sandbox;
-  j["baseline_compile"] = baseline_compile;
-  j["reference_role"] = reference_role;
-  j["record_calls"] = record_calls;
-  if (value_secret != 0) j["value_secret"] = value_secret;
-  if (!records.empty()) j["records"] = records_json(records);
-  if (work_follows) j["work_follows"] = true;
-  if (timing_after_go) j["timing_after_go"] = true;
-  if (!warm_up.is_null()) j["warm_up"] = warm_up;
+  if (role == WorkerRole::Judge) j["judge"] = judge_json(judge);
   return j;
 }
 
 WorkerPlan WorkerPlan::from_json(const json& j) {
   try {
     WorkerPlan p;
+    const std::string role = j.value("role", "solution");
+    auto r = parse_worker_role(role);
+    if (!r)
+      throw std::runtime_error("malformed worker plan: unknown role \"" + role.substr(0, 20) +
+                               "\" (expected solution, recorder, judge or baseline)");
+    p.role = *r;
     p.definition = j.at("definition");
     p.solution_name = j.at("solution_name").get<std::string>();
     auto kind = parse_entry_kind(j.at("kind").get<std::string>());
@@ -320,33 +420,14 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.timer_options = j.value("timer_options", json::object());
     p.timing_lock = j.value("timing_lock", "");
     p.sandbox = j.value("sandbox", json::object());
-    p.baseline_compile = j.value("baseline_compile", false);
-    p.reference_role = j.value("reference_role", false);
-    p.record_calls = j.value("record_calls", false);
-    p.value_secret = j.value("value_secret", uint64_t{0});
-    p.records = records_from_json(j, p.workloads.size(), "worker plan");
-    p.work_follows = j.value("work_follows", false);
-    p.timing_after_go = j.value("timing_after_go", false);
-    p.warm_up = j.value("warm_up", json(nullptr));
-    if (p.work_follows && (!p.reference_role || !p.workloads.empty()))
-      throw std::runtime_error(
-          "malformed worker plan: work_follows needs reference_role and no workloads yet");
-    if (p.reference_role && p.entry.kind != EntryKind::Reference)
-      throw std::runtime_error("malformed worker plan: reference_role needs kind \"reference\"");
-    if (p.record_calls && p.reference_role)
-      throw std::runtime_error("malformed worker plan: record_calls and reference_role together");
-    if (!p.records.empty() && !p.reference_role)
-      throw std::runtime_error("malformed worker plan: records need reference_role");
-    // The secret of the values is the reference worker's alone: a worker that may
-    // load solution code asks the parent for each seed (values.h).
-    if (p.value_secret != 0 && !p.reference_role)
-      throw std::runtime_error("malformed worker plan: value_secret without reference_role");
-    if (p.reference_role && p.value_secret == 0)
-      throw std::runtime_error("malformed worker plan: reference_role needs the value_secret");
-    if (p.baseline_compile && p.entry.kind != EntryKind::Reference)
-      throw std::runtime_error("malformed worker plan: baseline_compile is true but kind is \"" +
-                               std::string(entry_kind_name(p.entry.kind)) +
-                               "\" (expected \"reference\": only the reference is a baseline)");
+    if (auto it = j.find("judge"); it != j.end() && !it->is_null()) {
+      // The records, the secret and the early start are a Judge's alone.
+      if (p.role != WorkerRole::Judge)
+        throw std::runtime_error("malformed worker plan: judge options need role \"judge\" (is \"" +
+                                 role + "\")");
+      p.judge = judge_from_json(*it, p.workloads.size());
+    }
+    check_role(p);
     return p;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed worker plan: ") + e.what());
@@ -354,9 +435,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
 }
 
 json WorkloadOutcome::to_json() const {
-  json j = json::object();
-  j["type"] = "result";
-  j["t_ns"] = monotonic_ns();
+  json j = make_frame(FrameType::Result);
   j["index"] = index;
   j["uuid"] = uuid;
   j["status"] = status_name(status);

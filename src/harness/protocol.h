@@ -1,28 +1,13 @@
 // The worker protocol: what the parent sends a worker (one plan) and what the
 // worker streams back (frames), as JSON over the framed channel (framing.h).
 //
-//   parent -> worker   {"type":"plan", ...WorkerPlan}
-//   worker -> parent   {"type":"hello", "t_ns", "pid"}                 process started
-//                      {"type":"ready", "t_ns", "env", "sandbox", "startup_ms"}
-//                                                                      Python, reference and
-//                                                                      solution loaded
-//                      {"type":"load_failed", "t_ns", "message"}       the solution could not
-//                                                                      be loaded (all remaining
-//                                                                      workloads fail with it)
-//                      {"type":"begin", "t_ns", "index"}               workload started
-//                      {"type":"progress", "t_ns", "index", "phase", "round"?}
-//                      {"type":"result", "t_ns", ...WorkloadOutcome}   one per workload (the
-//                                                                      solution's worker of a
-//                                                                      judged evaluation adds
-//                                                                      its "record")
-//                      {"type":"done", "t_ns"}                         all workloads finished
-//                      {"type":"values", "what", ...}                  the seed of a round's or a
-//                                                                      call's values, asked when
-//                                                                      needed (values.h); the
-//                                                                      parent answers at once
-//   parent -> worker   {"type":"values", "seed", "keep"}               the answer
-//                      {"type":"work", ...WorkOrder} / {"type":"cancel"}  (work_follows)
-//                      {"type":"go"}                                   (timing_after_go)
+//   frames       kFrames below: every frame type, its direction and fields, one
+//                table that writers (make_frame) and readers (frame_type) use
+//   WorkerPlan   the first frame: what to run, where, how, and in which WorkerRole
+//   WorkOrder    a Judge started ahead of its work gets the work in a second frame
+//   WorkloadOutcome / CallRecord   a result frame, and the evidence a Recorder
+//                leaves for the judge
+//   WorkloadPhase  the phases progress frames name
 //
 // Before each "begin" frame the worker also writes workload_log_marker(index) to its
 // stderr. Output is captured by a thread reading a pipe, unordered with the frames;
@@ -51,6 +36,66 @@ inline constexpr std::string_view kWorkloadLogMarker = "\x1esolbench workload ";
 std::string workload_log_marker(size_t index);
 // `text` without the marker lines (for logs shown to people).
 std::string strip_workload_markers(std::string text);
+
+// ---------------------------------------------------------------- frames
+
+enum class FrameType {
+  Plan, Work, Cancel, Go,                                      // parent -> worker
+  Hello, Ready, LoadFailed, Fatal, Begin, Progress, Result, Restart, Done,  // worker -> parent
+  Values,                                                      // both ways
+};
+enum class FrameFrom { Parent, Worker, Both };
+
+struct FrameSpec {
+  FrameType type;
+  std::string_view name;     // the frame's "type"
+  FrameFrom from;
+  std::string_view fields;   // besides "type", "seal" (every frame after the plan but
+                             // "hello") and "t_ns" (every frame from the worker but "values")
+  std::string_view meaning;
+};
+
+inline constexpr FrameSpec kFrames[] = {
+    {FrameType::Plan, "plan", FrameFrom::Parent, "...WorkerPlan", "the worker's first frame"},
+    {FrameType::Work, "work", FrameFrom::Parent, "workloads, records?",
+     "a Judge's work (WorkOrder), for a plan with judge.work_follows"},
+    {FrameType::Cancel, "cancel", FrameFrom::Parent, "",
+     "nothing is left to judge (instead of \"work\")"},
+    {FrameType::Go, "go", FrameFrom::Parent, "",
+     "a Judge with judge.timing_after_go may time the reference now"},
+    {FrameType::Values, "values", FrameFrom::Both,
+     "worker: what, round | call | calls; parent: seed, keep",
+     "the seed of a round's or a call's values, asked when needed and answered at once "
+     "(values.h)"},
+    {FrameType::Hello, "hello", FrameFrom::Worker, "pid", "the process started (no seal yet)"},
+    {FrameType::Ready, "ready", FrameFrom::Worker, "sandboxed_t_ns, env, phases_ms, sandbox",
+     "Python, the reference and the solution loaded"},
+    {FrameType::LoadFailed, "load_failed", FrameFrom::Worker, "message, skip, reward_hack",
+     "the solution could not be loaded: every remaining workload fails (or is skipped) with it"},
+    {FrameType::Fatal, "fatal", FrameFrom::Worker, "message",
+     "the worker cannot go on (a malformed plan, a sandbox not applied, its own error): every "
+     "remaining workload fails with it"},
+    {FrameType::Begin, "begin", FrameFrom::Worker, "index", "a workload started"},
+    {FrameType::Progress, "progress", FrameFrom::Worker, "index, phase, round?",
+     "a phase of the workload in progress (WorkloadPhase)"},
+    {FrameType::Result, "result", FrameFrom::Worker, "...WorkloadOutcome, record?",
+     "one per workload; a Recorder's carries its record"},
+    {FrameType::Restart, "restart", FrameFrom::Worker, "reason",
+     "its state is spoiled (a sticky CUDA error, processes left running): it exits after its "
+     "last result and a fresh worker takes the rest"},
+    {FrameType::Done, "done", FrameFrom::Worker, "", "all workloads finished"},
+};
+
+std::string_view frame_name(FrameType t);
+// The type of `frame` (its "type"), nullopt when it names none of kFrames.
+std::optional<FrameType> frame_type(const json& frame);
+// {"type": name, ...fields}, with "t_ns" (monotonic_ns()) in a frame from the worker.
+json make_frame(FrameType t, json fields = json::object());
+
+// What a workload's progress frames (and the runner's events) name.
+enum class WorkloadPhase { None, Correctness, Timing, Judging, ReferenceTiming };
+const char* phase_name(WorkloadPhase p);  // "" for None
+WorkloadPhase parse_phase(std::string_view s);  // None for a name it does not know
 
 // How the worker calls the solution.
 enum class EntryKind {
@@ -111,7 +156,57 @@ struct EntryPoint {
   static EntryPoint reference();
 };
 
+// Which worker a plan makes: what it loads and how it reaches its verdicts
+// (worker/worker_session.h runs each role).
+enum class WorkerRole {
+  // The solution with the reference and every check beside it in one process: the
+  // path before the judge (RunnerOptions::reference_worker false), for measuring
+  // the judge's cost only.
+  Solution,
+  // The solution's worker of a judged evaluation (runner.h): it runs no reference
+  // and decides no verdict on values; per workload it records its calls
+  // (CallRecord, files under judge/<position>/ in its scratch folder) for the Judge.
+  Recorder,
+  // The reference worker: kind Reference, no solution loaded. Per workload with a
+  // record (JudgeOptions) it judges the recorded calls and, when they pass, times
+  // the reference (T_ref); without one it only times the reference. Its outcome's
+  // status is the verdict.
+  Judge,
+  // The scoring baseline (docs/score.md): kind Reference, run under torch.compile
+  // where this torch has it (eager otherwise, or when compiling fails), checked
+  // and timed as a Solution; each outcome's extra["baseline"] says which and why.
+  Baseline,
+};
+std::string_view worker_role_name(WorkerRole r);
+std::optional<WorkerRole> parse_worker_role(std::string_view s);
+
+// What a Judge gets beside the plan (its "judge" object on the wire).
+struct JudgeOptions {
+  // The secret every value of the evaluation is derived from (values.h
+  // value_seed), so that the judge draws the very inputs the solution's worker
+  // was handed, seed by seed, by the parent. Never in any other role's plan.
+  uint64_t value_secret = 0;
+  // One entry per workload (none: only T_ref).
+  std::vector<std::optional<CallRecord>> records;
+  // Started while the solution's worker still runs (runner_judged.cc), so
+  // that its start (process, CUDA, the reference's import) is off the critical
+  // path: its plan holds no workloads; they and their records come in a second
+  // frame, WorkOrder, after it said "ready". Its warm-up (below) holds the GPU's
+  // timing lock, so that it never runs kernels during a timed loop.
+  bool work_follows = false;
+  // With work_follows: a workload whose first correctness round the worker runs
+  // (the reference and the comparison, results dropped) while it waits, so that
+  // loading kernels and libraries is off the critical path too. null: none.
+  json warm_up = nullptr;
+  // It judges as soon as it has the records, but times the reference (T_ref) only
+  // after a "go" frame, which the parent sends once the solution's worker has
+  // exited (its CUDA teardown, 0.1 s on an H100, then overlaps the judging
+  // instead of preceding it).
+  bool timing_after_go = false;
+};
+
 struct WorkerPlan {
+  WorkerRole role = WorkerRole::Solution;
   json definition = json::object();  // definition.json (core to_json)
   std::string solution_name;
   EntryPoint entry;
@@ -136,46 +231,15 @@ struct WorkerPlan {
   // The GPU's timing lock (timing/device_lock.h), held for each timed loop; "": none.
   std::string timing_lock;
   json sandbox = json::object(); // SandboxOptions overrides: {"seccomp": false, ...}
-  // The scoring baseline (docs/score.md): kind Reference only. The reference
-  // "solution" runs under torch.compile where this torch has it (eager otherwise,
-  // or when compiling fails); each outcome's extra["baseline"] says which and why.
-  bool baseline_compile = false;
-  // A reference worker (runner.h RunnerOptions::reference_worker): kind Reference,
-  // no solution loaded. Per workload with a record (below) it judges the solution's
-  // recorded calls and, when they pass, times the reference (T_ref); without one
-  // it only times the reference. Its outcome's status is the verdict.
-  bool reference_role = false;
-  // The solution's worker of a judged evaluation: it runs no reference and decides
-  // no verdict on values; per workload it records its calls (CallRecord, files
-  // under judge/<position>/ in its scratch folder) for the reference worker.
-  bool record_calls = false;
-  // reference_role only: the secret every value of the evaluation is derived from
-  // (values.h value_seed), so that the judge draws the very inputs the solution's
-  // worker was handed, seed by seed, by the parent.
-  uint64_t value_secret = 0;
-  // reference_role: one entry per workload (none: only T_ref).
-  std::vector<std::optional<CallRecord>> records;
-  // A reference worker started while the solution's worker still runs (runner.cc
-  // judge_batch), so that its start (process, CUDA, the reference's import) is off
-  // the critical path: its plan holds no workloads; they and their records come in
-  // a second frame, WorkOrder, after it said "ready". Its warm-up (below) holds
-  // the GPU's timing lock, so that it never runs kernels during a timed loop.
-  bool work_follows = false;
-  // With work_follows: a workload whose first correctness round the worker runs
-  // (the reference and the comparison, results dropped) while it waits, so that
-  // loading kernels and libraries is off the critical path too. null: none.
-  json warm_up = nullptr;
-  // A reference worker of a judged evaluation: it judges as soon as it has the
-  // records, but times the reference (T_ref) only after a "go" frame, which the
-  // parent sends once the solution's worker has exited (its CUDA teardown, 0.1 s on
-  // an H100, then overlaps the judging instead of preceding it).
-  bool timing_after_go = false;
+  JudgeOptions judge;            // role Judge only
 
   json to_json() const;
-  static WorkerPlan from_json(const json& j);  // throws std::runtime_error when malformed
+  // Throws std::runtime_error when malformed: a role with another entry kind than
+  // it needs, judge options outside a Judge, a Judge without the secret, ...
+  static WorkerPlan from_json(const json& j);
 };
 
-// The second frame of a plan with work_follows: {"type": "work", workloads,
+// The second frame of a plan with judge.work_follows: {"type": "work", workloads,
 // records}, or {"type": "cancel"} when nothing is left to judge.
 struct WorkOrder {
   bool cancel = false;
@@ -203,7 +267,7 @@ struct WorkloadOutcome {
   std::optional<TimingResult> reference_timing;
   json phases_ms = json::object();               // inputs, reference, correctness, timing, ...
   json extra = json::object();                   // verification, threads, ...
-  // record_calls: the evidence for the judge (a skipped workload has none). The
+  // A Recorder's evidence for the judge (a skipped workload has none). The
   // status is then only the solution's own failure (a call that raised, a thread
   // left running, ...), or PASSED for "nothing wrong seen in this process".
   std::optional<CallRecord> record;

@@ -12,10 +12,14 @@
 //
 // A judged evaluation (RunnerOptions::reference_worker) runs two kinds of worker
 // per batch of workloads: first the solution's worker, which records its calls
-// and decides no verdict on values (WorkerPlan::record_calls), then, once it has
+// and decides no verdict on values (WorkerRole::Recorder), then, once it has
 // exited, a reference worker that never loads solution code and judges the
-// records (WorkerPlan::reference_role with records). See docs/harness.md,
-// "Judging".
+// records (WorkerRole::Judge). See docs/harness.md, "Judging".
+//
+// Inside (runner_internal.h): runner.cc (run_plan), runner_launch.cc (starting
+// workers, spares), runner_inbox.cc (a worker's channel, read on a thread of its
+// own), runner_worker.cc (one worker through its workloads, a fresh one after a
+// crash), runner_judged.cc (the batches of a judged evaluation).
 #pragma once
 
 #include <chrono>
@@ -29,12 +33,21 @@
 
 namespace solbench::harness {
 
-// A progress notification for live output: kind is "worker_start", "ready",
-// "begin", "progress", "result" or "worker_exit".
+// What a RunnerEvent says.
+enum class EventKind {
+  WorkerStart,  // a worker is starting (message "reference" for a judge)
+  Ready,        // it loaded what it runs (env)
+  Begin,        // a workload began
+  Progress,     // a phase of it (phase, round)
+  Result,       // its outcome (outcome), once per workload
+  WorkerExit,   // the worker ended (message: how)
+};
+
+// A progress notification for live output.
 struct RunnerEvent {
-  std::string kind;
+  EventKind kind = EventKind::Progress;
   int workload = -1;      // index into the plan's workloads (-1 when not about one)
-  std::string phase;      // progress: "correctness", "timing", "judging", "reference_timing"
+  WorkloadPhase phase = WorkloadPhase::None;  // progress
   int round = -1;
   const WorkloadOutcome* outcome = nullptr;  // result
   std::string message;    // worker_exit: how it ended
@@ -53,12 +66,12 @@ struct RunnerOptions {
   // never loaded solution code. Per batch of workloads (the records of a batch fit
   // a disk budget: min(16 GiB, half the free space of the staging folder's file
   // system); SOLBENCH_RECORD_BUDGET_BYTES overrides it) the solution's worker runs
-  // first with WorkerPlan::record_calls: it runs no reference, times the solution,
+  // first as a WorkerRole::Recorder: it runs no reference, times the solution,
   // and writes each correctness round's and each sampled timed call's outputs and
   // input digests into judge/<position>/ of its scratch folder, reporting each
   // file's SHA-256 (CallRecord). On each of its result frames the parent moves the
   // files to a folder of its own (out of the solution's writable domain). Once
-  // that worker has exited, a reference worker (kind Reference, reference_role,
+  // that worker has exited, a reference worker (kind Reference, role Judge,
   // sandbox `reference_sandbox`, the records and the fresh-value secret in its
   // plan; no solution code or path is ever sent to it) generates the same inputs
   // again, runs the reference, judges each record and, for PASSED ones, times the
@@ -67,11 +80,12 @@ struct RunnerOptions {
   // T_k and the reference worker's T_ref; its files are deleted then. Outcomes the
   // runner decides for the solution's worker (crash, timeout, load failure) and
   // skips it reports at once, unjudged. The reference worker's events reach
-  // on_event as "worker_start" (message "reference") and "progress" (phases
-  // "judging" and "reference_timing") only.
-  // false: the reference and every check run in the solution's own worker (the
-  // path before the judge; SOLBENCH_REFERENCE_WORKER=0 in eval, for measuring the
-  // judge's cost only). The baseline (score/baseline.h) runs no solution code.
+  // on_event as WorkerStart (message "reference") and Progress (phases Judging
+  // and ReferenceTiming) only.
+  // false: the reference and every check run in the solution's own worker
+  // (WorkerRole::Solution, the path before the judge; SOLBENCH_REFERENCE_WORKER=0
+  // in eval, for measuring the judge's cost only). Only a plan of role Solution is
+  // judged: the baseline (score/baseline.h) runs no solution code.
   bool reference_worker = false;
   json reference_sandbox = json::object();
   // Workers are forked from the zygote at this address (harness/worker/zygote.h:

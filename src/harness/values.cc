@@ -32,11 +32,11 @@ uint64_t LocalValues::round_seed(const std::string& uuid, int round) {
 CallGrant LocalValues::call(int) { return {fresh_() >> 1, -1}; }
 
 json ParentValues::ask(json request) {
-  request["type"] = "values";
+  request = make_frame(FrameType::Values, std::move(request));
   const int64_t t0 = monotonic_ns();
   json reply = ask_(request);
   wait_ns_ += monotonic_ns() - t0;
-  if (!reply.is_object() || reply.value("type", "") != "values")
+  if (frame_type(reply) != FrameType::Values)
     throw std::runtime_error("the parent did not answer a values request");
   return reply;
 }
@@ -81,7 +81,7 @@ void ValueIssuer::begin(const std::string& uuid, int sample) {
 json ValueIssuer::answer(const json& request, int64_t now_ns) {
   if (!active_) throw ValueViolation("a values request outside a workload");
   const std::string what = request.value("what", "");
-  json reply = {{"type", "values"}};
+  json reply = make_frame(FrameType::Values);
   // Reservoir sampling over the pool's calls: call `done` has returned.
   auto keep = [&](int done) {
     int slot = -1;

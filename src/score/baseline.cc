@@ -112,11 +112,11 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   const std::string driver = driver_version(o.device);
   std::vector<bool> delivered(indices.size(), false);
   hr.on_event = [&](const harness::RunnerEvent& e) {
-    if (e.kind == "ready" && e.env) {
+    if (e.kind == harness::EventKind::Ready && e.env) {
       run.env = *e.env;
       run.env["device"] = o.device;
       run.env["driver"] = driver;
-    } else if (e.kind == "result" && e.outcome && e.workload >= 0 &&
+    } else if (e.kind == harness::EventKind::Result && e.outcome && e.workload >= 0 &&
                static_cast<size_t>(e.workload) < indices.size() && !delivered[e.workload]) {
       const size_t k = static_cast<size_t>(e.workload);
       delivered[k] = true;

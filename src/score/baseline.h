@@ -4,7 +4,7 @@
 //          where this torch has no torch.compile or compiling fails, with the
 //          reason), timed with the same timer, argument pools and stopping rule as
 //          solutions, in a worker of its own that never loads solution code
-//          (WorkerPlan kind Reference with baseline_compile). Kept in the results
+//          (WorkerPlan kind Reference, role Baseline). Kept in the results
 //          store per (definition content, workload, GPU model, driver, torch,
 //          timer) and reused from there.
 // T_SOL is in score/arch.h, the published numbers in score/published.h, the
@@ -69,7 +69,7 @@ struct MeasureRun {
 };
 
 // Measures T_b of problem.workloads[i] for every i in `indices` (resolved ones)
-// in a fresh worker (kind Reference, baseline_compile). Never throws for
+// in a fresh worker (kind Reference, role Baseline). Never throws for
 // problems of the reference: those workloads get no T_b and the reason.
 MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& indices,
                              const MeasureOptions& options);

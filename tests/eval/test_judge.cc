@@ -66,31 +66,31 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   // A plan's records: one per workload, only for a reference worker with the secret.
   harness::WorkerPlan p;
   p.entry.kind = harness::EntryKind::Reference;
-  p.reference_role = true;
-  p.value_secret = 7;
+  p.role = harness::WorkerRole::Judge;
+  p.judge.value_secret = 7;
   p.workloads = {json::object(), json::object()};
-  p.records = {r, std::nullopt};
+  p.judge.records = {r, std::nullopt};
   harness::WorkerPlan back = harness::WorkerPlan::from_json(p.to_json());
-  ASSERT_EQ(back.records.size(), 2u);
-  EXPECT_EQ(back.records[0]->dir, "/somewhere");
-  EXPECT_FALSE(back.records[1].has_value());
+  ASSERT_EQ(back.judge.records.size(), 2u);
+  EXPECT_EQ(back.judge.records[0]->dir, "/somewhere");
+  EXPECT_FALSE(back.judge.records[1].has_value());
   json bad = p.to_json();
-  bad["reference_role"] = false;
+  bad["role"] = "solution";
   bad["kind"] = "python";
   EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
   // A reference worker started ahead: no workloads in its plan, then a work order
   // with them and their records (or a cancel).
   harness::WorkerPlan head = p;
   head.workloads.clear();
-  head.records.clear();
-  head.work_follows = true;
-  EXPECT_TRUE(harness::WorkerPlan::from_json(head.to_json()).work_follows);
+  head.judge.records.clear();
+  head.judge.work_follows = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(head.to_json()).judge.work_follows);
   json early_bad = head.to_json();
   early_bad["workloads"] = json::array({json::object()});
   EXPECT_THROW(harness::WorkerPlan::from_json(early_bad), std::runtime_error);  // work too soon
   harness::WorkOrder order;
   order.workloads = p.workloads;
-  order.records = p.records;
+  order.records = p.judge.records;
   harness::WorkOrder order_back = harness::WorkOrder::from_json(order.to_json());
   EXPECT_FALSE(order_back.cancel);
   ASSERT_EQ(order_back.records.size(), 2u);
@@ -101,17 +101,17 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   EXPECT_THROW(harness::WorkOrder::from_json(order_bad), std::runtime_error);
   EXPECT_THROW(harness::WorkOrder::from_json(json{{"type", "plan"}}), std::runtime_error);
   bad = p.to_json();
-  bad["records"].erase(1);
+  bad["judge"]["records"].erase(1);
   EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
   harness::WorkerPlan rec;
-  rec.record_calls = true;
-  EXPECT_TRUE(harness::WorkerPlan::from_json(rec.to_json()).record_calls);
+  rec.role = harness::WorkerRole::Recorder;
+  EXPECT_EQ(harness::WorkerPlan::from_json(rec.to_json()).role, harness::WorkerRole::Recorder);
   // The secret of the values is the reference worker's alone.
   json leaked = rec.to_json();
-  leaked["value_secret"] = 7;
+  leaked["judge"] = {{"value_secret", 7}};
   EXPECT_THROW(harness::WorkerPlan::from_json(leaked), std::runtime_error);
   json no_secret = p.to_json();
-  no_secret.erase("value_secret");
+  no_secret["judge"].erase("value_secret");
   EXPECT_THROW(harness::WorkerPlan::from_json(no_secret), std::runtime_error);
 }
 
@@ -277,7 +277,7 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   EXPECT_EQ(doc["workers"].size(), 2u);
   ASSERT_EQ(doc["reference_workers"].size(), 2u);
   // Each batch's reference worker started beside its solution's worker and got
-  // its work afterwards (WorkerPlan::work_follows).
+  // its work afterwards (JudgeOptions::work_follows).
   // It warmed up on the batch's first workload (the reference and the comparison
   // once) while it waited.
   for (const auto& w : doc["reference_workers"]) {

@@ -192,21 +192,22 @@ TEST(CachedBaseline, AnEagerOneIsReusedOnlyWithoutTorchCompile) {
   EXPECT_EQ(score::cached_baseline(db, key("c", "1.13.1"))->reason, "kept reason");
 }
 
-TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {
+TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
   p.entry.kind = harness::EntryKind::Reference;
-  p.baseline_compile = true;
+  p.role = harness::WorkerRole::Baseline;
   const harness::WorkerPlan back = harness::WorkerPlan::from_json(p.to_json());
-  EXPECT_TRUE(back.baseline_compile);
-  EXPECT_FALSE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).baseline_compile);
+  EXPECT_EQ(back.role, harness::WorkerRole::Baseline);
+  EXPECT_NE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).role,
+            harness::WorkerRole::Baseline);
   // Solution code is never a baseline: the plan is refused, and the message says why.
   json bad = p.to_json();
   bad["kind"] = "python";
   try {
     harness::WorkerPlan::from_json(bad);
-    FAIL() << "a python plan with baseline_compile was accepted";
+    FAIL() << "a python plan with role baseline was accepted";
   } catch (const std::runtime_error& e) {
-    EXPECT_TRUE(has(e.what(), "baseline_compile")) << e.what();
+    EXPECT_TRUE(has(e.what(), "\"baseline\"")) << e.what();
     EXPECT_TRUE(has(e.what(), "\"reference\"")) << e.what();
   }
 }
@@ -214,10 +215,11 @@ TEST(BaselinePlan, FlagRoundTripsAndNeedsTheReference) {
 TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
   p.entry.kind = harness::EntryKind::Reference;
-  p.reference_role = true;
-  p.value_secret = 7;  // the evaluation's secret (harness/values.h): the judge's alone
-  EXPECT_TRUE(harness::WorkerPlan::from_json(p.to_json()).reference_role);
-  EXPECT_FALSE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).reference_role);
+  p.role = harness::WorkerRole::Judge;
+  p.judge.value_secret = 7;  // the evaluation's secret (harness/values.h): the judge's alone
+  EXPECT_EQ(harness::WorkerPlan::from_json(p.to_json()).role, harness::WorkerRole::Judge);
+  EXPECT_NE(harness::WorkerPlan::from_json(harness::WorkerPlan{}.to_json()).role,
+            harness::WorkerRole::Judge);
   // A reference worker never loads solution code: a plan that would is refused.
   json bad = p.to_json();
   bad["kind"] = "native";

@@ -111,7 +111,7 @@ void set_runtime_environment(const json& sandbox) {
 }
 
 // The worker's private mounts (sandbox.h enter_private_mounts): as process 1 of its
-// own PID namespace (runner.cc) it mounts a /proc of that namespace, so that
+// own PID namespace (runner_launch.cc) it mounts a /proc of that namespace, so that
 // /proc/<getpid()> is itself (the CUDA driver and others read /proc by pid) and the
 // host's processes, its parent's command line among them, are out of view; and
 // $TMPDIR and /dev/shm go on a tmpfs of the plan's size (limits.tmp_bytes), which
@@ -220,195 +220,244 @@ json enter_worker_sandbox(const json& sandbox, const std::string& device) {
   return report;
 }
 
-int worker_main(int fd, const PreparedWorker* prepared) {
-  // The address of the zygote that may have forked us is nothing a worker needs.
-  ::unsetenv("SOLBENCH_ZYGOTE");
-  // Every frame after the plan carries the seal the parent gave (the plan's, then
-  // each values answer's): held here only, out of reach of Python, so a frame
-  // that other code in this process writes to the channel lacks it (runner.cc).
-  std::string seal;
-  auto send = [fd, &seal](const json& frame) {
+namespace {
+
+// The worker's end of its channel. Every frame after the plan carries the seal
+// the parent gave (the plan's, then each values answer's): held here only, out of
+// reach of Python, so a frame that other code in this process writes to the
+// channel lacks it (runner_inbox.cc).
+class WorkerChannel {
+ public:
+  explicit WorkerChannel(int fd) : fd_(fd), reader_(fd) {}
+
+  void send(const json& frame) {
     json sealed = frame;
-    if (!seal.empty()) sealed["seal"] = seal;
-    if (!write_frame(fd, sealed, deadline_after(kFrameWriteLimit)).ok()) quit(3);  // parent gone
-  };
-  send({{"type", "hello"}, {"t_ns", monotonic_ns()}, {"pid", ::getpid()}});
-
-  FrameReader reader(fd);
-  FrameResult first = reader.read(deadline_after(std::chrono::seconds(60)));
-  if (!first.ok()) {
-    std::fprintf(stderr, "solbench worker: no plan received (%s)\n", first.error.c_str());
+    if (!seal_.empty()) sealed["seal"] = seal_;
+    if (!write_frame(fd_, sealed, deadline_after(kFrameWriteLimit)).ok()) quit(3);  // parent gone
+  }
+  // A frame that ends the worker: the parent fails what is left with `message`.
+  [[noreturn]] void fatal(const std::string& message) {
+    send(make_frame(FrameType::Fatal, {{"message", message}}));
     quit(2);
   }
-  WorkerPlan plan;
-  if (first.message.is_object() && first.message.contains("seal")) {
-    seal = first.message.value("seal", "");
-    first.message.erase("seal");
-  }
-  try {
-    plan = WorkerPlan::from_json(first.message);
-    // A spare (zygote.h) applied its sandbox before the plan existed: the plan must
-    // ask for exactly that one (the parent chose the spare by it).
-    if (prepared && (plan.device != prepared->device ||
-                     without_jit_cache(plan.sandbox) != prepared->sandbox))
-      throw std::runtime_error(
-          "this spare worker was prepared for another device or sandbox than the plan's");
-  } catch (const std::exception& e) {
-    send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
-    quit(2);
-  }
+  FrameResult read(Deadline deadline) { return reader_.read(deadline); }
 
-  // Still single-threaded here: the sandbox must come before Python starts.
-  json sandbox_report;
-  int64_t sandboxed_ns = 0;
-  if (prepared) {
-    sandbox_report = prepared->sandbox_report;
-    sandbox_report["spare"] = true;
-    sandboxed_ns = prepared->sandboxed_t_ns;
-  } else {
-    try {
-      sandbox_report = enter_worker_sandbox(plan.sandbox, plan.device);
-    } catch (const std::exception& e) {
-      send({{"type", "fatal"}, {"t_ns", monotonic_ns()},
-            {"message", std::string("the sandbox could not be applied: ") + e.what()}});
+  // The plan, the first frame; its seal is the first one.
+  json read_plan() {
+    FrameResult first = reader_.read(deadline_after(std::chrono::seconds(60)));
+    if (!first.ok()) {
+      std::fprintf(stderr, "solbench worker: no plan received (%s)\n", first.error.c_str());
       quit(2);
     }
-    sandboxed_ns = monotonic_ns();
+    if (first.message.is_object() && first.message.contains("seal")) {
+      seal_ = first.message.value("seal", "");
+      first.message.erase("seal");
+    }
+    return first.message;
   }
 
   // The seeds of the values, from the parent, when the harness needs them
   // (values.h); nothing else reads the channel while a workload runs.
-  auto ask = [&](const json& request) {
+  json ask(const json& request) {
     send(request);
     // The answer comes within tens of microseconds: look for it a while before
     // sleeping in poll (a wake-up from poll costs as much again on a VM).
     FrameResult reply;
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
     do {
-      reply = reader.read(std::chrono::steady_clock::now());
+      reply = reader_.read(std::chrono::steady_clock::now());
     } while (reply.status == FrameStatus::Timeout && std::chrono::steady_clock::now() < spin_until);
     if (reply.status == FrameStatus::Timeout)
-      reply = reader.read(deadline_after(std::chrono::seconds(120)));
+      reply = reader_.read(deadline_after(std::chrono::seconds(120)));
     if (!reply.ok() || !reply.message.is_object() || !reply.message.contains("seal")) {
       std::fprintf(stderr, "solbench worker: no answer to a values request (%s)\n",
                    reply.error.c_str());
       quit(3);
     }
-    seal = reply.message.value("seal", "");
+    seal_ = reply.message.value("seal", "");
     reply.message.erase("seal");
     return reply.message;
-  };
-  WorkerSession session(plan, send, ask);
-  json started;
+  }
+
+ private:
+  int fd_;
+  std::string seal_;
+  FrameReader reader_;
+};
+
+WorkerPlan receive_plan(WorkerChannel& ch, const PreparedWorker* prepared) {
+  const json message = ch.read_plan();
   try {
-    started = session.start();
+    WorkerPlan plan = WorkerPlan::from_json(message);
+    // A spare (zygote.h) applied its sandbox before the plan existed: the plan must
+    // ask for exactly that one (the parent chose the spare by it).
+    if (prepared && (plan.device != prepared->device ||
+                     without_jit_cache(plan.sandbox) != prepared->sandbox))
+      throw std::runtime_error(
+          "this spare worker was prepared for another device or sandbox than the plan's");
+    return plan;
+  } catch (const std::exception& e) {
+    ch.fatal(e.what());
+  }
+}
+
+// The plan's sandbox (still single-threaded here: before Python starts), or the
+// one a spare applied. Returns its report; `sandboxed_ns` is when it was applied.
+json sandbox_for(WorkerChannel& ch, const WorkerPlan& plan, const PreparedWorker* prepared,
+                 int64_t& sandboxed_ns) {
+  if (prepared) {
+    json report = prepared->sandbox_report;
+    report["spare"] = true;
+    sandboxed_ns = prepared->sandboxed_t_ns;
+    return report;
+  }
+  try {
+    json report = enter_worker_sandbox(plan.sandbox, plan.device);
+    sandboxed_ns = monotonic_ns();
+    return report;
+  } catch (const std::exception& e) {
+    ch.fatal(std::string("the sandbox could not be applied: ") + e.what());
+  }
+}
+
+json start_session(WorkerChannel& ch, WorkerSession& session) {
+  try {
+    return session.start();
   } catch (const LoadError& e) {
-    send({{"type", "load_failed"}, {"t_ns", monotonic_ns()}, {"message", e.what()},
-          {"skip", e.skip()}, {"reward_hack", e.reward_hack()}});
+    ch.send(make_frame(FrameType::LoadFailed, {{"message", e.what()},
+                                               {"skip", e.skip()},
+                                               {"reward_hack", e.reward_hack()}}));
     quit(0);
   } catch (const std::exception& e) {
-    send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
-    quit(2);
+    ch.fatal(e.what());
   }
-  if (plan.work_follows && !plan.warm_up.is_null()) {
-    // Started ahead of its work (WorkerPlan::work_follows), beside the solution's
-    // worker: its warm-up runs kernels, so each step holds the GPU's timing lock
-    // and never runs during a timed loop; it yields to timed loops, too: a step
-    // starts only while nobody holds the lock, and the warm-up ends at the first
-    // refusal. (Holding the lock for the whole warm-up made the solution's first
-    // timed loop wait 0.28-0.47 s on the H100; creating the context, above, runs
-    // no kernel and holds nothing.)
-    DeviceLock lock(plan.device.rfind("cuda", 0) == 0 ? plan.timing_lock : std::string());
-    const int64_t t = monotonic_ns();
-    const int steps = session.warm_up(
-        plan.warm_up, [&] { return lock.try_acquire(); },
-        [&] {
-          lock.release();
-          // A timed loop waiting in flock gets its turn before the next step asks.
-          ::usleep(1000);
-        });
-    started["phases_ms"]["warm_up_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
-    started["phases_ms"]["warm_up_steps"] = steps;
-  }
-  send({{"type", "ready"},
-        {"t_ns", monotonic_ns()},
-        {"sandboxed_t_ns", sandboxed_ns},
-        {"env", started["env"]},
-        {"phases_ms", started["phases_ms"]},
-        {"sandbox", sandbox_report}});
+}
 
-  if (plan.work_follows) {
-    // The parent sends the work once the solution's worker has ended: no limit
-    // here (a closed channel, the parent's end, ends this process too).
-    FrameResult next = reader.read(deadline_after(std::chrono::hours(24 * 365)));
-    if (!next.ok()) quit(0);
-    WorkOrder order;
-    try {
-      order = WorkOrder::from_json(next.message);
-      if (!order.records.empty() && plan.value_secret == 0)
-        throw std::runtime_error("malformed work order: records need the plan's value_secret");
-    } catch (const std::exception& e) {
-      send({{"type", "fatal"}, {"t_ns", monotonic_ns()}, {"message", e.what()}});
-      quit(2);
-    }
-    if (order.cancel) {
-      send({{"type", "done"}, {"t_ns", monotonic_ns()}});
+// A Judge started ahead of its work (JudgeOptions::work_follows), beside the
+// solution's worker: its warm-up runs kernels, so each step holds the GPU's timing
+// lock and never runs during a timed loop; it yields to timed loops, too: a step
+// starts only while nobody holds the lock, and the warm-up ends at the first
+// refusal. (Holding the lock for the whole warm-up made the solution's first timed
+// loop wait 0.28-0.47 s on the H100; creating the context, above, runs no kernel
+// and holds nothing.)
+void warm_up_ahead(WorkerSession& session, const WorkerPlan& plan, json& started) {
+  DeviceLock lock(plan.device.rfind("cuda", 0) == 0 ? plan.timing_lock : std::string());
+  const int64_t t = monotonic_ns();
+  const int steps = session.warm_up(
+      plan.judge.warm_up, [&] { return lock.try_acquire(); },
+      [&] {
+        lock.release();
+        // A timed loop waiting in flock gets its turn before the next step asks.
+        ::usleep(1000);
+      });
+  started["phases_ms"]["warm_up_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
+  started["phases_ms"]["warm_up_steps"] = steps;
+}
+
+// A Judge started ahead: its work, which the parent sends once the solution's
+// worker has ended (no limit here: a closed channel, the parent's end, ends this
+// process too). Returns the number of workloads; a cancel ends the worker.
+size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan& plan) {
+  FrameResult next = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+  if (!next.ok()) quit(0);
+  WorkOrder order;
+  try {
+    order = WorkOrder::from_json(next.message);
+    if (!order.records.empty() && plan.judge.value_secret == 0)
+      throw std::runtime_error("malformed work order: records need the plan's value_secret");
+  } catch (const std::exception& e) {
+    ch.fatal(e.what());
+  }
+  if (order.cancel) {
+    ch.send(make_frame(FrameType::Done));
+    quit(0);
+  }
+  const size_t n = order.workloads.size();
+  session.assign_work(std::move(order.workloads), std::move(order.records));
+  return n;
+}
+
+// A sticky CUDA error (illegal address, launch failure) leaves the context
+// unusable: the workload fails and a fresh worker takes the rest.
+std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan& plan,
+                                                                WorkloadOutcome& o) {
+  if (plan.device.rfind("cuda", 0) != 0) return std::nullopt;
+  solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
+  if (!e.sticky) return std::nullopt;
+  // GPU work left running is the solution's reward hack (reported once).
+  const bool reported = e.work_left_running && o.status == Status::RewardHack;
+  o.status = e.work_left_running ? Status::RewardHack : Status::RuntimeError;
+  o.correctness.reset();
+  o.timing.reset();
+  o.reference_timing.reset();
+  if (!reported)
+    o.log += (o.log.empty() ? "" : "\n") +
+             (e.work_left_running ? e.message
+                                  : "sticky CUDA error " + e.name + ": " + e.message +
+                                        " (the worker restarts for the next workload)");
+  o.extra["cuda_error"] = solbench::gpu::to_json(e);
+  return e;
+}
+
+// Each workload in order: begin, its evaluation, its result; a spoiled worker
+// (a sticky CUDA error, processes left running) asks for a restart and exits.
+[[noreturn]] void run_workloads(WorkerChannel& ch, WorkerSession& session,
+                                const WorkerPlan& plan, size_t workloads) {
+  for (size_t i = 0; i < workloads; ++i) {
+    std::fflush(stdout);
+    std::fputs(workload_log_marker(i).c_str(), stderr);
+    std::fflush(stderr);
+    ch.send(make_frame(FrameType::Begin, {{"index", i}}));
+    WorkloadOutcome o = session.evaluate(i);
+    const auto cuda_error = sticky_cuda_error(plan, o);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ch.send(o.to_json());
+    if (cuda_error) {
+      ch.send(make_frame(FrameType::Restart, {{"reason", cuda_error->name}}));
       quit(0);
     }
-    plan.workloads = order.workloads;  // this loop's count; the session holds the rest
-    session.assign_work(std::move(order.workloads), std::move(order.records));
+    if (session.processes_left()) {
+      ch.send(make_frame(FrameType::Restart, {{"reason", "processes left running"}}));
+      quit(0);
+    }
   }
+  ch.send(make_frame(FrameType::Done));
+  quit(0);
+}
 
-  if (plan.timing_after_go)
-    session.set_timing_gate([&] {
-      FrameResult go = reader.read(deadline_after(std::chrono::seconds(120)));
-      if (!go.ok() || go.message.value("type", "") != "go") {
+}  // namespace
+
+int worker_main(int fd, const PreparedWorker* prepared) {
+  // The address of the zygote that may have forked us is nothing a worker needs.
+  ::unsetenv("SOLBENCH_ZYGOTE");
+  WorkerChannel ch(fd);
+  ch.send(make_frame(FrameType::Hello, {{"pid", ::getpid()}}));
+  const WorkerPlan plan = receive_plan(ch, prepared);
+  int64_t sandboxed_ns = 0;
+  const json sandbox_report = sandbox_for(ch, plan, prepared, sandboxed_ns);
+
+  WorkerSession session(plan, [&ch](const json& f) { ch.send(f); },
+                        [&ch](const json& request) { return ch.ask(request); });
+  json started = start_session(ch, session);
+  const JudgeOptions& judge = plan.judge;
+  if (judge.work_follows && !judge.warm_up.is_null()) warm_up_ahead(session, plan, started);
+  ch.send(make_frame(FrameType::Ready, {{"sandboxed_t_ns", sandboxed_ns},
+                                        {"env", started["env"]},
+                                        {"phases_ms", started["phases_ms"]},
+                                        {"sandbox", sandbox_report}}));
+  const size_t workloads =
+      judge.work_follows ? receive_work(ch, session, plan) : plan.workloads.size();
+  if (judge.timing_after_go)
+    session.set_timing_gate([&ch] {
+      FrameResult go = ch.read(deadline_after(std::chrono::seconds(120)));
+      if (!go.ok() || frame_type(go.message) != FrameType::Go) {
         std::fprintf(stderr, "solbench worker: no \"go\" before timing the reference (%s)\n",
                      go.ok() ? "another frame" : go.error.c_str());
         quit(2);
       }
     });
-  for (size_t i = 0; i < plan.workloads.size(); ++i) {
-    std::fflush(stdout);
-    std::fputs(workload_log_marker(i).c_str(), stderr);
-    std::fflush(stderr);
-    send({{"type", "begin"}, {"t_ns", monotonic_ns()}, {"index", i}});
-    WorkloadOutcome o = session.evaluate(i);
-    // A sticky CUDA error (illegal address, launch failure) leaves the context
-    // unusable: fail this workload and let a fresh worker take the rest.
-    std::optional<solbench::gpu::CudaErrorStatus> cuda_error;
-    if (plan.device.rfind("cuda", 0) == 0) {
-      solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
-      if (e.sticky) {
-        cuda_error = e;
-        // GPU work left running is the solution's reward hack (reported once).
-        const bool reported = e.work_left_running && o.status == Status::RewardHack;
-        o.status = e.work_left_running ? Status::RewardHack : Status::RuntimeError;
-        o.correctness.reset();
-        o.timing.reset();
-        o.reference_timing.reset();
-        if (!reported)
-          o.log += (o.log.empty() ? "" : "\n") +
-                   (e.work_left_running ? e.message
-                                        : "sticky CUDA error " + e.name + ": " + e.message +
-                                              " (the worker restarts for the next workload)");
-        o.extra["cuda_error"] = solbench::gpu::to_json(e);
-      }
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    send(o.to_json());
-    if (cuda_error) {
-      send({{"type", "restart"}, {"t_ns", monotonic_ns()}, {"reason", cuda_error->name}});
-      quit(0);
-    }
-    if (session.processes_left()) {
-      send({{"type", "restart"}, {"t_ns", monotonic_ns()}, {"reason", "processes left running"}});
-      quit(0);
-    }
-  }
-  send({{"type", "done"}, {"t_ns", monotonic_ns()}});
-  quit(0);
+  run_workloads(ch, session, plan, workloads);
 }
 
 }  // namespace solbench::harness

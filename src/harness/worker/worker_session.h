@@ -13,17 +13,19 @@
 //      when the loop ends) are checked against the reference run on that call's
 //      inputs, generated again afterwards;
 //   3. the reference is timed the same way.
-// That is the in-process path (the reference and the checks beside the solution).
-// A judged evaluation (runner.h) splits it over two workers:
-//   - plan.record_calls (the solution's worker): the same calls and the checks of
-//     the solution's own behaviour (threads, processes, libraries, torch's and the
+// That is role Solution (the in-process path; the Baseline too). A judged
+// evaluation (runner.h) splits it over two workers:
+//   - a Recorder (the solution's worker): the same calls and the checks of the
+//     solution's own behaviour (threads, processes, libraries, torch's and the
 //     harness's functions, plain tensors), but no reference runs and no output is
 //     compared: each correctness round's and each sampled timed call's outputs and
 //     input digests are written to judge/<position>/ (python/solbench_py/record.py)
 //     and listed with their SHA-256 in the outcome's record;
-//   - plan.reference_role with a record (the reference worker, no solution code):
-//     the inputs generated again, the reference run, the records read as data and
-//     judged (values, inputs changed, sampled timed calls), then T_ref.
+//   - a Judge with a record (the reference worker, no solution code): the inputs
+//     generated again, the reference run, the records read as data and judged
+//     (values, inputs changed, sampled timed calls), then T_ref.
+// Each role is a verdict strategy on one round loop (worker/session_state.h lists
+// the files that hold them).
 // Before the solution is loaded (start()): the timer is made, the code loaded so far
 // is sealed (code_seal.h), and the thread and torch baselines are taken.
 // Workloads that cannot run here (missing safetensors blob, a dtype this torch
@@ -72,7 +74,7 @@ class WorkerSession {
  public:
   // `emit` sends a frame to the parent (progress reports); `ask` sends one and
   // returns the parent's answer (the seeds of the values, values.h), needed by
-  // every worker but the reference worker.
+  // every worker but the Judge.
   using Emit = std::function<void(const json&)>;
   WorkerSession(WorkerPlan plan, Emit emit, ParentValues::Ask ask = {});
   ~WorkerSession();
@@ -105,11 +107,12 @@ class WorkerSession {
   int warm_up(const json& spec, const std::function<bool()>& may_run,
               const std::function<void()>& done);
 
-  // Called once, before the reference is first timed (plan.timing_after_go: the
+  // Called once, before the reference is first timed (judge.timing_after_go: the
   // worker waits there for the parent's "go").
   void set_timing_gate(std::function<void()> gate);
 
-  // A plan with work_follows: its workloads and records, which came after start().
+  // A Judge's plan with work_follows: its workloads and records, which came after
+  // start().
   void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
 
   // Evaluates plan.workloads[i]. Never throws for problems of the solution.
@@ -119,8 +122,10 @@ class WorkerSession {
   // (the process could interfere with later workloads); a fresh one takes over.
   bool processes_left() const;
 
- private:
+  // The session's inside (worker/session_state.h), named by its files only.
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,390 @@
+// A judged evaluation (runner.h RunnerOptions::reference_worker): per batch of
+// workloads a Recorder runs the solution and records its calls, then a Judge that
+// never loads solution code judges the records and times the reference; the two
+// outcomes of a workload are merged into one.
+#include <algorithm>
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/framing.h"
+#include "harness/runner_internal.h"
+#include "harness/worker/worker_policy.h"
+
+namespace solbench::harness::runner_detail {
+
+namespace fs = std::filesystem;
+
+WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
+  WorkerPlan rp = plan;
+  rp.role = WorkerRole::Judge;
+  rp.solution_name = plan.solution_name + "/reference";
+  rp.entry = EntryPoint::reference();
+  rp.time_solution = false;
+  rp.workloads.clear();
+  rp.judge = JudgeOptions{};
+  rp.sandbox = opts.reference_sandbox;
+  return rp;
+}
+
+namespace {
+
+// Why a record cannot be judged as complete (the solution's worker says it found
+// nothing wrong, so every round and the sampled calls must be there), or "".
+std::string record_problem(const WorkerPlan& plan, const json& spec, const WorkloadOutcome& o) {
+  const CallRecord& r = *o.record;
+  if (o.status != Status::Passed) return "";
+  if (!r.failed_stage.empty()) return "a failure stage (" + r.failed_stage + ") on a PASSED outcome";
+  if (static_cast<int>(r.rounds.size()) != plan.rounds)
+    return fmt::format("{} correctness rounds recorded, {} run", r.rounds.size(), plan.rounds);
+  if (!plan.time_solution) return "";
+  if (!r.timed || !o.timing) return "the timed calls were not recorded";
+  // Kept among every call of the loop, warm-up included (values.h).
+  const int timed = o.timing->stats.count;
+  const int calls = timed + o.timing->warmup_calls;
+  const size_t expected =
+      static_cast<size_t>(std::min(sampled_calls(plan.verify_samples, spec), calls));
+  if (r.samples.size() != expected)
+    return fmt::format("{} sampled calls recorded, {} expected", r.samples.size(), expected);
+  for (const RecordedCall& c : r.samples)
+    if (c.call >= timed || c.pool_call >= calls)
+      return fmt::format("timed call {} (pool call {}) of {} calls", c.call, c.pool_call, calls);
+  return "";
+}
+
+// The outcome of a judged workload: the judge's verdict on what was recorded,
+// then the solution's own failure, then PASSED with the solution's T_k and the
+// reference worker's T_ref.
+WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
+  o.record.reset();
+  o.extra["judged_in"] = "reference worker";
+  // The reference worker's phases (reference_ms, check_ms, verify_ms, ...), under
+  // judge_* where the solution's worker has the same name (inputs_ms, total_ms).
+  for (const auto& [k, v] : judge.phases_ms.items())
+    o.phases_ms[k == "total_ms" ? std::string("judge_ms")
+                : o.phases_ms.contains(k) ? "judge_" + k
+                                          : k] = v;
+  if (auto it = judge.extra.find("verification"); it != judge.extra.end())
+    o.extra["verification"] = *it;
+  if (judge.skipped) {
+    o.skipped = true;
+    o.skip_reason = judge.skip_reason;
+    o.status = Status::RuntimeError;
+    o.log.clear();
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    return o;
+  }
+  if (judge.status != Status::Passed) {
+    std::string why = judge.log;
+    if (judge.status == Status::RuntimeError || judge.status == Status::Timeout)
+      why = "judging in the reference worker: " + why;
+    o.status = judge.status;
+    o.log = why + (o.log.empty() ? "" : "\n" + o.log);
+    if (judge.status == Status::IncorrectNumerical) o.correctness = judge.correctness;
+    else o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    return o;
+  }
+  if (o.status != Status::Passed) {  // the solution's own failure stands
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    return o;
+  }
+  o.correctness = judge.correctness;
+  if (!o.timing) return o;
+  o.extra["reference_timed_in"] = "reference worker";
+  if (judge.reference_timing) {
+    o.reference_timing = judge.reference_timing;
+    return o;
+  }
+  std::string why = judge.log;
+  if (why.size() > 500) why = why.substr(0, 500) + " [...]";
+  o.log += std::string(o.log.empty() ? "" : "\n") +
+           "timing the reference failed (in the reference worker): " +
+           (why.empty() ? std::string("no timing reported") : why);
+  return o;
+}
+
+// Workloads per batch, so that the records on disk stay within a budget: one
+// batch is one solution's worker and one reference worker. A workload's record
+// holds its outputs once per correctness round and per sampled timed call.
+std::vector<std::vector<int>> record_batches(const WorkerPlan& plan,
+                                             const std::filesystem::path& base) {
+  uint64_t budget = 16ull << 30;
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  const std::filesystem::space_info sp = std::filesystem::space(base, ec);
+  if (!ec) budget = std::min<uint64_t>(budget, sp.available / 2);
+  if (const char* v = std::getenv("SOLBENCH_RECORD_BUDGET_BYTES"))  // tests, diagnosis
+    budget = std::strtoull(v, nullptr, 10);
+  std::vector<std::vector<int>> batches(1);
+  uint64_t used = 0;
+  for (size_t i = 0; i < plan.workloads.size(); ++i) {
+    const json& spec = plan.workloads[i];
+    const uint64_t calls = static_cast<uint64_t>(plan.rounds) +
+                           (plan.time_solution ? sampled_calls(plan.verify_samples, spec) : 0);
+    const uint64_t bytes = calls * (workload_output_bytes(spec) + 4096);
+    if (!batches.back().empty() && used + bytes > budget) {
+      batches.emplace_back();
+      used = 0;
+    }
+    batches.back().push_back(static_cast<int>(i));
+    used += bytes;
+  }
+  return batches;
+}
+
+
+// Waits, on a thread of its own, for the Recorders handed over to exit beside the
+// judging (RunHooks::exiting); `gone()` is ready then. Their records in
+// `workers` from `from` on get their exit status once it is known.
+class Reaper {
+ public:
+  Reaper(std::vector<Child>& exiting, json& workers, size_t from)
+      : exiting_(exiting), workers_(workers), from_(from), exits_(exiting.size()) {
+    gone_future_ = gone_.get_future().share();
+    thread_ = std::thread([this] {
+      for (size_t i = 0; i < exiting_.size(); ++i)
+        exits_[i] = exiting_[i].wait(deadline_after(std::chrono::seconds(30))).describe();
+      gone_.set_value();
+    });
+  }
+  ~Reaper() {
+    thread_.join();
+    size_t k = 0;
+    for (size_t i = from_; i < workers_.size() && k < exits_.size(); ++i)
+      if (workers_[i].value("exit", "") == kExitingBesideJudge) workers_[i]["exit"] = exits_[k++];
+  }
+  Reaper(const Reaper&) = delete;
+  Reaper& operator=(const Reaper&) = delete;
+  std::shared_future<void> gone() const { return gone_future_; }
+
+ private:
+  std::vector<Child>& exiting_;
+  json& workers_;
+  size_t from_;
+  std::vector<std::string> exits_;
+  std::promise<void> gone_;
+  std::shared_future<void> gone_future_;
+  std::thread thread_;
+};
+
+// One batch of a judged evaluation: the Recorder records its calls, then the Judge
+// judges them; every outcome goes into `final`, by plan index.
+class JudgedBatch {
+ public:
+  JudgedBatch(const WorkerPlan& plan, const std::vector<int>& batch, const RunnerOptions& opts,
+              const fs::path& base, RunnerResult& result,
+              std::vector<std::optional<WorkloadOutcome>>& final)
+      : plan_(plan), batch_(batch), opts_(opts), result_(result), final_(final),
+        records_(StagingDir::create(base, "records-")) {
+    // The records leave the solution's scratch folder as soon as its result frame
+    // arrives: the parent's folder is not in the solution's writable domain.
+    if (opts.keep_scratch) records_.keep();
+  }
+  void run(uint64_t secret);
+
+ private:
+  WorkerPlan recorder_plan() const;
+  RunHooks recorder_hooks(uint64_t secret, std::vector<Child>* exiting);
+  RunnerOptions recorder_options();
+  std::optional<Launch> start_judge_early(const json& warm_up);
+  void hand_over();
+  RunnerOptions judge_options();
+  void emit(const RunnerEvent& e) {
+    if (opts_.on_event) opts_.on_event(e);
+  }
+
+  const WorkerPlan& plan_;
+  const std::vector<int>& batch_;
+  const RunnerOptions& opts_;
+  RunnerResult& result_;
+  std::vector<std::optional<WorkloadOutcome>>& final_;
+  StagingDir records_;
+  WorkerPlan judge_plan_;
+  RunnerResult recorded_;       // the Recorder's outcomes, by position in the batch
+  std::vector<size_t> judged_;  // positions in the batch the Judge gets
+};
+
+WorkerPlan JudgedBatch::recorder_plan() const {
+  WorkerPlan sp = plan_;
+  sp.role = WorkerRole::Recorder;
+  sp.workloads.clear();
+  for (int i : batch_) sp.workloads.push_back(plan_.workloads[i]);
+  sp.time_reference = false;  // T_ref comes from the Judge
+  return sp;
+}
+
+RunHooks JudgedBatch::recorder_hooks(uint64_t secret, std::vector<Child>* exiting) {
+  RunHooks hooks;
+  hooks.value_secret = secret;
+  hooks.exiting = exiting;
+  hooks.on_result = [this](WorkloadOutcome& o, const fs::path& scratch, size_t pos) {
+    if (!o.record) return;
+    const fs::path src = scratch / "judge" / std::to_string(pos);
+    const fs::path dst = records_.path() / std::to_string(o.index);
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(src, ec))) fs::rename(src, dst, ec);
+    if (!fs::is_directory(fs::symlink_status(dst, ec))) fs::create_directory(dst, ec);
+    o.record->dir = dst.string();
+  };
+  return hooks;
+}
+
+// The Recorder's events with plan indices; its recorded results wait for the Judge.
+RunnerOptions JudgedBatch::recorder_options() {
+  RunnerOptions so = opts_;
+  so.on_event = [this](const RunnerEvent& e) {
+    RunnerEvent x = e;
+    if (e.workload >= 0) x.workload = batch_.at(static_cast<size_t>(e.workload));
+    if (e.kind == EventKind::Result && e.outcome) {
+      if (e.outcome->record) return;  // reported once judged
+      WorkloadOutcome o = *e.outcome;
+      o.index = x.workload;
+      x.outcome = &o;
+      emit(x);
+      return;
+    }
+    emit(x);
+  };
+  return so;
+}
+
+// On a GPU the Judge starts now, beside the Recorder, and gets its work when the
+// records exist (JudgeOptions::work_follows): its start is off the critical path.
+// Not on the CPU, where its start would share the cores with the solution's timed
+// calls. SOLBENCH_EARLY_REFERENCE_WORKER=0 / 1: never / always.
+std::optional<Launch> JudgedBatch::start_judge_early(const json& warm_up) {
+  const char* early_env = std::getenv("SOLBENCH_EARLY_REFERENCE_WORKER");
+  const std::string early_mode = early_env ? early_env : "";
+  if (early_mode != "1" && (early_mode == "0" || plan_.device.rfind("cuda", 0) != 0)) return {};
+  WorkerPlan head = judge_plan_;
+  head.judge.work_follows = true;
+  head.judge.warm_up = warm_up;
+  try {
+    Launch l = launch_worker(head, opts_);
+    lend_caches(head.sandbox, l.scratch.path());
+    l.seal = new_seal();
+    if (write_frame(l.child.channel_fd(), sealed_plan(head, l.seal),
+                    deadline_after(opts_.startup_timeout))
+            .ok())
+      return l;
+    take_back_caches(head.sandbox, l.scratch.path());
+  } catch (const SpawnError&) {
+    // Started the usual way later, which reports the failure if it repeats.
+  }
+  return {};
+}
+
+// The Recorder's outcomes: final where there is nothing to judge (or the record is
+// incomplete), else handed to the Judge with their records.
+void JudgedBatch::hand_over() {
+  for (size_t pos = 0; pos < batch_.size(); ++pos) {
+    WorkloadOutcome& o = recorded_.outcomes[pos];
+    const int idx = batch_[pos];
+    o.index = idx;
+    if (!o.record) {  // decided without a verdict on values: reported already
+      final_[idx] = o;
+      continue;
+    }
+    if (const std::string why = record_problem(plan_, plan_.workloads[idx], o); !why.empty()) {
+      final_[idx] = failed(idx, o.uuid, Status::RuntimeError,
+                           "the solution's worker sent an incomplete record: " + why);
+      RunnerEvent e = make_event(EventKind::Result, idx);
+      e.outcome = &*final_[idx];
+      emit(e);
+      if (!opts_.keep_scratch) remove_tree_quietly(o.record->dir);
+      continue;
+    }
+    if (o.status != Status::Passed && o.record->failed_stage.empty())
+      o.record->failed_stage = "after";
+    judged_.push_back(pos);
+    judge_plan_.workloads.push_back(plan_.workloads[idx]);
+    judge_plan_.judge.records.push_back(*o.record);
+  }
+}
+
+// The Judge's events as the Recorder's workloads' (RunnerOptions::reference_worker);
+// each result merged with the Recorder's outcome and reported.
+RunnerOptions JudgedBatch::judge_options() {
+  RunnerOptions ro = opts_;
+  ro.reference_worker = false;
+  ro.on_event = [this](const RunnerEvent& e) {
+    const int idx = e.workload >= 0 ? batch_[judged_.at(static_cast<size_t>(e.workload))] : -1;
+    if (e.kind == EventKind::WorkerStart) {
+      RunnerEvent x = make_event(EventKind::WorkerStart);
+      x.message = "reference";
+      emit(x);
+    } else if ((e.kind == EventKind::Begin || e.kind == EventKind::Progress) && idx >= 0) {
+      RunnerEvent x = make_event(EventKind::Progress, idx);
+      x.phase = e.kind == EventKind::Begin ? WorkloadPhase::Judging : e.phase;
+      x.round = e.round;
+      emit(x);
+    } else if (e.kind == EventKind::Result && e.outcome && idx >= 0 && !final_[idx]) {
+      const WorkloadOutcome& sol = recorded_.outcomes[judged_.at(static_cast<size_t>(e.workload))];
+      if (!opts_.keep_scratch && sol.record) remove_tree_quietly(sol.record->dir);
+      final_[idx] = merge_judged(sol, *e.outcome);
+      RunnerEvent x = make_event(EventKind::Result, idx);
+      x.outcome = &*final_[idx];
+      emit(x);
+    }
+  };
+  return ro;
+}
+
+void JudgedBatch::run(uint64_t secret) {
+  judge_plan_ = reference_plan(plan_, opts_);
+  judge_plan_.judge.value_secret = secret;
+  judge_plan_.judge.timing_after_go = true;
+  const WorkerPlan sp = recorder_plan();
+  std::optional<Launch> early = start_judge_early(sp.workloads.front());
+
+  // The Recorder, done, exits while the Judge judges; T_ref is timed only once it
+  // has (JudgeOptions::timing_after_go).
+  std::vector<Child> exiting;
+  const RunHooks hooks = recorder_hooks(secret, &exiting);
+  recorded_ = run_workers(sp, recorder_options(), &hooks);
+  Reaper reaper(exiting, result_.workers, result_.workers.size());
+  for (auto& w : recorded_.workers) result_.workers.push_back(std::move(w));
+  if (!recorded_.env.empty()) result_.env = recorded_.env;
+  if (!recorded_.sandbox.empty()) result_.sandbox = recorded_.sandbox;
+
+  hand_over();
+  if (judged_.empty()) {  // an early Judge is killed unused
+    if (early) take_back_caches(judge_plan_.sandbox, early->scratch.path());
+    return;
+  }
+  RunHooks judge_hooks;
+  judge_hooks.go = reaper.gone();
+  RunnerResult jr = run_workers(judge_plan_, judge_options(), &judge_hooks, std::move(early));
+  for (auto& w : jr.workers) result_.reference_workers.push_back(std::move(w));
+  for (size_t j = 0; j < judged_.size(); ++j) {  // every result was reported; be safe
+    const int idx = batch_[judged_[j]];
+    if (!final_[idx]) final_[idx] = merge_judged(recorded_.outcomes[judged_[j]], jr.outcomes.at(j));
+  }
+}
+
+}  // namespace
+
+RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts) {
+  RunnerResult result;
+  const fs::path base = staging_base_of(opts);
+  const uint64_t secret = evaluation_secret(plan);
+  std::vector<std::optional<WorkloadOutcome>> final(plan.workloads.size());
+  for (const std::vector<int>& batch : record_batches(plan, base))
+    JudgedBatch(plan, batch, opts, base, result, final).run(secret);
+  for (size_t i = 0; i < final.size(); ++i)
+    result.outcomes.push_back(final[i] ? std::move(*final[i])
+                                       : failed(static_cast<int>(i),
+                                                plan.workloads[i].value("uuid", ""),
+                                                Status::RuntimeError, "no outcome was produced"));
+  return result;
+}
+
+}  // namespace solbench::harness::runner_detail
