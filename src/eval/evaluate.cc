@@ -245,7 +245,7 @@ void Evaluation::build() {
     prep_ = harness::reference_as_solution();
   } else {
     harness::PrepareOptions po;
-    po.device = req_.device;
+    po.device = device_;
     po.compile_timeout = std::chrono::duration<double>(req_.settings.compile_timeout_s);
     po.keep_staging = req_.keep_staging;
     po.cuda_arch = resolve_cuda_arch(req_.cuda_arch, device_, ob_);

@@ -11,13 +11,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
-
 // Why this solution cannot run on `device`, or "" when it can. Python-family
 // solutions run anywhere torch does; C++ host code only on the CPU; CUDA C++ only
 // on a GPU.
-std::string device_mismatch(const Solution& s, const std::string& device) {
-  const bool cuda = is_cuda_device(device);
+std::string device_mismatch(const Solution& s, const Device& device) {
+  const bool cuda = device.is_cuda();
   if (s.spec.family() == LanguageFamily::Cpp) {
     if (s.spec.has_language(Language::Cpp) && cuda)
       return "language cpp is host code; evaluate it with --device cpu";
@@ -109,7 +107,7 @@ PreparedSolution prepare_solution(const Solution& s, const Definition& def,
     return done();
   }
   if (std::string why = device_mismatch(s, opts.device); !why.empty()) {
-    p.log = "solution " + s.name + " cannot run on " + opts.device + ": " + why;
+    p.log = "solution " + s.name + " cannot run on " + opts.device.str() + ": " + why;
     p.skip = true;
     return done();
   }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "core/device.h"
 #include "core/json.h"
 #include "core/problem.h"
 #include "core/solution.h"
@@ -24,7 +25,7 @@
 namespace solbench::harness {
 
 struct PrepareOptions {
-  std::string device = "cpu";  // "cpu" or "cuda:N"
+  Device device;  // the CPU by default
   std::chrono::duration<double> compile_timeout = std::chrono::seconds(120);
   bool keep_staging = false;
   std::string cuda_arch;       // e.g. "90a" for nvcc; empty: nvcc's default

@@ -22,7 +22,7 @@ json sandbox_for(const HarnessRequest& r, EntryKind kind, const std::string& con
   if (r.no_sandbox) return {{"enabled", false}};
   WorkerPolicyRequest pr;
   pr.kind = kind;
-  pr.device = r.device;
+  pr.device = Device::parse(r.device);
   pr.content = content;
   return worker_sandbox_plan(pr);
 }

@@ -20,6 +20,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/settings.h"
+
 extern char** environ;
 
 namespace solbench::harness {
@@ -187,7 +189,7 @@ std::optional<fs::path> find_program(const std::string& name, const char* path_e
     if (is_executable_file(name)) return fs::path(name);
     return std::nullopt;
   }
-  std::string path = path_env ? path_env : (std::getenv("PATH") ? std::getenv("PATH") : "");
+  std::string path = path_env ? path_env : settings().path_env;
   if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
   while (start <= path.size()) {

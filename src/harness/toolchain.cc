@@ -1,17 +1,18 @@
 #include "harness/toolchain.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/settings.h"
 #include "harness/build/build_cache.h"
 #include "harness/build/python_probe.h"
 #include "harness/sha256.h"
@@ -32,7 +33,7 @@ std::chrono::duration<double> time_left(Deadline deadline) {
 
 std::string configured_python(const std::string& requested) {
   if (!requested.empty()) return requested;
-  if (const char* env = std::getenv("SOLBENCH_PYTHON"); env && *env) return env;
+  if (const std::string& env = settings().python; !env.empty()) return env;
 #ifdef SOLBENCH_PYTHON_EXECUTABLE
   return SOLBENCH_PYTHON_EXECUTABLE;
 #else
@@ -42,9 +43,16 @@ std::string configured_python(const std::string& requested) {
 
 // ---------------------------------------------------------------- compilers
 
+namespace {
+// $CC or $CXX (`var`) from the settings; "" for another name.
+std::string compiler_setting(const Settings& s, std::string_view var) {
+  return var == "CC" ? s.cc : var == "CXX" ? s.cxx : std::string();
+}
+}  // namespace
+
 std::string compiler_name(const std::string& configured, const char* env, const char* fallback) {
   if (!configured.empty()) return configured;
-  if (const char* e = std::getenv(env); e && *e) return e;
+  if (std::string e = compiler_setting(settings(), env); !e.empty()) return e;
   return fallback;
 }
 
@@ -58,10 +66,11 @@ std::optional<fs::path> find_compiler(const std::string& name) {
 
 std::optional<fs::path> find_nvcc(const std::string& configured) {
   if (!configured.empty()) return find_program(configured);
-  if (const char* e = std::getenv("NVCC"); e && *e) return find_program(e);
-  for (const char* env : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* h = std::getenv(env); h && *h) {
-      if (auto p = find_program((fs::path(h) / "bin" / "nvcc").string())) return p;
+  const Settings& env = settings();
+  if (!env.nvcc.empty()) return find_program(env.nvcc);
+  for (const fs::path& home : {env.cuda_home, env.cuda_path}) {
+    if (!home.empty()) {
+      if (auto p = find_program((home / "bin" / "nvcc").string())) return p;
     }
   }
 #ifdef SOLBENCH_CUDA_ROOT
@@ -108,7 +117,7 @@ ProgramVersion program_version(const fs::path& prog, const BuildCache* cache,
 std::vector<fs::path> kernel_include_candidates(const fs::path& configured) {
   std::vector<fs::path> candidates;
   if (!configured.empty()) candidates.push_back(configured);
-  if (const char* e = std::getenv("SOLBENCH_INCLUDE_DIR"); e && *e) candidates.emplace_back(e);
+  if (const fs::path& env = settings().include_dir; !env.empty()) candidates.push_back(env);
 #ifdef SOLBENCH_SOURCE_INCLUDE_DIR
   candidates.emplace_back(SOLBENCH_SOURCE_INCLUDE_DIR);
 #endif
@@ -345,7 +354,7 @@ namespace {
 
 // solbench-ccwrap (ccwrap_main.cc): $SOLBENCH_CCWRAP, else beside this executable.
 fs::path ccwrap_program() {
-  if (const char* v = std::getenv("SOLBENCH_CCWRAP"); v && *v) return v;
+  if (const fs::path& env = settings().ccwrap; !env.empty()) return env;
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path() / "solbench-ccwrap";
   return !ec && fs::exists(p, ec) ? p : fs::path();
@@ -397,7 +406,7 @@ std::set<std::vector<std::string>> add_compiler_drivers(std::set<std::string>& o
   std::vector<std::pair<std::string, const char*>> names;
   std::set<std::string> fixed;  // CC/CXX already decided
   for (const char* var : {"CC", "CXX"})
-    if (const char* v = std::getenv(var); v && *v) {
+    if (const std::string v = compiler_setting(settings(), var); !v.empty()) {
       names.emplace_back(v, var);
       if (auto p = find_program(v); p && wrapper_target(*p).empty()) fixed.insert(var);
     }
@@ -465,7 +474,8 @@ void add_system_programs(std::set<std::string>& out) {
   // (The toolkits the runtimes look in, $CUDA_HOME and /usr/local/cuda: not
   // find_nvcc's search, which serves the build.)
   std::vector<fs::path> cuda_bins;
-  if (const char* h = std::getenv("CUDA_HOME"); h && *h) cuda_bins.emplace_back(fs::path(h) / "bin");
+  const Settings& env = settings();
+  if (!env.cuda_home.empty()) cuda_bins.push_back(env.cuda_home / "bin");
   cuda_bins.emplace_back("/usr/local/cuda/bin");
   for (const auto& bin : cuda_bins) {
     // nvcc too (Inductor runs it), with what it runs in turn; not the whole bin
@@ -475,7 +485,7 @@ void add_system_programs(std::set<std::string>& out) {
       add_existing(out, bin / tool);
     add_existing(out, bin.parent_path() / "nvvm" / "bin");  // cicc
   }
-  if (const char* v = std::getenv("TRITON_PTXAS_PATH"); v && *v) add_existing(out, v);
+  if (!env.triton_ptxas_path.empty()) add_existing(out, env.triton_ptxas_path);
 }
 
 }  // namespace

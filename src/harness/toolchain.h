@@ -36,7 +36,8 @@ std::string configured_python(const std::string& requested = "");
 
 // ---------------------------------------------------------------- compilers
 
-// The compiler to use: `configured`, else $`env`, else `fallback` ("g++", "gcc").
+// The compiler to use: `configured`, else $`env` ("CXX" or "CC", from settings()),
+// else `fallback` ("g++", "gcc").
 std::string compiler_name(const std::string& configured, const char* env, const char* fallback);
 // `name` looked up in PATH (a name with a slash as is), made absolute; nullopt when
 // it is not an executable.

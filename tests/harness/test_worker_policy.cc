@@ -146,7 +146,7 @@ TEST_F(WorkerPolicy, NativeWorkersRunNothingAndEverySolutionHasItsOwnCaches) {
   // ... and two solutions of one kind get the same sandbox (a spare serves both).
   EXPECT_EQ(without_jit_cache(b), without_jit_cache(a));
   req.content = "solution A";
-  req.device = "cuda:0";
+  req.device = Device::cuda(0);
   EXPECT_NE(worker_sandbox_plan(req).at("jit_cache"), a.at("jit_cache"));
 }
 

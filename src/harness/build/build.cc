@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/settings.h"
 #include "harness/build/builder.h"
 #include "harness/build/native_build.h"
 #include "harness/build/torch_build.h"
@@ -42,11 +43,7 @@ json BuildResult::to_json() const {
 }
 
 int build_jobs() {
-  if (const char* e = std::getenv("SOLBENCH_BUILD_JOBS"); e && *e) {
-    char* end = nullptr;
-    const long v = std::strtol(e, &end, 10);
-    if (end && *end == '\0' && v > 0) return static_cast<int>(std::min<long>(v, 1024));
-  }
+  if (const std::optional<int> jobs = settings().build_jobs) return *jobs;
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "core/settings.h"
 #include "harness/sha256.h"
 #include "harness/staging.h"
 
@@ -31,12 +32,8 @@ std::optional<std::string> read_small_file(const fs::path& p) {
 }  // namespace
 
 fs::path default_build_cache_dir() {
-  if (const char* d = std::getenv("SOLBENCH_CACHE_DIR"); d && *d) return fs::path(d) / "builds";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return fs::path(x) / "solbench" / "builds";
-  if (const char* h = std::getenv("HOME"); h && *h)
-    return fs::path(h) / ".cache" / "solbench" / "builds";
-  return "/tmp/solbench-cache/builds";
+  const fs::path home = settings().cache_home();
+  return (home.empty() ? fs::path("/tmp/solbench-cache") : home) / "builds";
 }
 
 BuildCache::BuildCache(fs::path root) : root_(std::move(root)) {}

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/json.h"
+#include "core/settings.h"
 #include "harness/build/command_lines.h"
 #include "harness/process.h"
 #include "harness/toolchain.h"
@@ -167,8 +168,10 @@ std::vector<std::pair<fs::path, std::string>> cudnn_roots(const fs::path& cuda_r
                                                           const std::string& python,
                                                           PackageDirs& packages) {
   std::vector<std::pair<fs::path, std::string>> roots;
-  for (const char* env : {"CUDNN_HOME", "CUDNN_PATH"})
-    if (const char* e = std::getenv(env); e && *e) roots.emplace_back(e, std::string("$") + env);
+  const Settings& env = settings();
+  for (const auto& [root, how] :
+       {std::pair{env.cudnn_home, "$CUDNN_HOME"}, {env.cudnn_path, "$CUDNN_PATH"}})
+    if (!root.empty()) roots.emplace_back(root, how);
   for (const auto& p : packages("nvidia.cudnn"))
     roots.emplace_back(p, "the nvidia-cudnn wheel of " + python);
   if (!cuda_root.empty()) roots.emplace_back(cuda_root, "the CUDA toolkit");
@@ -278,17 +281,19 @@ struct CutlassSearch {
 
 bool add_cutlass(ResolvedDependencies& d, const std::string& python, PackageDirs& packages) {
   CutlassSearch s(d);
-  if (const char* e = std::getenv("SOLBENCH_CUTLASS_DIR"); e && *e) {
-    if (!s.take(e, "$SOLBENCH_CUTLASS_DIR")) {
-      d.error = std::string("dependency cutlass: SOLBENCH_CUTLASS_DIR=") + e +
+  const Settings& env = settings();
+  if (!env.cutlass_dir.empty()) {
+    if (!s.take(env.cutlass_dir, "$SOLBENCH_CUTLASS_DIR")) {
+      d.error = "dependency cutlass: SOLBENCH_CUTLASS_DIR=" + env.cutlass_dir.string() +
                 " holds neither include/cutlass/cutlass.h nor cutlass/cutlass.h (set it to a "
                 "CUTLASS checkout, the folder holding include/cutlass/cutlass.h)";
       return false;
     }
   }
-  for (const char* env : {"CUTLASS_DIR", "CUTLASS_PATH", "CUTLASS_HOME"}) {
+  for (const auto& [root, how] : {std::pair{env.cutlass_dir_env, "$CUTLASS_DIR"},
+                                  {env.cutlass_path, "$CUTLASS_PATH"}, {env.cutlass_home, "$CUTLASS_HOME"}}) {
     if (s.found) break;
-    if (const char* e = std::getenv(env); e && *e) s.take(e, std::string("$") + env);
+    if (!root.empty()) s.take(root, how);
   }
   s.take_package(python, packages);
   if (!s.found) s.take("/usr/local/cutlass", "/usr/local/cutlass");

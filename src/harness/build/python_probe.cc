@@ -2,10 +2,10 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <sstream>
 #include <vector>
 
+#include "core/settings.h"
 #include "harness/build/build_cache.h"
 #include "harness/process.h"
 #include "harness/sha256.h"
@@ -36,11 +36,9 @@ int64_t mtime_ns(const std::string& path) {
 std::string memo_id(const fs::path& python, const std::string& what, const std::string& code) {
   std::string id =
       "python-probe/1|" + what + "|" + sha256_hex(code).substr(0, 16) + "|" + file_identity(python);
-  for (const char* v : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE",
-                        "PYTHONSAFEPATH", "PYTHONSTARTUP", "VIRTUAL_ENV", "HOME"}) {
-    const char* e = std::getenv(v);
-    id += std::string("|") + v + "=" + (e ? e : "");
-  }
+  const Settings& env = settings();
+  for (const auto& [name, value] : env.python_import_env) id += "|" + name + "=" + value;
+  id += "|HOME=" + env.home.string();
   std::error_code ec;
   return id + "|cwd=" + fs::current_path(ec).string();
 }

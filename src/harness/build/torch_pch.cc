@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 
+#include "core/settings.h"
 #include "harness/sha256.h"
 #include "harness/staging.h"
 
@@ -81,7 +81,7 @@ bool is_gcc(const std::string& version) {
 }
 
 bool TorchPch::usable(const std::pair<std::string, std::string>& compiler) const {
-  return !sources_.empty() && b_.opts.torch_pch && mode_ != "0" && b_.cache && is_gcc(compiler.second) &&
+  return !sources_.empty() && b_.opts.torch_pch && mode_ != false && b_.cache && is_gcc(compiler.second) &&
          !affects_header_lookup(b_.sol.spec.compile_options.cflags);
 }
 
@@ -89,8 +89,7 @@ void TorchPch::plan(const TorchSettings& ts, const std::pair<std::string, std::s
                     const std::vector<std::string>& flags) {
   for (const auto& s : b_.sol.sources)
     if (kind_of(s.path) == SrcKind::Cxx && starts_with_torch_include(s.content)) sources_.insert(s.path);
-  const char* env = std::getenv("SOLBENCH_TORCH_PCH");
-  mode_ = env ? env : "";
+  mode_ = settings().torch_pch;
   torch_version_ = ts.version;
   if (!usable(compiler)) return;
   cache_.emplace(b_.cache->root() / ".pch");
@@ -116,7 +115,7 @@ void TorchPch::plan_build(const std::vector<std::string>& flags) {
   const fs::path marker = cache_->root() / (key_ + ".wanted");
   size_t compiled = 0;
   for (const auto& s : b_.sol.sources) compiled += kind_of(s.path) != SrcKind::Other;
-  const bool eager = mode_ == "1";
+  const bool eager = mode_ == true;
   const bool wanted_before = is_file(marker);
   if (!eager && !wanted_before) {
     fs::create_directories(cache_->root(), ec);

@@ -64,7 +64,7 @@ class TorchPch {
   std::filesystem::path tmp_;      // where build_ writes
   std::string key_;
   std::optional<BuildCache> cache_;  // <build cache>/.pch
-  std::string mode_;               // $SOLBENCH_TORCH_PCH
+  std::optional<bool> mode_;       // $SOLBENCH_TORCH_PCH (settings.h torch_pch)
   std::string torch_version_;
 };
 

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/settings.h"
 #include "harness/build/build_cache.h"
 #include "harness/sha256.h"
 #include "harness/staging.h"
@@ -63,9 +64,8 @@ std::string byte_size_text(uint64_t bytes) {
 
 WorkerLimits worker_limits() {
   WorkerLimits l;
-  auto read = [](const char* var, uint64_t& field) {
-    const char* v = std::getenv(var);
-    if (!v || !*v) return;
+  auto read = [](const char* var, const std::string& v, uint64_t& field) {
+    if (v.empty()) return;
     const auto n = parse_byte_size(v);
     if (!n)
       throw std::runtime_error(std::string(var) + "='" + v +
@@ -73,8 +73,9 @@ WorkerLimits worker_limits() {
                                "suffix (powers of 1024), e.g. 512M or 2G");
     field = *n;
   };
-  read("SOLBENCH_WORKER_TMP_LIMIT", l.tmp_bytes);
-  read("SOLBENCH_JIT_CACHE_LIMIT", l.jit_cache_bytes);
+  const Settings& env = settings();
+  read("SOLBENCH_WORKER_TMP_LIMIT", env.worker_tmp_limit, l.tmp_bytes);
+  read("SOLBENCH_JIT_CACHE_LIMIT", env.jit_cache_limit, l.jit_cache_bytes);
   return l;
 }
 
@@ -97,7 +98,7 @@ json worker_sandbox_plan(const WorkerPolicyRequest& req) {
       req.jit_root.empty() ? default_build_cache_dir().parent_path() / "jit" : req.jit_root;
   // Keyed by content (and device kind: CPU and GPU caches hold different code).
   const std::string key =
-      sha256_hex(req.content + '\n' + (req.device == "cpu" ? "cpu" : "cuda")).substr(0, 24);
+      sha256_hex(req.content + '\n' + (req.device.is_cpu() ? "cpu" : "cuda")).substr(0, 24);
   const fs::path jit = root / key;
   std::error_code ec;
   fs::create_directories(jit, ec);

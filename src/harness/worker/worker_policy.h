@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/device.h"
 #include "core/json.h"
 #include "harness/protocol.h"
 #include "harness/toolchain.h"  // find_toolchains: what Python workers may execute
@@ -59,7 +60,7 @@ std::string byte_size_text(uint64_t bytes);
 
 struct WorkerPolicyRequest {
   EntryKind kind = EntryKind::Python;
-  std::string device = "cpu";
+  Device device;  // the CPU by default
   // Content key of what runs (the solution's JSON, or the definition for the
   // reference): names the compile-cache folder.
   std::string content;
