@@ -299,7 +299,7 @@ void Evaluation::run_workers() {
   hr.entry = prep_.entry;
   hr.definition = to_json(problem_.definition);
   for (size_t i : sel_) hr.workloads.push_back(harness::workload_spec(problem_, i));
-  hr.device = req_.device;
+  hr.device = device_;
   hr.rounds = req_.settings.rounds;
   hr.seed = req_.settings.seed;
   hr.timed = !req_.settings.no_timing;

@@ -1,8 +1,8 @@
 #include "harness/evaluate.h"
 
 #include <algorithm>
-#include <cstdlib>
 
+#include "core/settings.h"
 #include "harness/timing/device_lock.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
@@ -11,18 +11,13 @@ namespace solbench::harness {
 
 namespace {
 
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == value;
-}
-
 // A worker's sandbox policy: processes, writes and compile caches by the kind
 // of code it loads (worker_policy.h); its caches are keyed by `content`.
 json sandbox_for(const HarnessRequest& r, EntryKind kind, const std::string& content) {
   if (r.no_sandbox) return {{"enabled", false}};
   WorkerPolicyRequest pr;
   pr.kind = kind;
-  pr.device = Device::parse(r.device);
+  pr.device = r.device;
   pr.content = content;
   return worker_sandbox_plan(pr);
 }
@@ -65,13 +60,13 @@ RunnerOptions runner_options(const HarnessRequest& r) {
   if (r.role == Role::Baseline) return ro;
   // Spare workers made ahead by the zygote (runner.h RunnerOptions::spares):
   // SOLBENCH_SPARE_WORKERS=1, which the Python module sets for its evaluations.
-  ro.spares = env_is("SOLBENCH_SPARE_WORKERS", "1");
+  ro.spares = settings().spare_workers;
   // Every verdict on values and T_ref from a reference worker that never loads
   // the solution (runner.h, docs/harness.md "Judging").
   // SOLBENCH_REFERENCE_WORKER=0 runs the reference and the checks in the
   // solution's worker instead: for measuring what the judge costs, not for
   // evaluations (a solution can change the reference's values there).
-  ro.reference_worker = !env_is("SOLBENCH_REFERENCE_WORKER", "0");
+  ro.reference_worker = settings().reference_worker;
   ro.reference_sandbox = sandbox_for(r, EntryKind::Reference,
                                      r.definition.dump() + "\nsolbench reference");
   return ro;

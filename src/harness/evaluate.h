@@ -37,7 +37,7 @@ struct HarnessRequest {
   EntryPoint entry;                  // Baseline: ignored (the reference's)
   json definition = json::object();  // definition.json (core to_json)
   std::vector<json> workloads;       // workload_spec() of each, in order
-  std::string device = "cpu";        // "cpu" or "cuda:N"
+  Device device;                     // the CPU unless told
   int rounds = 5;                    // correctness rounds, fresh inputs each
   uint64_t seed = 0;                 // 0: a secret of its own (WorkerPlan::seed)
   bool timed = true;                 // time the candidate (and, as a solution, T_ref)

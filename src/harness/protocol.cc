@@ -409,7 +409,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.entry.dps = j.value("dps", true);
     p.entry.languages = j.value("languages", std::vector<std::string>{});
     for (const auto& w : j.at("workloads")) p.workloads.push_back(w);
-    p.device = j.value("device", "cpu");
+    p.device = Device::parse(j.value("device", "cpu"));
     p.rounds = j.value("rounds", 5);
     p.seed = j.value("seed", uint64_t{0});
     p.input_sets = j.value("input_sets", 4);

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/device.h"
 #include "core/json.h"
 #include "core/trace.h"
 #include "harness/timing/timing.h"
@@ -215,7 +216,7 @@ struct WorkerPlan {
   // tolerance, op_type, dataset_root} (see python/solbench_py/runtime.py Workload).
   std::vector<json> workloads;
 
-  std::string device = "cpu";
+  Device device;  // "device" on the wire: its text
   int rounds = 5;
   // The evaluation's values (values.h) are drawn from a secret the parent makes:
   // at random when this is 0, else from this seed (reproducible, and predictable

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/settings.h"
 #include "harness/framing.h"
 #include "harness/runner_internal.h"
 #include "harness/worker/worker_policy.h"
@@ -121,8 +122,7 @@ std::vector<std::vector<int>> record_batches(const WorkerPlan& plan,
   std::filesystem::create_directories(base, ec);
   const std::filesystem::space_info sp = std::filesystem::space(base, ec);
   if (!ec) budget = std::min<uint64_t>(budget, sp.available / 2);
-  if (const char* v = std::getenv("SOLBENCH_RECORD_BUDGET_BYTES"))  // tests, diagnosis
-    budget = std::strtoull(v, nullptr, 10);
+  if (const auto b = settings().record_budget_bytes) budget = *b;  // tests, diagnosis
   std::vector<std::vector<int>> batches(1);
   uint64_t used = 0;
   for (size_t i = 0; i < plan.workloads.size(); ++i) {
@@ -261,9 +261,7 @@ RunnerOptions JudgedBatch::recorder_options() {
 // Not on the CPU, where its start would share the cores with the solution's timed
 // calls. SOLBENCH_EARLY_REFERENCE_WORKER=0 / 1: never / always.
 std::optional<Launch> JudgedBatch::start_judge_early(const json& warm_up) {
-  const char* early_env = std::getenv("SOLBENCH_EARLY_REFERENCE_WORKER");
-  const std::string early_mode = early_env ? early_env : "";
-  if (early_mode != "1" && (early_mode == "0" || plan_.device.rfind("cuda", 0) != 0)) return {};
+  if (!settings().early_reference_worker.value_or(plan_.device.is_cuda())) return {};
   WorkerPlan head = judge_plan_;
   head.judge.work_follows = true;
   head.judge.warm_up = warm_up;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/settings.h"
 #include "harness/runner_internal.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
@@ -41,9 +42,8 @@ json standby_of(const WorkerPlan& plan) {
 bool new_pid_namespace_for(const WorkerPlan& plan) {
   // Process 1 of its own PID namespace: whatever the solution starts dies with the
   // worker, however it detached itself (docs/sandbox.md).
-  const char* pidns = std::getenv("SOLBENCH_WORKER_PIDNS");  // "0": off, for diagnosis
   return (!plan.sandbox.is_object() || plan.sandbox.value("enabled", true)) &&
-         !(pidns && std::string(pidns) == "0");
+         settings().worker_pidns;  // SOLBENCH_WORKER_PIDNS=0: off, for diagnosis
 }
 
 // The zygote's request for a worker of `plan` (launch_worker adds cwd and env).

@@ -14,12 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/settings.h"
+
 namespace solbench::harness {
 namespace fs = std::filesystem;
 
 fs::path default_staging_base() {
-  if (const char* d = std::getenv("SOLBENCH_STAGING_DIR"); d && *d) return d;
-  if (const char* t = std::getenv("TMPDIR"); t && *t) return fs::path(t) / "solbench";
+  const Settings& s = settings();
+  if (!s.staging_dir.empty()) return s.staging_dir;
+  if (!s.tmpdir.empty()) return s.tmpdir / "solbench";
   return "/tmp/solbench";
 }
 

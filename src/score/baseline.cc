@@ -100,7 +100,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   hr.role = harness::Role::Baseline;
   hr.definition = to_json(problem.definition);
   for (size_t i : indices) hr.workloads.push_back(harness::workload_spec(problem, i));
-  hr.device = o.device.str();
+  hr.device = o.device;
   hr.rounds = o.rounds;
   hr.seed = o.seed;
   hr.timing = o.timing;

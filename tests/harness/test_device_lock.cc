@@ -72,7 +72,7 @@ TEST(DeviceLock, NoFileMeansNoWaiting) {
   EXPECT_FALSE(missing.is_open());
   EXPECT_EQ(missing.acquire(), 0);
   EXPECT_TRUE(missing.try_acquire());
-  EXPECT_EQ(gpu_timing_lock_path("cpu"), "");
+  EXPECT_EQ(gpu_timing_lock_path(Device::cpu()), "");
 }
 
 }  // namespace

@@ -75,6 +75,16 @@ std::optional<fs::path> Builder::compiler(const std::string& configured, const c
   return p;
 }
 
+bool Builder::kernel_include_and_cxx(fs::path& inc, fs::path& cxx) {
+  auto i = kernel_include_dir();
+  if (!i) return false;
+  inc = *i;
+  auto x = compiler(opts.cxx, "CXX", "g++");
+  if (!x) return false;
+  cxx = *x;
+  return true;
+}
+
 std::optional<fs::path> Builder::kernel_include_dir() {
   const std::vector<fs::path> candidates = kernel_include_candidates(opts.include_dir);
   for (const auto& c : candidates) {

@@ -59,6 +59,9 @@ struct Builder {
   std::optional<std::filesystem::path> compiler(const std::string& configured, const char* env,
                                                 const char* fallback);
   std::optional<std::filesystem::path> kernel_include_dir();
+  // kernel.h's folder and the C++ compiler, which every build needs; false when one
+  // is missing.
+  bool kernel_include_and_cxx(std::filesystem::path& inc, std::filesystem::path& cxx);
   // The interpreter the worker embeds, unless configured otherwise.
   std::string python() const;
   // Each program's --version; adds their first lines to result.compiler_version.

@@ -59,12 +59,7 @@ struct NativeBuild {
 
   // The compilers, the toolkit, the dependencies; false (b.result set) when one is missing.
   bool find_tools() {
-    auto i = b.kernel_include_dir();
-    if (!i) return false;
-    inc = *i;
-    auto x = b.compiler(b.opts.cxx, "CXX", "g++");
-    if (!x) return false;
-    cxx = *x;
+    if (!b.kernel_include_and_cxx(inc, cxx)) return false;
     if (src.any_c && !(cc = b.compiler(b.opts.cc, "CC", "gcc"))) return false;
     if (src.any_cu) {
       nvcc = find_nvcc(b.opts.nvcc);

@@ -34,12 +34,7 @@ struct TorchBuild {
   // kernel.h, the compiler, the interpreter and torch's settings; false (b.result set)
   // when one is missing.
   bool find_torch() {
-    auto i = b.kernel_include_dir();
-    if (!i) return false;
-    inc = *i;
-    auto x = b.compiler(b.opts.cxx, "CXX", "g++");
-    if (!x) return false;
-    cxx = *x;
+    if (!b.kernel_include_and_cxx(inc, cxx)) return false;
     const std::string python = b.python();
     auto p = find_program(python);
     if (!p) {

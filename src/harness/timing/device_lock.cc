@@ -39,10 +39,6 @@ std::string gpu_timing_lock_path(const Device& device) {
   return fs::exists(p, ec) ? p.string() : "";
 }
 
-std::string gpu_timing_lock_path(const std::string& device) {
-  return gpu_timing_lock_path(Device::try_parse(device).value_or(Device::cpu()));
-}
-
 DeviceLock::DeviceLock(const std::string& path) {
   if (!path.empty()) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 }

@@ -21,8 +21,6 @@ namespace solbench::harness {
 // machine)/<GPU UUID>.lock (by ordinal where the UUID cannot be read).
 // The parent names it in the plan; the sandboxed worker only reads it.
 std::string gpu_timing_lock_path(const Device& device);
-// For callers not yet converted: "" for a text that is not a device.
-std::string gpu_timing_lock_path(const std::string& device);
 
 class DeviceLock {
  public:

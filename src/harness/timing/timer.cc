@@ -20,12 +20,4 @@ std::unique_ptr<Timer> make_timer(const Device& device, void* stream, const json
   return gpu::make_gpu_timer(device.ordinal(), stream, options.is_object() ? options : json::object());
 }
 
-std::unique_ptr<Timer> make_timer(const std::string& device, void* stream, const json& options) {
-  return make_timer(Device::parse(device), stream, options);
-}
-
-int cuda_ordinal(const std::string& device) {
-  return Device::try_parse(device).value_or(Device::cpu()).ordinal();
-}
-
 }  // namespace solbench::harness

@@ -70,12 +70,4 @@ class CpuTimer final : public Timer {
 std::unique_ptr<Timer> make_timer(const Device& device, void* stream = nullptr,
                                   const json& options = json::object());
 
-// For callers not yet converted: make_timer(Device::parse(device), ...) (a text that
-// is not a device throws DeviceError, a std::runtime_error).
-std::unique_ptr<Timer> make_timer(const std::string& device, void* stream = nullptr,
-                                  const json& options = json::object());
-// For callers not yet converted: the CUDA ordinal of "cuda:N" ("cuda" is 0), or -1
-// for any other device string.
-int cuda_ordinal(const std::string& device);
-
 }  // namespace solbench::harness

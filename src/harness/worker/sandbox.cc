@@ -24,6 +24,8 @@
 
 #ifdef SOLBENCH_HAVE_SECCOMP
 #include <seccomp.h>
+
+#include "core/settings.h"
 #endif
 
 #ifndef PR_CAP_AMBIENT
@@ -204,15 +206,7 @@ class SeccompFilter {
 
 bool install_seccomp(const SandboxOptions& o, SandboxReport& r) {
   std::vector<std::string> allowed = o.allow_syscalls;
-  if (const char* env = std::getenv("SOLBENCH_SANDBOX_ALLOW")) {
-    std::string list = env;
-    for (size_t pos = 0; pos <= list.size();) {
-      size_t comma = list.find(',', pos);
-      if (comma == std::string::npos) comma = list.size();
-      if (comma > pos) allowed.push_back(list.substr(pos, comma - pos));
-      pos = comma + 1;
-    }
-  }
+  for (const auto& name : settings().sandbox_allow) allowed.push_back(name);
   SeccompFilter f(r, std::move(allowed));
   if (!f.valid()) {
     r.notes.push_back("seccomp_init failed");

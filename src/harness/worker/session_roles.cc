@@ -358,7 +358,7 @@ class Judging final : public RoleVerdict {
   py::dict load(const RecordedCall& c, const std::string& what) {
     py::dict got;
     try {
-      got = s_.record_mod.attr("read_call")((dir_ / c.file).string(), c.sha256, s_.plan.device)
+      got = s_.record_mod.attr("read_call")((dir_ / c.file).string(), c.sha256, s_.plan.device.str())
                 .cast<py::dict>();
     } catch (py::error_already_set& e) {
       const std::string msg = py::str(e.value()).cast<std::string>();
@@ -372,10 +372,10 @@ class Judging final : public RoleVerdict {
     }
     const auto devices = got["devices"].cast<std::vector<std::string>>();
     for (size_t i = 0; i < devices.size(); ++i)
-      if (devices[i] != s_.plan.device)
+      if (devices[i] != s_.plan.device.str())
         throw Finish{Status::RuntimeError,
                      fmt::format("{}: output {} is on {}; the evaluation runs on {}", what, i,
-                                 devices[i], s_.plan.device)};
+                                 devices[i], s_.plan.device.str())};
     return got;
   }
 

@@ -129,10 +129,10 @@ using detail::RoleVerdict;
 using detail::WorkloadRun;
 
 std::optional<std::string> reference_unavailable_here(const std::string& error_text,
-                                                      const std::string& device,
+                                                      const Device& device,
                                                       const std::vector<std::string>& input_dtypes) {
   const std::string first = error_text.substr(0, error_text.find('\n')).substr(0, 200);
-  if (device != "cpu") {
+  if (!device.is_cpu()) {
     // e.g. NVFP4 references (torch._scaled_mm on FP4) on a Hopper GPU: cuBLASLt has
     // no kernel for them there.
     if (error_text.find("CUBLAS_STATUS_NOT_SUPPORTED") == std::string::npos) return std::nullopt;
@@ -160,7 +160,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   try {
     if (!reference_error.empty()) throw Finish{Status::InvalidReference, reference_error};
     WorkloadRun run{index, spec,
-                    runtime.attr("Workload")(detail::to_py(spec), plan.device, ref_run, custom_fn),
+                    runtime.attr("Workload")(detail::to_py(spec), plan.device.str(), ref_run, custom_fn),
                     o};
     v.evaluate(run);
   } catch (const gpu::WorkLeftRunning& e) {
@@ -193,7 +193,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   // plan's last workload the worker's exit frees everything anyway.
   if (index + 1 < plan.workloads.size() && !gpu::work_left_running()) {  // it would hang
     try {
-      runtime.attr("release_memory")(plan.device);
+      runtime.attr("release_memory")(plan.device.str());
     } catch (py::error_already_set&) {
     }
   }

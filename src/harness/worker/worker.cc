@@ -16,6 +16,7 @@
 
 #include <pybind11/embed.h>
 
+#include "core/settings.h"
 #include "harness/framing.h"
 #include "harness/timing/device_lock.h"
 #include "harness/timing/gpu/gpu_errors.h"
@@ -120,7 +121,7 @@ PrivateMountReport private_mounts(const json& sandbox, std::string& proc) {
   PrivateMountOptions o;
   if (::getpid() != 1) {
     proc = "not in a new PID namespace";
-  } else if (const char* v = std::getenv("SOLBENCH_WORKER_PROC"); v && std::string(v) == "0") {
+  } else if (!settings().worker_proc) {
     proc = "off (SOLBENCH_WORKER_PROC=0)";
   } else {
     o.mount_proc = true;
@@ -129,8 +130,7 @@ PrivateMountReport private_mounts(const json& sandbox, std::string& proc) {
     o.tmp_bytes = sandbox["limits"].value("tmp_bytes", uint64_t{0});
   // Diagnosis and tests only: "0" none (the fallback: $TMPDIR in the scratch
   // folder, /dev/shm not writable); "userns" through a user namespace.
-  const char* knob = std::getenv("SOLBENCH_WORKER_PRIVATE_TMP");
-  const std::string mode = knob ? knob : "";
+  const std::string& mode = settings().worker_private_tmp;
   if (mode == "0") o.tmp_bytes = 0;
   o.force_user_namespace = mode == "userns";
   std::error_code ec;
@@ -143,7 +143,7 @@ PrivateMountReport private_mounts(const json& sandbox, std::string& proc) {
 // Triton looks libcuda up by running `ldconfig -p` unless TRITON_LIBCUDA_PATH names
 // its folder; the worker knows it from the loader, and saves Triton the process.
 void point_triton_at_libcuda() {
-  if (std::getenv("TRITON_LIBCUDA_PATH")) return;
+  if (settings().triton_libcuda_path) return;
   void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!h) return;
   char origin[PATH_MAX] = {};
@@ -165,7 +165,7 @@ void adopt_environment_in_python() {
 
 }  // namespace
 
-json enter_worker_sandbox(const json& sandbox, const std::string& device) {
+json enter_worker_sandbox(const json& sandbox, const Device& device) {
   // glibc hands freed memory at the heap's top back to the kernel (trimming) and
   // serves large blocks with fresh mmaps, so whether a call pays page faults for
   // its outputs depended on what the harness allocated between calls: the same
@@ -178,25 +178,17 @@ json enter_worker_sandbox(const json& sandbox, const std::string& device) {
   SandboxOptions opts = sandbox_options_from(sandbox);
   // The CUDA driver's cuInit connects, binds and listens on AF_UNIX sockets (see
   // SandboxOptions::allow_unix_ipc and docs/sandbox.md).
-  if (device.rfind("cuda", 0) == 0) opts.allow_unix_ipc = true;
+  if (device.is_cuda()) opts.allow_unix_ipc = true;
   // The scratch folder (the working directory) is the worker's own to write.
   if (opts.restrict_fs) opts.fs.writable.push_back(std::filesystem::current_path().string());
   // Diagnosis only: "0" no Landlock, "exec" / "writes" one half of it.
-  if (const char* v = std::getenv("SOLBENCH_SANDBOX_LANDLOCK")) {
-    const std::string mode = v;
+  if (const std::string& mode = settings().sandbox_landlock; !mode.empty()) {
     if (mode == "0") opts.restrict_fs = false;
     if (mode == "exec") opts.fs.restrict_writes = false;
     if (mode == "writes") opts.fs.restrict_exec = false;
   }
-  if (const char* v = std::getenv("SOLBENCH_SANDBOX_WRITABLE_EXTRA")) {  // diagnosis only
-    std::string list = v;
-    for (size_t pos = 0; pos < list.size();) {
-      size_t colon = list.find(':', pos);
-      if (colon == std::string::npos) colon = list.size();
-      if (colon > pos) opts.fs.writable.push_back(list.substr(pos, colon - pos));
-      pos = colon + 1;
-    }
-  }
+  for (const auto& dir : settings().sandbox_writable_extra)  // diagnosis only
+    opts.fs.writable.push_back(dir);
   set_runtime_environment(sandbox);
   adopt_environment_in_python();
   std::string proc;
@@ -216,7 +208,7 @@ json enter_worker_sandbox(const json& sandbox, const std::string& device) {
   json report = apply_worker_sandbox(opts).to_json();
   report["proc"] = proc;
   report["private_tmp"] = mounts.to_json();
-  if (device.rfind("cuda", 0) == 0) point_triton_at_libcuda();
+  if (device.is_cuda()) point_triton_at_libcuda();
   return report;
 }
 
@@ -341,7 +333,7 @@ json start_session(WorkerChannel& ch, WorkerSession& session) {
 // loop wait 0.28-0.47 s on the H100; creating the context, above, runs no kernel
 // and holds nothing.)
 void warm_up_ahead(WorkerSession& session, const WorkerPlan& plan, json& started) {
-  DeviceLock lock(plan.device.rfind("cuda", 0) == 0 ? plan.timing_lock : std::string());
+  DeviceLock lock(plan.device.is_cuda() ? plan.timing_lock : std::string());
   const int64_t t = monotonic_ns();
   const int steps = session.warm_up(
       plan.judge.warm_up, [&] { return lock.try_acquire(); },
@@ -381,7 +373,7 @@ size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan&
 // unusable: the workload fails and a fresh worker takes the rest.
 std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan& plan,
                                                                 WorkloadOutcome& o) {
-  if (plan.device.rfind("cuda", 0) != 0) return std::nullopt;
+  if (!plan.device.is_cuda()) return std::nullopt;
   solbench::gpu::CudaErrorStatus e = solbench::gpu::poll_cuda_error(true);
   if (!e.sticky) return std::nullopt;
   // GPU work left running is the solution's reward hack (reported once).

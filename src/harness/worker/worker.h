@@ -4,6 +4,7 @@
 // (protocol.h). The parent kills it on a timeout and replaces it after a crash.
 #pragma once
 
+#include "core/device.h"
 #include "core/json.h"
 #include "harness/worker/sandbox.h"
 
@@ -12,7 +13,7 @@ namespace solbench::harness {
 // A worker that entered its sandbox and started its runtime before it had a plan
 // (a spare, zygote.h): what it applied, which the plan must match exactly.
 struct PreparedWorker {
-  std::string device;
+  Device device;
   json sandbox;  // WorkerPlan::sandbox without jit_cache (worker_policy.h)
   json sandbox_report;
   int64_t sandboxed_t_ns = 0;
@@ -29,7 +30,7 @@ int worker_main(int channel_fd, const PreparedWorker* prepared = nullptr);
 // the plan's limits.tmp_bytes for $TMPDIR and /dev/shm); the caller must still be
 // single-threaded. Returns the sandbox report;
 // throws std::runtime_error when it cannot be applied.
-json enter_worker_sandbox(const json& sandbox, const std::string& device);
+json enter_worker_sandbox(const json& sandbox, const Device& device);
 
 // SandboxOptions with the plan's overrides applied ({"seccomp": false, ...};
 // {"enabled": false} turns everything off).

@@ -42,34 +42,34 @@ WorkerSession::~WorkerSession() = default;
 
 namespace {
 // runtime.init's result, once per process (a spare starts it before its plan).
-std::optional<std::pair<std::string, json>> g_runtime_started;
+std::optional<std::pair<Device, json>> g_runtime_started;
 }  // namespace
 
-json WorkerSession::start_runtime(const std::string& device,
+json WorkerSession::start_runtime(const Device& device,
                                   const std::function<void()>& before_kernels,
                                   const std::function<void()>& after_kernels) {
   if (g_runtime_started && g_runtime_started->first == device) return g_runtime_started->second;
   bridge::ensure_interpreter();
   try {
     py::module_ runtime = py::module_::import("solbench_py.runtime");
-    json env = from_py(runtime.attr("init")(device, py::arg("kernels") = false));
+    json env = from_py(runtime.attr("init")(device.str(), py::arg("kernels") = false));
     before_kernels();
-    runtime.attr("warm_kernels")(device);
+    runtime.attr("warm_kernels")(device.str());
     after_kernels();
     g_runtime_started.emplace(device, env);
     return env;
   } catch (py::error_already_set& e) {
-    throw std::runtime_error("starting the runtime on " + device + ": " +
+    throw std::runtime_error("starting the runtime on " + device.str() + ": " +
                              detail::python_error_text(e));
   }
 }
 
-int WorkerSession::warm_spare(const json& warm, const std::string& device) {
+int WorkerSession::warm_spare(const json& warm, const Device& device) {
   if (!warm.is_object() || !warm.contains("workload") ||
       detail::input_bytes(warm["workload"]) > detail::kWarmUpInputLimit)
     return 0;
   try {
-    return py::module_::import("solbench_py.runtime").attr("warm_spare")(to_py(warm), device).cast<int>();
+    return py::module_::import("solbench_py.runtime").attr("warm_spare")(to_py(warm), device.str()).cast<int>();
   } catch (const std::exception&) {
     return 0;  // the evaluation meets (and reports) whatever failed here
   }
@@ -108,7 +108,7 @@ json WorkerSession::Impl::start_python(json& phases) {
   bridge::ensure_interpreter();
   runtime = py::module_::import("solbench_py.runtime");
   record_mod = py::module_::import("solbench_py.record");
-  json env = prepared ? g_runtime_started->second : from_py(runtime.attr("init")(plan.device));
+  json env = prepared ? g_runtime_started->second : from_py(runtime.attr("init")(plan.device.str()));
   if (plan.role == WorkerRole::Recorder) {
     // The records' folder exists before any solution code runs (a solution cannot
     // have planted it); a subfolder per workload is made the same way.
@@ -143,7 +143,7 @@ void WorkerSession::Impl::load_reference() {
 void WorkerSession::Impl::seal_and_take_baselines(json& env) {
   // On a GPU the native entry launches on torch's current stream, and the timer
   // measures that stream's work (the GPU timer also sees other streams).
-  stream = reinterpret_cast<void*>(runtime.attr("current_stream")(plan.device).cast<uintptr_t>());
+  stream = reinterpret_cast<void*>(runtime.attr("current_stream")(plan.device.str()).cast<uintptr_t>());
   timer = make_timer(plan.device, stream, plan.timer_options);
   timing_lock = DeviceLock(plan.timing_lock);
   const SealReport seal = seal_loaded_code();
@@ -166,7 +166,7 @@ namespace {
 // device, or if the static look at its sources finds what a kernel never needs.
 py::object load_python_solution(WorkerSession::Impl& s) {
   const EntryPoint& e = s.plan.entry;
-  const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(e.languages), s.plan.device));
+  const json why = from_py(s.runtime.attr("cannot_run_here")(to_py(e.languages), s.plan.device.str()));
   if (why.is_string()) throw LoadError(why.get<std::string>(), /*skip=*/true);
   // The static look comes before a line of the solution runs.
   const json findings = from_py(
@@ -260,7 +260,7 @@ int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_ru
     return 0;
   int steps = 0;
   try {
-    py::object w = s.runtime.attr("Workload")(to_py(spec), s.plan.device, s.ref_run, s.custom_fn);
+    py::object w = s.runtime.attr("Workload")(to_py(spec), s.plan.device.str(), s.ref_run, s.custom_fn);
     py::list inputs, refs;
     const std::function<void()> step[] = {
         [&] { inputs = s.inputs_of(w, spec, 0); },
@@ -280,7 +280,7 @@ int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_ru
     // The judge's own run meets (and reports) whatever failed here.
   }
   try {
-    s.runtime.attr("release_memory")(s.plan.device);
+    s.runtime.attr("release_memory")(s.plan.device.str());
   } catch (const std::exception&) {
   }
   return steps;

@@ -67,7 +67,7 @@ class LoadError : public std::runtime_error {
 // evaluated on `device` ("cpu" or "cuda:N") rather than that something is wrong;
 // nullopt for a genuine failure. `input_dtypes` are the definition's input dtypes.
 std::optional<std::string> reference_unavailable_here(const std::string& error_text,
-                                                      const std::string& device,
+                                                      const Device& device,
                                                       const std::vector<std::string>& input_dtypes);
 
 class WorkerSession {
@@ -90,13 +90,13 @@ class WorkerSession {
   // cuBLAS; then a few kernels, between `before_kernels` and `after_kernels`) ahead
   // of any plan, for a spare worker (zygote.h); a later start() on the same device
   // finds it done. Returns runtime.init's environment; throws std::runtime_error.
-  static json start_runtime(const std::string& device, const std::function<void()>& before_kernels,
+  static json start_runtime(const Device& device, const std::function<void()>& before_kernels,
                             const std::function<void()>& after_kernels);
   // A spare's warm-up after start_runtime (runtime.warm_spare): `warm` is
   // {workload, seed, reference_source, custom_inputs_entrypoint, run_reference}.
   // Returns the steps run; never throws (a warm-up is a courtesy). Skips workloads
   // with more than 256 MiB of inputs.
-  static int warm_spare(const json& warm, const std::string& device);
+  static int warm_spare(const json& warm, const Device& device);
 
   // Runs the reference and the comparison once on `spec`'s first correctness
   // inputs and drops the results (a reference worker waiting for its work): the

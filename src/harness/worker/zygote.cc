@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "core/settings.h"
 #include "bridge/python.h"
 #include "harness/build/build_cache.h"
 #include "harness/process.h"
@@ -382,7 +383,7 @@ namespace {
 
   const json standby = req.value("standby", json::object());
   PreparedWorker prepared;
-  prepared.device = standby.value("device", "cpu");
+  prepared.device = Device::parse(standby.value("device", "cpu"));
   prepared.sandbox = standby.value("sandbox", json::object());
   try {
     prepared.sandbox_report = enter_worker_sandbox(prepared.sandbox, prepared.device);
@@ -390,7 +391,7 @@ namespace {
     // The context and cuBLAS's handle run no kernel; the few kernels after them
     // do: like a reference worker's warm-up they wait for the GPU's timing lock to
     // be free (5 s at most, then its turn), so that they never run in a timed loop.
-    DeviceLock lock(prepared.device.rfind("cuda", 0) == 0 ? standby.value("timing_lock", "")
+    DeviceLock lock(prepared.device.is_cuda() ? standby.value("timing_lock", "")
                                                           : std::string());
     auto take_lock = [&] {
       const Deadline give_up = deadline_after(std::chrono::seconds(5));
@@ -841,8 +842,7 @@ void start_process_zygote(const std::filesystem::path& program) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_started) return;
   g_started = true;
-  if (const char* v = std::getenv("SOLBENCH_ZYGOTE"); v && *v) {
-    const std::string s = v;
+  if (const std::string& s = settings().internal.zygote; !s.empty()) {
     g_address = (s == "0" || s == "off") ? "" : s;
     return;
   }
