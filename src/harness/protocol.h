@@ -213,7 +213,7 @@ struct WorkerPlan {
   EntryPoint entry;
 
   // One entry per workload, in evaluation order: {index, uuid, axes, inputs, outputs,
-  // tolerance, op_type, dataset_root} (see python/solbench_py/runtime.py Workload).
+  // tolerance, op_type, dataset_root} (see python/solbench_py/workload.py Workload).
   std::vector<json> workloads;
 
   Device device;  // "device" on the wire: its text

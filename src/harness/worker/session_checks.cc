@@ -62,7 +62,7 @@ void WorkerSession::Impl::check_threads_before_span() {
 }
 
 // Profiler and management libraries the solution's own code loaded through
-// ctypes (runtime.py records them; a kernel never needs CUPTI or NVML).
+// ctypes (guard.py records them; a kernel never needs CUPTI or NVML).
 void WorkerSession::Impl::check_libraries(const char* when) {
   const std::string loaded = runtime.attr("violations")().cast<std::string>();
   if (!loaded.empty())
@@ -119,7 +119,7 @@ void WorkerSession::Impl::check_processes(const char* when) {
                            live.size(), when, names)};
 }
 
-// Inputs are read-only unless the reference itself writes them (runtime.py
+// Inputs are read-only unless the reference itself writes them (workload.py
 // Workload.changed_inputs): computing the right answer and then scribbling on an
 // input is a reward hack, named with the input.
 Finish WorkerSession::Impl::inputs_changed(const std::vector<std::string>& names,

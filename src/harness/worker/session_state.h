@@ -202,7 +202,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void check_processes(const char* when);
   // The verdict on inputs a call changed in place (`when`: "in correctness round 2").
   static Finish inputs_changed(const std::vector<std::string>& names, const std::string& when);
-  // Inputs the call changed in place (runtime.py Workload.changed_inputs).
+  // Inputs the call changed in place (workload.py Workload.changed_inputs).
   static void check_inputs(py::object& w, const py::handle& inputs, const py::handle& before,
                            const std::string& when);
   // What is checked after every correctness call, in this order: threads,
