@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "runset/runset.h"
+#include "sol/hardware.h"
 #include "store/store.h"
 
 namespace solbench::cli {
@@ -35,6 +36,7 @@ struct RunCliOptions {
   std::vector<std::string> categories;
   std::vector<std::string> problems;
   int max_workloads = 0;
+  std::vector<std::string> rerun;  // statuses to evaluate again ("failed": all but PASSED)
   std::string shard;  // "I/N"
   bool plan = false;
   std::string device = "cpu";
@@ -159,9 +161,32 @@ int run_run(const RunCliOptions& c) {
   o.filter.categories = c.categories;
   o.filter.globs = c.problems;
   o.max_workloads = c.max_workloads;
+  for (const auto& name : c.rerun) {
+    if (name == "failed") {
+      for (Status s : {Status::IncorrectShape, Status::IncorrectNumerical, Status::IncorrectDtype,
+                       Status::RuntimeError, Status::CompileError, Status::Timeout,
+                       Status::RewardHack, Status::InvalidReference})
+        o.rerun.push_back(s);
+    } else if (auto s = parse_status(name)) {
+      o.rerun.push_back(*s);
+    } else {
+      std::fprintf(stderr, "error: --rerun %s: not a status (PASSED, RUNTIME_ERROR, ... or failed)\n",
+                   name.c_str());
+      return 2;
+    }
+  }
   if (!c.shard.empty()) o.shard = runset::parse_shard(c.shard);
   if (c.plan) {
     return run_plan(o, c.json_output);
+  }
+  // Usage errors are refused before anything runs or is recorded.
+  if (!c.arch.empty()) {
+    try {
+      (void)sol::select_hardware(c.arch);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
   }
   o.slots = runset::resolve_slots(c.device, c.gpus, c.cpu_slots);
   o.slots = runset::repeat_gpu_slots(o.slots, c.jobs_per_gpu);
@@ -249,6 +274,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--plan", c->plan,
                 "print how the pairs split into the --shard N shards and the balance; evaluate "
                 "nothing");
+  cmd->add_option("--rerun", c->rerun,
+                  "evaluate again the stored results of this status instead of resuming them "
+                  "(a status such as RUNTIME_ERROR, or failed: every status but PASSED; repeatable)");
   cmd->add_option("--max-workloads", c->max_workloads,
                   "per problem, only the first N workloads (workload.jsonl order)")
       ->check(CLI::PositiveNumber);

@@ -136,6 +136,11 @@ void Evaluation::load() {
     for (const auto& d : diags.items()) lines.push_back(d.str());
     throw RequestError(false, lines);
   }
+  // A solution for another problem is a usage error: nothing is built, run or stored.
+  if (!req_.reference && solution_.definition != problem_.definition.name)
+    throw RequestError(true, {fmt::format(
+        "{}: solution {} is for definition \"{}\", not \"{}\" ({})", req_.solution,
+        solution_.name, solution_.definition, problem_.definition.name, req_.problem_dir)});
   // e.g. workload inputs the definition lacks: ignored, as the public tool does.
   for (const auto& d : diags.warnings()) ob_.notice(d.str());
   if (sel_.empty())

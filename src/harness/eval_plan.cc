@@ -1,5 +1,7 @@
 #include "harness/eval_plan.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <chrono>
 
@@ -10,6 +12,17 @@ namespace solbench::harness {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A target_hardware list that lets a solution run on the CPU: empty (no claim), or
+// naming "cpu" or "local" (the machine it runs on), in any case.
+bool targets_the_cpu(const std::vector<std::string>& targets) {
+  if (targets.empty()) return true;
+  for (std::string t : targets) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (t == "cpu" || t == "local") return true;
+  }
+  return false;
+}
 
 // Why this solution cannot run on `device`, or "" when it can. Python-family
 // solutions run anywhere torch does; C++ host code only on the CPU; CUDA C++ only
@@ -24,6 +37,14 @@ std::string device_mismatch(const Solution& s, const Device& device) {
                          language_name(s.spec.languages.front()));
   } else if (!cuda && !s.spec.has_language(Language::Pytorch)) {
     return fmt::format("language {} needs a GPU", language_name(s.spec.languages.front()));
+  } else if (!cuda && !targets_the_cpu(s.spec.target_hardware)) {
+    // A PyTorch solution written for a GPU (torch.cuda calls, Triton imports) is not
+    // wrong on a CPU run: it was never meant for one.
+    std::string list;
+    for (const auto& t : s.spec.target_hardware) list += (list.empty() ? "" : ", ") + t;
+    return fmt::format("spec.target_hardware [{}] does not include the CPU; evaluate it with "
+                       "--device cuda:N",
+                       list);
   }
   return "";
 }

@@ -200,6 +200,7 @@ class Runner {
   std::mutex m_;                     // guards the members below
   std::set<size_t> solutions_put_;   // tasks whose solution is in the store
   bool run_env_set_ = false;
+  std::atomic<bool> usage_error_{false};  // an evaluation was a usage error: start no more
 };
 
 void Runner::prepare() {
@@ -360,6 +361,21 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
   } else {
     for (const Trace& t : c.traces) traces[t.workload.value("uuid", "")] = t;
   }
+  // eval's exit 2 is a usage error, the same for every evaluation of the run: it is
+  // never a result (nothing is recorded, so nothing is "resumed" later) and the run
+  // stops starting evaluations.
+  if (!c.report && !c.interrupted && !c.timed_out && c.spawn_error.empty() &&
+      c.status.exited && c.status.exit_code == 2) {
+    std::lock_guard lock(m_);
+    if (report_.usage_error.empty()) {
+      const std::string why = first_line(c.stderr_tail);
+      report_.usage_error = why.rfind("error: ", 0) == 0 ? why.substr(7) : why;
+      progress_->note("error: " + why + " (nothing recorded; the run stops)");
+    }
+    usage_error_ = true;
+    e.error = "eval: usage error: " + report_.usage_error;
+    return;
+  }
   const bool failed = !c.report && !c.interrupted;
   if (failed) {
     e.error = fmt::format("eval {}", c.describe());
@@ -413,14 +429,19 @@ void Runner::evaluate(size_t task, size_t slot) {
       const std::string env_hash = store_environment(*lp.problem, lp.selected[0], *env).hash();
       const auto done = resumable(*db_, candidates, e.solution_hash, env_hash);
       for (size_t k = 0; k < e.uuids.size(); ++k)
-        if (auto it = done.find(e.uuids[k]); it != done.end()) e.results[k] = result_of(it->second);
+        if (auto it = done.find(e.uuids[k]); it != done.end()) {
+          WorkloadResult r = result_of(it->second);
+          const bool again = r.status && std::find(o_.rerun.begin(), o_.rerun.end(),
+                                                   *r.status) != o_.rerun.end();
+          if (!again) e.results[k] = std::move(r);
+        }
     }
   }
   std::vector<size_t> remaining;
   for (size_t k = 0; k < e.uuids.size(); ++k)
     if (!e.results[k]) remaining.push_back(k);
 
-  const bool stopped = o_.stop && o_.stop->load();
+  const bool stopped = (o_.stop && o_.stop->load()) || usage_error_;
   if (!remaining.empty() && !stopped) {
     const fs::path dir = scratch_.path() / fmt::format("task-{}", task);
     fs::create_directories(dir);

@@ -44,7 +44,10 @@ struct RunOptions {
   std::filesystem::path solutions;  // empty: none (then --reference)
   bool reference = false;           // evaluate each problem's reference too
   ProblemFilter filter;
-  int max_workloads = 0;            // per problem, the first N in workload.jsonl order; 0: all
+  int max_workloads = 0;
+  // Stored results with one of these statuses are evaluated again instead of
+  // resumed (--rerun); the new traces are recorded beside the old ones.
+  std::vector<Status> rerun;            // per problem, the first N in workload.jsonl order; 0: all
   std::optional<ShardSpec> shard;   // --shard I/N: only this slice of the (problem, workload) pairs
   std::vector<std::string> slots{"cpu"};
   std::filesystem::path db;         // empty: store::default_db_path()

@@ -10,6 +10,21 @@ namespace solbench::runset {
 
 namespace {
 
+// One line per workload that did not pass (its status and why), a few at most.
+std::string failure_lines(const EvaluationReport& e) {
+  constexpr size_t kShown = 5;
+  std::string out;
+  size_t failed = 0;
+  for (const auto& r : e.results) {
+    if (!r || !r->status || *r->status == Status::Passed) continue;
+    if (++failed <= kShown)
+      out += fmt::format("    {} {}: {}\n", r->uuid.substr(0, 8), status_name(*r->status),
+                         r->reason.empty() ? std::string("(no log)") : r->reason);
+  }
+  if (failed > kShown) out += fmt::format("    ... and {} more\n", failed - kShown);
+  return out;
+}
+
 std::string score_text(const std::optional<double>& s) {
   return s ? fmt::format("{:.3f}", *s) : std::string("-");
 }
@@ -44,6 +59,7 @@ WorkloadResult result_of(const Trace& t) {
   r.status = t.evaluation.status;
   r.sol_score = sol_score_of(t);
   read_t_b(t, r);
+  if (*r.status != Status::Passed) r.reason = failure_line(t.evaluation.log, 150);
   return r;
 }
 
@@ -55,6 +71,7 @@ WorkloadResult result_of(const store::StoredTrace& st) {
   r.sol_score = sol_score_of(t);
   if (!r.sol_score) r.sol_score = st.sol_score;
   read_t_b(t, r);
+  if (*r.status != Status::Passed) r.reason = failure_line(t.evaluation.log, 150);
   r.resumed = true;
   return r;
 }
@@ -160,6 +177,7 @@ json summary_json(const RunReport& r) {
   j["db"] = r.db;
   j["recording"] = r.recording;
   j["interrupted"] = r.interrupted;
+  if (!r.usage_error.empty()) j["usage_error"] = r.usage_error;
   j["seconds"] = r.seconds;
   j["environment_probes"] = r.environment_probes;
   if (r.shard)
@@ -209,6 +227,7 @@ json summary_json(const RunReport& r) {
         } else {
           rj["status"] = res->status ? json(status_name(*res->status)) : json(nullptr);
           if (!res->status) rj["skip_reason"] = res->skip_reason;
+          if (!res->reason.empty()) rj["reason"] = res->reason;
           rj["sol_score"] = or_null(res->sol_score);
           rj["t_b_method"] = or_null(res->t_b_method);
           if (res->t_b_method == "eager") rj["t_b_reason"] = res->t_b_reason;
@@ -272,6 +291,7 @@ std::string summary_table(const RunReport& r) {
       out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", p.where.label(), wp, e.solution, ws,
                          e.uuids.size(), score_text(et.mean_sol_score()), et.text());
       if (!e.error.empty()) out += fmt::format("    error: {}\n", first_line(e.error, 150));
+      out += failure_lines(e);
       for (const auto& [why, n] : et.eager_reasons)
         out += fmt::format("    warning: T_b of {} workload(s) is eager ({}), not torch.compile\n", n,
                            why.empty() ? std::string("reason unknown") : first_line(why, 200));
@@ -297,10 +317,13 @@ std::string summary_table(const RunReport& r) {
                        "torch.compile (see the rows above)\n",
                        total.eager_baselines);
   if (r.interrupted) out += "interrupted: the evaluations not run are listed as such\n";
+  if (!r.usage_error.empty())
+    out += "usage error: " + r.usage_error + " (nothing of it was recorded; the run stopped)\n";
   return out;
 }
 
 int exit_code(const RunReport& r) {
+  if (!r.usage_error.empty()) return 2;
   if (!r.errors.empty()) return 1;
   for (const auto& p : r.problems) {
     if (!p.error.empty()) return 1;

@@ -25,6 +25,7 @@ struct WorkloadResult {
   // The T_b the score used (evaluation.extra.solbench_score.t_b): "torch.compile",
   // "eager" (then t_b_reason says why) or "" when there is none.
   std::string t_b_method, t_b_reason;
+  std::string reason;               // not PASSED: the log's telling line (core/text.h)
   bool resumed = false;             // taken from the store
 };
 WorkloadResult result_of(const Trace& t);
@@ -62,6 +63,9 @@ struct RunReport {
   std::vector<std::string> errors;               // invalid solution files
   std::vector<std::string> unmatched_solutions;  // files whose definition no selected problem has
   bool interrupted = false;
+  // An evaluation refused its request as a usage error (eval's exit 2: an unknown
+  // --arch, a device that is not there): the run stopped, nothing was recorded for it.
+  std::string usage_error;
   // --shard I/N: the slice of the (problem, workload) pairs this run evaluated.
   struct ShardInfo {
     int index = 0;

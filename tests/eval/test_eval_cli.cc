@@ -285,6 +285,16 @@ TEST_F(EvalCli, ASolutionForAnotherDeviceIsSkippedNotFailed) {
   EXPECT_NE(r.doc["results"][0].dump().find("needs a GPU"), std::string::npos)
       << r.doc["results"].dump();
   EXPECT_TRUE(r.doc["workers"].empty());
+  // A PyTorch solution whose target_hardware names only GPUs: skipped on the CPU too,
+  // with the reason, rather than failed by its first torch.cuda call.
+  r = eval("'" + kRmsnorm.string() + "' -s '" +
+           (kRmsnorm / "solutions/torch_gpu_rmsnorm.json").string() + "' -w " + kB1 + kFast);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 1u);
+  EXPECT_TRUE(r.doc["results"][0].value("skipped", false)) << r.doc["results"].dump();
+  EXPECT_NE(r.doc["results"][0].dump().find("target_hardware [cuda]"), std::string::npos)
+      << r.doc["results"].dump();
 }
 
 TEST_F(EvalCli, PytorchCpuSolutionPasses) {

@@ -148,6 +148,12 @@ TEST(EvalRequest, RefusedBeforeAnythingRuns) {
   r.settings.arch.clear();
   r.workloads = {"no-such-workload"};
   EXPECT_EQ(exit_kind(r), 1);
+  // A solution for another problem is a usage error, never a stored result.
+  r.workloads.clear();
+  r.reference = false;
+  r.solution = std::string(SOLBENCH_SOURCE_DIR) +
+               "/problems/005_softmax_vocab_llama3_8b/solutions/cuda_softmax.json";
+  EXPECT_EQ(exit_kind(r), 2);
 }
 
 }  // namespace

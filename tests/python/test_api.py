@@ -132,6 +132,27 @@ def test_eval_wrong_answer_is_a_failed_result(tmp_path, db):
     assert doc["summary"]["sol_score"]["failed"] == 1
 
 
+def test_eval_takes_the_solution_as_a_dict(tmp_path, monkeypatch):
+    """An agent holds its candidate in memory: the dict is evaluated as its file is,
+    and the private file made for it is gone afterwards."""
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    solution = json.loads(open(CPP_SOLUTION).read())
+    doc = solbench.eval(PROBLEM, solution, no_db=True, **FAST)
+    assert doc["results"][0]["evaluation"]["status"] == "PASSED"
+    assert doc["solution"] == solution["name"]
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("solbench-solution-")]
+
+
+def test_eval_solution_for_another_problem_is_a_usage_error():
+    solution = json.loads(open(CPP_SOLUTION).read())
+    solution["definition"] = "some_other_problem"
+    with pytest.raises(solbench.Error) as e:
+        solbench.eval(PROBLEM, solution, no_db=True, **FAST)
+    assert "is for definition \"some_other_problem\"" in str(e.value)
+    assert e.value.exit_code == 2
+
+
 def test_eval_compile_error_is_a_failed_result(tmp_path):
     broken = solution_variant(tmp_path / "broken.json", "rmsnorm_broken",
                               ("return 0;\n}", "return 0 }"))

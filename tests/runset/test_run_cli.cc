@@ -230,6 +230,18 @@ TEST_F(RunCli, ACompileErrorIsAResultAndIsResumedToo) {
   EXPECT_EQ(second.doc["total"]["resumed"], 2) << second.err;
   EXPECT_EQ(stable(first.doc), stable(second.doc));
   EXPECT_EQ(traces_in(db), 2u);
+  // --rerun: the stored failures are evaluated again, not resumed.
+  const CliRun third = solbench(dir(), a + " --rerun COMPILE_ERROR");
+  EXPECT_EQ(third.rc, 1);
+  EXPECT_EQ(third.doc["total"]["resumed"], 0) << third.err;
+  EXPECT_EQ(third.doc["total"]["statuses"]["COMPILE_ERROR"], 2) << third.out;
+  EXPECT_EQ(traces_in(db), 4u);
+  // A status that was not stored changes nothing; an unknown one is a usage error.
+  EXPECT_EQ(solbench(dir(), a + " --rerun TIMEOUT").doc["total"]["resumed"], 2);
+  const CliRun bad_status = solbench(dir(), a + " --rerun SLOW");
+  EXPECT_EQ(bad_status.rc, 2);
+  EXPECT_HAS(bad_status.err, "--rerun SLOW");
+  EXPECT_EQ(traces_in(db), 4u);
 }
 
 TEST_F(RunCli, UsageAndInputErrors) {
@@ -248,6 +260,9 @@ TEST_F(RunCli, UsageAndInputErrors) {
   r = solbench(dir(), args(db, "--problem 'nothing*'"));
   EXPECT_EQ(r.rc, 1);
   EXPECT_HAS(r.err, "no problem matches");
+  r = solbench(dir(), args(db, "--arch h300"));  // refused before anything runs
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_HAS(r.err, "h300");
   EXPECT_FALSE(fs::exists(db));  // nothing ran, no store made
 }
 
@@ -264,6 +279,21 @@ RunReport run_with(const fs::path& program, const fs::path& dataset, const fs::p
   o.program = program;
   o.progress = nullptr;
   return run_dataset(o);
+}
+
+TEST_F(RunCli, AUsageErrorOfAnEvaluationIsNeverStoredAndStopsTheRun) {
+  // A stand-in for solbench whose eval refuses its request as a usage error (exit 2).
+  const fs::path fake = dir() / "refusing_solbench.sh";
+  write(fake, "#!/bin/sh\n"
+              "case \"$*\" in *--help*) exit 0;; esac\n"
+              "echo 'error: --frobnicate: a usage error (a test)' >&2\n"
+              "exit 2\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const fs::path db = dir() / "usage.db";
+  const RunReport r = run_with(fake, ds_ / "L1", sols_, db, 1);
+  EXPECT_EQ(exit_code(r), 2);
+  EXPECT_HAS(r.usage_error, "a usage error (a test)");
+  EXPECT_EQ(traces_in(db), 0u);  // nothing to "resume" later
 }
 
 TEST_F(RunCli, RunRecordsItselfWhenEvalHasNoDbAndPassesNoDb) {

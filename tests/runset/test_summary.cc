@@ -141,6 +141,21 @@ TEST(Summary, TableIsTheSameWhetherResultsWereResumed) {
   EXPECT_HAS(t, "total: 3 problem(s), 3 evaluation(s), 6 result(s)");
 }
 
+TEST(Summary, EveryFailedRowSaysWhy) {
+  RunReport r = sample();
+  r.problems[0].evaluations[1].results[0]->reason = "round 2: output: 3% of elements within tolerance";
+  const std::string t = summary_table(r);
+  EXPECT_HAS(t, "w1 INCORRECT_NUMERICAL: round 2: output: 3% of elements within tolerance");
+  EXPECT_EQ(summary_json(r)["problems"][0]["solutions"][1]["workload_results"][0].value("reason", ""),
+            "round 2: output: 3% of elements within tolerance");
+  // From a trace: the log's telling line.
+  Trace tr;
+  tr.workload = {{"uuid", "u"}};
+  tr.evaluation.status = Status::RuntimeError;
+  tr.evaluation.log = "some output\nRuntimeError: the worker died\n";
+  EXPECT_EQ(result_of(tr).reason, "RuntimeError: the worker died");
+}
+
 TEST(Summary, ExitCode) {
   RunReport r = sample();
   EXPECT_EQ(exit_code(r), 1);  // a failure and an invalid problem

@@ -244,7 +244,7 @@ def sol(*problems: PathLike, arch: Optional[str] = None,
     return command(args, timeout=timeout)
 
 
-def eval(problem_dir: PathLike, solution: Optional[PathLike] = None, *,  # noqa: A001
+def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any]] = None, *,  # noqa: A001
          reference: bool = False, workloads: Union[None, str, Iterable[str]] = None,
          smallest: Optional[int] = None, device: Optional[str] = None,
          arch: Optional[str] = None, output: Optional[PathLike] = None,
@@ -266,9 +266,22 @@ def eval(problem_dir: PathLike, solution: Optional[PathLike] = None, *,  # noqa:
     ``spare_workers`` (SOLBENCH_SPARE_WORKERS=1 unless that is set): once a call's timed
     work is done, this process's zygote prepares the next call's workers (sandboxed, CUDA
     started, nothing of any solution loaded), so that the next call does not wait for
-    their start; each holds a process and, on a GPU, a CUDA context (docs/python.md)."""
+    their start; each holds a process and, on a GPU, a CUDA context (docs/python.md).
+
+    ``solution`` is a solution.json path, or the solution itself as a dict (as an agent
+    holds it): it is written to a private temporary file for the call."""
     if solution is None and not reference:
         raise TypeError("eval() needs a solution file or reference=True")
+    if isinstance(solution, Mapping):
+        with _solution_file(solution) as path:
+            return eval(problem_dir, path, reference=reference, workloads=workloads,
+                        smallest=smallest, device=device, arch=arch, output=output, db=db,
+                        no_db=no_db, no_baseline=no_baseline, no_timing=no_timing,
+                        rounds=rounds, seed=seed, target_rse=target_rse,
+                        time_budget_ms=time_budget_ms, workload_timeout=workload_timeout,
+                        compile_timeout=compile_timeout, timer=timer, cuda_arch=cuda_arch,
+                        keep_staging=keep_staging, verbose=verbose,
+                        spare_workers=spare_workers, timeout=timeout)
     args = ["eval", os.fspath(problem_dir), "--json"]
     _opt(args, "--solution", solution)
     _opt(args, "--reference", reference)
@@ -295,6 +308,27 @@ def eval(problem_dir: PathLike, solution: Optional[PathLike] = None, *,  # noqa:
     return command(args, timeout=timeout,
                    env=None if "SOLBENCH_SPARE_WORKERS" in os.environ
                    else {"SOLBENCH_SPARE_WORKERS": spares})
+
+
+class _solution_file:
+    """A solution dict as a private temporary solution.json, removed on exit."""
+
+    def __init__(self, solution: Mapping[str, Any]):
+        self._solution = solution
+        self._dir: Optional[str] = None
+
+    def __enter__(self) -> str:
+        import json
+        import tempfile
+        self._dir = tempfile.mkdtemp(prefix="solbench-solution-")
+        path = os.path.join(self._dir, "solution.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(dict(self._solution), f)
+        return path
+
+    def __exit__(self, *exc) -> None:
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 def run(dataset_dir: PathLike, solutions: Optional[PathLike] = None, *,
