@@ -21,9 +21,9 @@
 #include "core/json.h"
 #include "core/problem.h"
 #include "eval/baselines.h"
+#include "eval/request.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 #include "harness/timing/timer.h"
-#include "cli/device_flags.h"
 #include "score/arch.h"
 #include "score/baseline.h"
 #include "score/environment.h"
@@ -282,8 +282,12 @@ void BaselineCommand::print_summary() const {
 }
 
 int BaselineCommand::run() {
-  if (const int rc = check_device_and_timer(o_.device, o_.timer)) return rc;
-  device_ = Device::parse(o_.device);
+  try {
+    device_ = eval::parse_device(o_.device, o_.timer);
+  } catch (const eval::RequestError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   if (!fs::exists(o_.path)) throw InputError(o_.path, 0, "", "no such file or folder");
   const std::vector<fs::path> dirs = find_problem_dirs(o_.path);
   if (dirs.empty()) throw InputError(o_.path, 0, "", "no definition.json at or below this folder");

@@ -54,16 +54,6 @@ std::string resolve_cuda_arch(const std::string& choice, const Device& device,
   }
 }
 
-// The device, parsed once, and the timer that must fit it: usage errors, checked
-// before anything runs.
-Device parse_device(const std::string& device, const std::string& timer) {
-  const std::optional<Device> d = Device::try_parse(device);
-  if (!d) throw RequestError(true, {fmt::format("--device: \"{}\" is not cpu or cuda:N", device)});
-  if (!timer.empty() && timer != "auto" && d->is_cpu())
-    throw RequestError(true, {fmt::format("--timer {}: GPU timers apply to --device cuda:N", timer)});
-  return *d;
-}
-
 class Evaluation {
  public:
   Evaluation(const Request& request, Observer& observer) : req_(request), ob_(observer) {}

@@ -35,4 +35,12 @@ std::chrono::duration<double> Settings::deadline(size_t workloads) const {
       compile_timeout_s + static_cast<double>(std::max<size_t>(workloads, 1)) * per + 60);
 }
 
+Device parse_device(const std::string& device, const std::string& timer) {
+  const std::optional<Device> d = Device::try_parse(device);
+  if (!d) throw RequestError(true, {fmt::format("--device: \"{}\" is not cpu or cuda:N", device)});
+  if (!timer.empty() && timer != "auto" && d->is_cpu())
+    throw RequestError(true, {fmt::format("--timer {}: GPU timers apply to --device cuda:N", timer)});
+  return *d;
+}
+
 }  // namespace solbench::eval

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
+
 namespace solbench::eval {
 
 // How an evaluation is judged and timed; `run` passes the same to each child.
@@ -58,5 +60,9 @@ struct RequestError : std::runtime_error {
   bool usage;
   std::vector<std::string> messages;
 };
+
+// `device` parsed once, with the timer that must fit it ("" or "auto" fits any);
+// throws a usage RequestError naming the flag. `eval` and `baseline` both check so.
+Device parse_device(const std::string& device, const std::string& timer);
 
 }  // namespace solbench::eval

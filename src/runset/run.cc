@@ -275,9 +275,13 @@ std::optional<json> Runner::environment(const std::string& device, const Problem
     req.problem_dir = problem_dir;
     req.device = device;
     req.extra_args = recording_.probe_args;
-    for (const char* a : {"--smallest", "1", "--no-timing", "--rounds", "1"}) req.extra_args.push_back(a);
-    if (!o_.eval.timer.empty() && o_.eval.timer != eval::Settings{}.timer)
-      req.extra_args.insert(req.extra_args.end(), {"--timer", o_.eval.timer});
+    // The cheapest evaluation on this device's timer: eval's flags for those settings.
+    eval::Settings probe;
+    probe.rounds = 1;
+    probe.no_timing = true;
+    probe.timer = o_.eval.timer;
+    req.extra_args.insert(req.extra_args.end(), {"--smallest", "1"});
+    for (auto& a : probe.flags()) req.extra_args.push_back(std::move(a));
     req.scratch = dir;
     req.deadline = o_.eval.deadline(1);
     req.stop = o_.stop;
