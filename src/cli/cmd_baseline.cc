@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "core/json.h"
 #include "core/problem.h"
 #include "eval/baselines.h"
@@ -46,8 +47,7 @@ struct BaselineOptions {
   bool json_output = false;
   bool remeasure = false;
   std::string arch;
-  std::vector<std::string> workloads;
-  int smallest = 0;
+  score::WorkloadSelection workloads;
   std::string timer = "auto";
   int rounds = 1;
   uint64_t seed = 0;  // 0: a secret of its own per evaluation (WorkerPlan::seed)
@@ -138,7 +138,7 @@ void BaselineCommand::measure_options() {
   mo_.timing.budget_ms = o_.time_budget_ms;
   mo_.rounds = o_.rounds;
   mo_.seed = o_.seed;
-  mo_.workload_timeout = std::chrono::duration<double>(o_.timeout_s);
+  mo_.workload_timeout = eval::time_limit(o_.timeout_s);
   mo_.keep_scratch = o_.keep_staging;
   mo_.no_sandbox = o_.no_sandbox;
 }
@@ -309,7 +309,7 @@ int BaselineCommand::run() {
     Diagnostics diags;
     Problem problem = load_problem(problem_paths(dir), diags);
     std::vector<size_t> sel;
-    if (diags.empty()) sel = score::select_workloads(problem, o_.workloads, o_.smallest, diags);
+    if (diags.empty()) sel = score::select_workloads(problem, o_.workloads, diags);
     if (!diags.empty()) {
       for (const auto& d : diags.items()) std::fprintf(stderr, "error: %s\n", d.str().c_str());
       problems_.push_back({{"name", problem.definition.name}, {"dir", dir.string()},
@@ -332,21 +332,16 @@ void add_baseline_command(CLI::App& app) {
       "baseline",
       "Measure the scoring baseline T_b (the reference under torch.compile, else eager) on this "
       "device, reusing values in the results store");
-  cmd->add_option("path", o->path, "problem folder, or a folder of problems (a data set)")
+  cmd->add_option("problems", o->path, "a problem folder, or a folder of problems (a data set)")
       ->required();
   cmd->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
-  cmd->add_option("--db", o->db, "results store file (default: " +
-                                     store::default_db_path().string() + ")");
-  cmd->add_flag("--no-db", o->no_db, "neither read nor record baselines in the results store");
+  add_store_options(cmd, o->db, o->no_db, "results store the baselines are read from and recorded in");
   cmd->add_flag("--json", o->json_output, "print the results as one JSON document");
   cmd->add_flag("--remeasure", o->remeasure, "measure even where the store has a baseline");
   cmd->add_option("--arch", o->arch,
                   "hardware model for T_SOL beside T_b (solbench hw list); b200 also shows "
                   "SOL-ExecBench's published numbers from metadata.json");
-  cmd->add_option("--workload,-w", o->workloads,
-                  "only this workload (uuid or prefix; repeatable)");
-  cmd->add_option("--smallest", o->smallest, "only the N smallest workloads (by bytes)")
-      ->check(CLI::PositiveNumber);
+  add_workload_options(cmd, o->workloads);
   cmd->add_option("--timer", o->timer, "GPU timer (as for eval)")
       ->check(CLI::IsMember(
           std::vector<std::string>(gpu::kGpuTimerKinds.begin(), gpu::kGpuTimerKinds.end())))
@@ -362,12 +357,11 @@ void add_baseline_command(CLI::App& app) {
       ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
   cmd->add_option("--time-budget-ms", o->time_budget_ms, "wall-time budget per workload")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--timeout", o->timeout_s, "seconds per workload before the worker is killed")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--timeout", o->timeout_s,
+                  "seconds per workload before the worker is killed (TIMEOUT); 0: no limit")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_flag("--keep-staging", o->keep_staging, "keep the worker's scratch folder");
   cmd->add_flag("--no-sandbox", o->no_sandbox, "run the worker without the sandbox (debugging only)");
-  auto* no_db = cmd->get_option("--no-db");
-  no_db->excludes(cmd->get_option("--db"));
   cmd->callback([o] { exit_code() = BaselineCommand(*o).run(); });
 }
 

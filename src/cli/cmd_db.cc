@@ -13,6 +13,8 @@
 
 #include "cli/commands.h"
 #include "core/json.h"
+#include "core/text.h"
+#include "score/sol_score.h"
 #include "store/store.h"
 
 namespace solbench::cli {
@@ -38,9 +40,8 @@ store::Store open_store(const DbOptions& o) {
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string num(const std::optional<double>& v, const char* format) {
-  return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
-}
+// Times in microseconds, as in every table (the JSON keeps milliseconds).
+std::string us_text(const std::optional<double>& ms) { return ms ? quantity_text(*ms * 1e3) : "-"; }
 
 std::string short_hash(const std::string& h) { return h.substr(0, 8); }
 
@@ -108,29 +109,38 @@ int run_leaderboard(const DbOptions& o) {
     const std::string g = e.definition + " on " + e.gpu_model;
     if (g != group) {
       fmt::print("{}{}\n", group.empty() ? "" : "\n", g);
-      fmt::print("  {:>4}  {:<32} {:<8} {:>9} {:>6} {:>10} {:>15}\n", "rank", "solution", "hash",
-                 "workloads", "passed", "mean score", "mean latency ms");
+      fmt::print("  {:>4}  {:<32} {:<8} {:>9} {:>6} {:>6} {:>12}\n", "rank", "solution", "hash",
+                 "workloads", "passed", "mean S", "mean_lat_us");
       group = g;
     }
-    fmt::print("  {:>4}  {:<32} {:<8} {:>9} {:>6} {:>10} {:>15}{}\n", e.rank, e.solution,
-               short_hash(e.solution_hash), e.workloads, e.passed, num(e.mean_score, "{:.4f}"),
-               num(e.mean_latency_ms, "{:.4f}"),
+    fmt::print("  {:>4}  {:<32} {:<8} {:>9} {:>6} {:>6} {:>12}{}\n", e.rank, fit(e.solution, 32),
+               short_hash(e.solution_hash), e.workloads, e.passed,
+               score::score_text(e.mean_score), us_text(e.mean_latency_ms),
                e.unscored > 0 ? fmt::format("  ({} unscored)", e.unscored) : "");
   }
   return 0;
 }
 
+// Grouped by definition and GPU (a header line each time they change), so that
+// a row fits a 100-column terminal.
 void print_trace_table(const std::vector<store::StoredTrace>& rows, bool with_status) {
   const auto status = [&](std::string_view text) {
     return with_status ? fmt::format(" {:<19}", text) : std::string();
   };
-  fmt::print("{:<24} {:<32} {:<8} {:<24} {:<28}{} {:>11} {:>11} {:>7}\n", "recorded", "definition",
-             "workload", "solution", "gpu", status("status"), "latency ms", "ref ms", "score");
-  for (const auto& t : rows)
-    fmt::print("{:<24} {:<32} {:<8} {:<24} {:<28}{} {:>11} {:>11} {:>7}\n", t.recorded,
-               t.definition, t.workload_uuid.substr(0, 8), t.solution, t.gpu_model,
-               status(status_name(t.status)), num(t.latency_ms, "{:.4f}"),
-               num(t.reference_latency_ms, "{:.4f}"), num(t.sol_score, "{:.3f}"));
+  std::string group;
+  for (const auto& t : rows) {
+    const std::string g = t.definition + " on " + t.gpu_model;
+    if (g != group) {
+      fmt::print("{}{}\n", group.empty() ? "" : "\n", g);
+      fmt::print("  {:<19} {:<8} {:<24}{} {:>10} {:>10} {:>6}\n", "recorded", "workload",
+                 "solution", status("status"), "latency_us", "ref_us", "S");
+      group = g;
+    }
+    fmt::print("  {:<19} {:<8} {:<24}{} {:>10} {:>10} {:>6}\n", t.recorded.substr(0, 19),
+               t.workload_uuid.substr(0, 8), fit(t.solution, 24), status(status_name(t.status)),
+               us_text(t.latency_ms), us_text(t.reference_latency_ms),
+               score::score_text(t.sol_score, t.status != Status::Passed));
+  }
 }
 
 int run_traces(const DbOptions& o, bool best) {

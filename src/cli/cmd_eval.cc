@@ -19,12 +19,12 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "core/json.h"
 #include "core/text.h"
+#include "score/sol_score.h"
 #include "eval/evaluate.h"
 #include "harness/protocol.h"
-#include "harness/timing/gpu/gpu_timer_factory.h"
-#include "store/store.h"
 
 namespace solbench::cli {
 
@@ -39,13 +39,10 @@ std::string axes_text(const json& axes) {
   return s;
 }
 
-// Milliseconds in every time column (one unit per column; tiny bounds in
-// scientific notation rather than another unit).
-std::string ms_text(double ms) {
-  if (!(ms > 0)) return "-";
-  return fmt::format("{:.4g}", ms);
-}
-std::string ms_text(const std::optional<double>& ms) { return ms ? ms_text(*ms) : "-"; }
+// Microseconds in every time column, as in every solbench table (the JSON
+// keeps the trace format's milliseconds).
+std::string us_text(double ms) { return quantity_text(ms * 1e3); }
+std::string us_text(const std::optional<double>& ms) { return ms ? us_text(*ms) : "-"; }
 
 // The live progress line (stderr, TTY only) and the warnings that must not
 // break it.
@@ -83,9 +80,9 @@ class CliObserver : public eval::Observer {
   size_t total_ = 0, done_ = 0;
 };
 
-std::string score_text(const score::WorkloadScore& s) {
-  if (!s.score) return "-";
-  return fmt::format("{:.3f}{}", *s.score, s.sol_violation ? "!" : "");
+std::string score_text(const eval::WorkloadReport& w) {
+  const bool failed = w.trace && w.trace->evaluation.status != Status::Passed;
+  return score::score_text(w.score.s.score, failed) + (w.score.s.sol_violation ? "!" : "");
 }
 
 void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
@@ -99,10 +96,10 @@ void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
   const std::string mabs = o.correctness ? fmt::format("{:.3g}", o.correctness->max_absolute_error) : "-";
   const std::string mrel = o.correctness ? fmt::format("{:.3g}", o.correctness->max_relative_error) : "-";
   const eval::ScoreState& st = w.score;
-  const std::string t_b = st.baseline ? ms_text(st.baseline->t_b_ms) : "-";
-  fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6}\n",
-             w.index, short_uuid(w.uuid), axes, status, ms_text(lat), ms_text(ref), speed, mabs,
-             mrel, ms_text(st.bound.t_sol_ms), t_b, score_text(st.s));
+  const std::string t_b = st.baseline ? us_text(st.baseline->t_b_ms) : "-";
+  fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10} {:>10} {:>6}\n",
+             w.index, short_uuid(w.uuid), axes, status, us_text(lat), us_text(ref), speed, mabs,
+             mrel, us_text(st.bound.t_sol_ms), t_b, w.skipped ? "-" : score_text(w));
   if (o.skipped)
     fmt::print("     skipped: {}\n", first_line(o.skip_reason, 110));
   else if (row_reasons && o.status != Status::Passed && !o.log.empty())
@@ -110,21 +107,21 @@ void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
   if (st.s.sol_violation) fmt::print("     {}\n", st.s.reason);
   if (st.baseline && st.baseline->t_b_ms)
     if (const std::string e = score::eager_note(st.baseline->method, st.baseline->reason); !e.empty())
-      fmt::print("     T_b {} ms: {}\n", ms_text(st.baseline->t_b_ms), e);
+      fmt::print("     T_b {} us: {}\n", us_text(st.baseline->t_b_ms), e);
   if (verbose && o.timing)
-    fmt::print("     timing: n={} mean={} min={} stddev={} rse={:.2f}% ({})\n",
-               o.timing->stats.count, ms_text(o.timing->stats.mean_ms),
-               ms_text(o.timing->stats.min_ms), ms_text(o.timing->stats.stddev_ms),
+    fmt::print("     timing: n={} mean={} us min={} us stddev={} us rse={:.2f}% ({})\n",
+               o.timing->stats.count, us_text(o.timing->stats.mean_ms),
+               us_text(o.timing->stats.min_ms), us_text(o.timing->stats.stddev_ms),
                o.timing->stats.rse * 100, o.timing->stop_reason);
   if (verbose && st.published)
-    fmt::print("     published B200: T_b {} ms, T_SOL {} ms\n", ms_text(st.published->baseline_ms),
-               ms_text(st.published->sol_ms));
+    fmt::print("     published B200: T_b {} us, T_SOL {} us\n", us_text(st.published->baseline_ms),
+               us_text(st.published->sol_ms));
 }
 
 void print_table(const eval::Report& r, bool verbose, bool row_reasons) {
-  fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6}\n",
-             "#", "workload", "axes", "status", "latency_ms", "ref_ms", "speedup", "max_abs",
-             "max_rel", "T_SOL_ms", "T_b_ms", "S");
+  fmt::print("{:>3}  {:<8}  {:<22} {:<20} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10} {:>10} {:>6}\n",
+             "#", "workload", "axes", "status", "latency_us", "ref_us", "speedup", "max_abs",
+             "max_rel", "T_SOL_us", "T_b_us", "S");
   for (const auto& w : r.workloads) print_row(w, verbose, row_reasons);
 }
 
@@ -141,7 +138,10 @@ void print_score(const eval::Report& r) {
                ps.scored, ps.failed, ps.unscored ? fmt::format("; {} unscored", ps.unscored) : "",
                ps.violations ? fmt::format("; {} SOL violation(s), capped at 1", ps.violations) : "");
   else
-    fmt::print("SOL score: -\n");
+    fmt::print("SOL score: n/a ({})\n",
+               arch.model ? "no workload could be scored; why, below"
+                          : "no T_SOL: this device has no hardware model; --arch NAME bounds and "
+                            "scores against one (solbench hw list)");
   std::set<std::string> reasons;
   for (const auto& w : r.workloads)
     if (!w.skipped && w.outcome.status == Status::Passed && !w.score.s.score)
@@ -210,7 +210,7 @@ void add_eval_command(CLI::App& app) {
   auto verbose = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "eval", "Build a solution and evaluate it on a problem's workloads in sandboxed workers");
-  cmd->add_option("problem_dir", o->problem_dir, "problem folder (definition.json, workload.jsonl)")
+  cmd->add_option("problem", o->problem_dir, "problem folder (definition.json, workload.jsonl)")
       ->required();
   auto* sol = cmd->add_option("--solution,-s", o->solution, "solution.json to evaluate");
   auto* ref = cmd->add_flag("--reference", o->reference,
@@ -218,49 +218,19 @@ void add_eval_command(CLI::App& app) {
   sol->excludes(ref);
   cmd->add_option("-o,--output", o->traces_file, "append one trace per workload (JSONL) to this file");
   cmd->add_flag("--json", *json_output, "print the results as one JSON document");
-  cmd->add_option("--workload,-w", o->workloads, "evaluate only this workload (uuid or prefix; repeatable)");
-  cmd->add_option("--smallest", o->smallest, "evaluate only the N smallest workloads (by bytes)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--timeout", o->settings.timeout_s, "seconds per workload before the worker is killed (TIMEOUT)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--compile-timeout", o->settings.compile_timeout_s, "seconds for the build")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_flag("--keep-staging", o->keep_staging, "keep build and worker scratch folders");
-  cmd->add_flag("-v,--verbose", *verbose, "timing statistics per workload");
+  add_workload_options(cmd, o->workloads);
   cmd->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
   cmd->add_option("--cuda-arch", o->cuda_arch,
                   "nvcc target of CUDA sources: auto (the GPU's compute capability, e.g. 90a), "
                   "default (nvcc's), or a capability such as 90a, 100a")
       ->capture_default_str();
-  cmd->add_option("--timer", o->settings.timer,
-                  "GPU timer: auto (CUPTI activity, else events), cupti, events, or profiler "
-                  "(each kernel's gpu__time_duration, as ncu reports it; serialises kernels)")
-      ->check(CLI::IsMember(
-          std::vector<std::string>(gpu::kGpuTimerKinds.begin(), gpu::kGpuTimerKinds.end())))
-      ->capture_default_str();
-  cmd->add_option("--rounds", o->settings.rounds, "correctness rounds, each with fresh inputs")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--seed", o->settings.seed,
-                 "derive every input value from this seed (reproducible, and predictable to "
-                 "whoever knows it: for debugging); default: a secret drawn per evaluation");
-  cmd->add_option("--target-rse", o->settings.target_rse,
-                  "stop timing once the relative standard error of the median is below this")
-      ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
-  cmd->add_option("--time-budget-ms", o->settings.time_budget_ms,
-                  "wall-time budget per timed candidate and workload (solution, reference)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_flag("--no-timing", o->settings.no_timing, "check correctness only");
+  cmd->add_flag("--build-only", o->build_only,
+                "build the solution and report the build; evaluate nothing (needs no GPU)");
+  add_settings_options(cmd, o->settings);
+  add_store_options(cmd, o->db, o->no_db, "results store to record the traces in");
+  cmd->add_flag("--keep-staging", o->keep_staging, "keep build and worker scratch folders");
   cmd->add_flag("--no-sandbox", o->no_sandbox, "run workers without the sandbox (debugging only)");
-  cmd->add_option("--arch", o->settings.arch,
-                  "hardware model for T_SOL (solbench hw list); default: the device's own (the "
-                  "CPU has none, so S needs --arch there); b200 also shows SOL-ExecBench's "
-                  "published numbers (metadata.json)");
-  cmd->add_flag("--no-baseline", o->settings.no_baseline,
-                "do not measure or look up the scoring baseline T_b (S stays null)");
-  cmd->add_option("--db", o->db, "results store to record the traces in (default: " +
-                                     store::default_db_path().string() + ")");
-  cmd->add_flag("--no-db", o->no_db, "do not record in the results store");
-  cmd->get_option("--no-db")->excludes(cmd->get_option("--db"));
+  cmd->add_flag("-v,--verbose", *verbose, "timing statistics per workload");
   cmd->callback([o, json_output, verbose] {
     if (o->solution.empty() && !o->reference)
       throw CLI::RequiredError("--solution (or --reference)");

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "harness/timing/gpu/gpu_timer_factory.h"
+#include "cli/eval_flags.h"
 #include "runset/runset.h"
 #include "sol/hardware.h"
 #include "store/store.h"
@@ -35,7 +35,7 @@ struct RunCliOptions {
   bool reference = false;
   std::vector<std::string> categories;
   std::vector<std::string> problems;
-  int max_workloads = 0;
+  score::WorkloadSelection workloads;
   std::vector<std::string> rerun;  // statuses to evaluate again ("failed": all but PASSED)
   std::string shard;  // "I/N"
   bool plan = false;
@@ -44,13 +44,9 @@ struct RunCliOptions {
   int cpu_slots = 0;
   int jobs_per_gpu = 1;
   std::string db;
+  bool no_db = false;
   bool json_output = false;
-  double timeout_s = 0, compile_timeout_s = 0, time_budget_ms = 0;
-  int rounds = 0;
-  std::string timer;
-  bool no_timing = false;
-  std::string arch;
-  bool no_baseline = false;
+  eval::Settings settings;  // each child eval's (the same flags as eval's)
 };
 
 // Set from the signal handler; the slots poll it.
@@ -160,7 +156,7 @@ int run_run(const RunCliOptions& c) {
   o.reference = c.reference;
   o.filter.categories = c.categories;
   o.filter.globs = c.problems;
-  o.max_workloads = c.max_workloads;
+  o.workloads = c.workloads;
   for (const auto& name : c.rerun) {
     if (name == "failed") {
       for (Status s : {Status::IncorrectShape, Status::IncorrectNumerical, Status::IncorrectDtype,
@@ -180,9 +176,9 @@ int run_run(const RunCliOptions& c) {
     return run_plan(o, c.json_output);
   }
   // Usage errors are refused before anything runs or is recorded.
-  if (!c.arch.empty()) {
+  if (!c.settings.arch.empty()) {
     try {
-      (void)sol::select_hardware(c.arch);
+      (void)sol::select_hardware(c.settings.arch);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       return 2;
@@ -190,30 +186,28 @@ int run_run(const RunCliOptions& c) {
   }
   o.slots = runset::resolve_slots(c.device, c.gpus, c.cpu_slots);
   o.slots = runset::repeat_gpu_slots(o.slots, c.jobs_per_gpu);
-  if (!c.timer.empty() && c.timer != "auto")
+  if (!c.settings.timer.empty() && c.settings.timer != "auto")
     for (const auto& s : o.slots)
       if (s == "cpu") {
-        std::fprintf(stderr, "error: --timer %s: GPU timers apply to cuda devices\n", c.timer.c_str());
+        std::fprintf(stderr, "error: --timer %s: GPU timers apply to cuda devices\n",
+                     c.settings.timer.c_str());
         return 2;
       }
   o.db = c.db;
-  if (c.timeout_s > 0) o.eval.timeout_s = c.timeout_s;
-  if (c.compile_timeout_s > 0) o.eval.compile_timeout_s = c.compile_timeout_s;
-  if (c.rounds > 0) o.eval.rounds = c.rounds;
-  if (c.time_budget_ms > 0) o.eval.time_budget_ms = c.time_budget_ms;
-  if (c.timer != "auto") o.eval.timer = c.timer;
-  o.eval.no_timing = c.no_timing;
-  o.eval.arch = c.arch;
-  o.eval.no_baseline = c.no_baseline;
+  o.no_db = c.no_db;
+  o.eval = c.settings;
   o.command_line = command_line();
   o.stop = &g_stop;
   o.progress = stderr;
   o.progress_tty = ::isatty(2);
 
   runset::RunReport r;
-  {
+  try {
     StopOnSignal signals;
     r = runset::run_dataset(o);
+  } catch (const eval::RequestError& e) {
+    for (const auto& m : e.messages) std::fprintf(stderr, "error: %s\n", m.c_str());
+    return e.usage ? 2 : 1;
   }
   if (c.json_output) {
     fmt::print("{}\n", runset::summary_json(r).dump(2));
@@ -245,8 +239,8 @@ void add_run_command(CLI::App& app) {
   auto c = std::make_shared<RunCliOptions>();
   auto* cmd = app.add_subcommand(
       "run", "Evaluate a data set: every problem with its solutions, in child evals, resumable");
-  cmd->add_option("dataset_dir", c->dataset,
-                  "data set (CATEGORY/PROBLEM/...), a folder of problems, or one problem")
+  cmd->add_option("problems", c->dataset,
+                  "a data set (CATEGORY/PROBLEM/...), a folder of problems, or one problem folder")
       ->required();
   auto* sols = cmd->add_option("--solutions", c->solutions,
                                "folder of solution JSON files (searched recursively), matched to "
@@ -277,9 +271,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--rerun", c->rerun,
                   "evaluate again the stored results of this status instead of resuming them "
                   "(a status such as RUNTIME_ERROR, or failed: every status but PASSED; repeatable)");
-  cmd->add_option("--max-workloads", c->max_workloads,
-                  "per problem, only the first N workloads (workload.jsonl order)")
-      ->check(CLI::PositiveNumber);
+  add_workload_options(cmd, c->workloads);
   auto* dev = cmd->add_option("--device", c->device, "cpu or cuda:N (one slot)")->capture_default_str();
   auto* gpus = cmd->add_option("--gpus", c->gpus,
                                "one slot per GPU: all (CUDA_VISIBLE_DEVICES or nvidia-smi -L) or 0,1,...");
@@ -292,25 +284,11 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 64));
   gpus->excludes(dev)->excludes(cpu);
   cpu->excludes(dev);
-  cmd->add_option("--db", c->db,
-                  "results store: where traces are recorded and resumed from (default: " +
-                      store::default_db_path().string() + ")");
+  add_store_options(cmd, c->db, c->no_db,
+                    "results store: where traces are recorded and resumed from; with --no-db a "
+                    "private one that goes with the run");
   cmd->add_flag("--json", c->json_output, "print the summary as one JSON document");
-  cmd->add_option("--timeout", c->timeout_s, "eval: seconds per workload before its worker is killed")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--compile-timeout", c->compile_timeout_s, "eval: seconds for a build")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--rounds", c->rounds, "eval: correctness rounds")->check(CLI::Range(1, 1000));
-  cmd->add_option("--time-budget-ms", c->time_budget_ms,
-                  "eval: wall-time budget per timed candidate and workload")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--timer", c->timer, "eval: GPU timer (auto, cupti, events, profiler)")
-      ->check(CLI::IsMember(
-          std::vector<std::string>(gpu::kGpuTimerKinds.begin(), gpu::kGpuTimerKinds.end())));
-  cmd->add_flag("--no-timing", c->no_timing, "eval: check correctness only");
-  cmd->add_option("--arch", c->arch,
-                  "eval: hardware model for T_SOL (solbench hw list); default: the device's own");
-  cmd->add_flag("--no-baseline", c->no_baseline, "eval: do not measure the scoring baseline T_b");
+  add_settings_options(cmd, c->settings);
   cmd->callback([c] {
     if (c->solutions.empty() && !c->reference)
       throw CLI::RequiredError("--solutions (or --reference)");

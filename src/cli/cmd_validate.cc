@@ -116,7 +116,7 @@ void make_strict(ProblemResult& r) {
   r.diags.promote_warnings();
 }
 
-// The problems to validate: one folder with --definition/--workload
+// The problems to validate: one folder with --definition-file/--workload-file
 // overrides, or every problem folder at or below each PROBLEM_DIR.
 std::vector<ProblemPaths> collect_targets(const ValidateOptions& o, Diagnostics& global) {
   std::vector<ProblemPaths> out;
@@ -239,11 +239,12 @@ void probe_tolerances(const ValidateOptions& o, std::vector<ProblemResult>& resu
 void run_validate(ValidateOptions o) {
   if (o.dirs.empty() && o.definition.empty() && o.workload.empty() && o.solution.empty())
     throw CLI::ValidationError("validate",
-                               "nothing to validate: give PROBLEM_DIR, --definition, --workload "
-                               "or --solution");
+                               "nothing to validate: give a problem folder, --definition-file, "
+                               "--workload-file or --solution");
   if ((!o.definition.empty() || !o.workload.empty()) && o.dirs.size() > 1)
     throw CLI::ValidationError("validate",
-                               "--definition/--workload apply to one problem; give at most one PROBLEM_DIR");
+                               "--definition-file/--workload-file apply to one problem; give at "
+                               "most one problem folder");
 
   if (o.probe_tolerance) {
     const auto device = Device::try_parse(o.probe_device);
@@ -381,10 +382,10 @@ void add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Check problem folders (definition.json + workload.jsonl), data sets of them, and solutions");
-  cmd->add_option("PROBLEM_DIR", opts->dirs,
-                  "problem folder, or a folder searched recursively for problem folders");
-  cmd->add_option("--definition", opts->definition, "definition.json to use (one problem)");
-  cmd->add_option("--workload", opts->workload, "workload.jsonl to use (one problem)");
+  cmd->add_option("problems", opts->dirs,
+                  "problem folders, or folders searched recursively for problem folders");
+  cmd->add_option("--definition-file", opts->definition, "definition.json to use (one problem)");
+  cmd->add_option("--workload-file", opts->workload, "workload.jsonl to use (one problem)");
   cmd->add_option("--solution", opts->solution, "solution.json to check");
   cmd->add_flag("--json", opts->json_output, "print one JSON document instead of text");
   cmd->add_flag("--strict", opts->strict,

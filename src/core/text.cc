@@ -1,5 +1,8 @@
 #include "core/text.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <vector>
 
@@ -28,6 +31,55 @@ std::string failure_line(const std::string& log, size_t max) {
     for (const auto& l : lines)
       if (l.find(key) != std::string::npos) return first_line(l, max);
   return lines.empty() ? "" : first_line(lines.back(), max);
+}
+
+std::string quantity_text(double v) {
+  if (!(v > 0)) return "-";
+  // Digits after the point for 4 significant ones; none at 1000 and above.
+  const int magnitude = static_cast<int>(std::floor(std::log10(v)));
+  const int decimals = std::clamp(3 - magnitude, 0, 12);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string fit(const std::string& s, size_t width) {
+  if (s.size() <= width || width < 5) return s;
+  const size_t keep = width - 3, head = keep - keep / 2, tail = keep / 2;
+  return s.substr(0, head) + "..." + s.substr(s.size() - tail);
+}
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> closest_match(const std::string& word,
+                                         const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  size_t best_distance = std::min<size_t>(3, (word.size() + 1) / 2);  // must be below this
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
 }
 
 }  // namespace solbench

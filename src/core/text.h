@@ -1,7 +1,9 @@
 // Small text helpers for messages: what one line of a log or an error says.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace solbench {
 
@@ -15,5 +17,20 @@ std::string first_line(const std::string& s, size_t max = 100);
 // last (after the solution's or torch's captured output), so a line naming a
 // round, the worker or an error is preferred; else the last line.
 std::string failure_line(const std::string& log, size_t max = 100);
+
+// How tables print a quantity (microseconds, GFLOP, MB): 4 significant
+// digits in fixed notation (12345, 123.4, 1.234, 0.01234); "-" for zero,
+// negative or NaN (nothing to show). Columns carry the unit in their header.
+std::string quantity_text(double v);
+
+// `s` in at most `width` characters for a table column; a cut keeps both ends
+// ("gemm_...fp8"), which tell problem and solution names apart better than
+// either end alone.
+std::string fit(const std::string& s, size_t width);
+
+// The candidate closest to a mistyped `word` (edit distance, at most 2 and less
+// than half the word), for "did you mean ...?"; nullopt when none is close.
+std::optional<std::string> closest_match(const std::string& word,
+                                         const std::vector<std::string>& candidates);
 
 }  // namespace solbench

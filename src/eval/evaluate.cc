@@ -41,12 +41,13 @@ std::string axes_text(const Workload& w) {
 // load and refuse Hopper-only instructions). NVML names the compute capability
 // without initialising CUDA in this process (device.h identify_device).
 std::string resolve_cuda_arch(const std::string& choice, const Device& device,
+                              const std::optional<gpu::DeviceIdentity>& identity,
                               Observer& observer) {
   if (choice == "default") return "";
   if (choice != "auto") return choice;
   if (!device.is_cuda()) return "";
   try {
-    const gpu::DeviceIdentity d = gpu::identify_device(device.ordinal());
+    const gpu::DeviceIdentity d = identity ? *identity : gpu::identify_device(device.ordinal());
     return gpu::sm_arch_name(d.cc_major, d.cc_minor).substr(3);  // "sm_90a" -> "90a"
   } catch (const std::exception& e) {
     observer.notice(fmt::format("--cuda-arch auto: {}; building for nvcc's default", e.what()));
@@ -68,6 +69,7 @@ class Evaluation {
   void bounds_ready();
   void open_store();
   void build();
+  void skip_all(const std::string& reason);
   void fail_build();
   void run_workers();
   void on_event(const harness::RunnerEvent& e);
@@ -87,6 +89,7 @@ class Evaluation {
   std::future<void> toolchains_;
   std::future<score::ArchChoice> arch_found_;
   Device device_;
+  std::optional<gpu::DeviceIdentity> gpu_;  // the cuda device, found before anything runs
   std::string driver_, def_hash_;
   std::optional<json> predicted_;
   std::unique_ptr<StoreRecorder> rec_;
@@ -104,7 +107,9 @@ Report Evaluation::run() {
   choose_hardware();
   open_store();
   build();
-  if (prep_.ok) {
+  if (req_.build_only && prep_.ok) {
+    skip_all("--build-only: built, not evaluated");
+  } else if (prep_.ok) {
     run_workers();
     measure_baselines();
   } else {
@@ -119,13 +124,15 @@ void Evaluation::load() {
   Diagnostics diags;
   problem_ = load_problem(problem_paths(req_.problem_dir), diags);
   if (!req_.reference) solution_ = load_solution(req_.solution, diags);
-  if (diags.empty())
-    sel_ = score::select_workloads(problem_, req_.workloads, req_.smallest, diags);
-  if (!diags.empty()) {
+  const auto refuse_if_any = [](const Diagnostics& d, bool usage) {
+    if (d.empty()) return;
     std::vector<std::string> lines;
-    for (const auto& d : diags.items()) lines.push_back(d.str());
-    throw RequestError(false, lines);
-  }
+    for (const auto& item : d.items()) lines.push_back(item.str());
+    throw RequestError(usage, lines);
+  };
+  refuse_if_any(diags, /*usage=*/false);  // an input that does not load
+  sel_ = score::select_workloads(problem_, req_.workloads, diags);
+  refuse_if_any(diags, /*usage=*/true);  // a workload asked for that is not there
   // A solution for another problem is a usage error: nothing is built, run or stored.
   if (!req_.reference && solution_.definition != problem_.definition.name)
     throw RequestError(true, {fmt::format(
@@ -164,6 +171,24 @@ void Evaluation::check_usage_and_start() {
     }
   }
   mark("inputs_loaded");
+  if (req_.build_only) return;  // nothing runs: no device, zygote or sandbox needed
+  // A cuda device that is not here is refused before anything is built or run
+  // (else every workload would be skipped and the evaluation "pass").
+  if (device_.is_cuda()) {
+    try {
+      gpu_ = gpu::identify_device(device_.ordinal());
+    } catch (const std::exception& e) {
+      const gpu::DeviceCount here = gpu::device_count();
+      const std::string why =
+          here.count == 0 ? here.reason
+                          : here.count <= device_.ordinal()
+                                ? fmt::format("this machine has {} CUDA device(s)", here.count)
+                                : std::string(e.what());
+      throw RequestError(true, {fmt::format("--device {}: no such CUDA device here ({}); "
+                                            "--build-only builds without one",
+                                            req_.device, why)});
+    }
+  }
   // Workers fork from a process that imports torch while the build and T_SOL run.
   harness::start_process_zygote();
   // The workers' sandbox plans need the toolchain probes (compiler drivers and the
@@ -183,6 +208,7 @@ void Evaluation::check_usage_and_start() {
 // another thread (that thread would keep the interpreter's lock when it ends, and
 // the process hung at exit on the H100). On the CPU all of it runs here.
 void Evaluation::choose_hardware() {
+  if (req_.build_only) return;  // no bound without an evaluation
   const std::string arch = req_.settings.arch;
   const Device device = device_;
   if (device.is_cuda()) {
@@ -241,9 +267,9 @@ void Evaluation::build() {
   } else {
     harness::PrepareOptions po;
     po.device = device_;
-    po.compile_timeout = std::chrono::duration<double>(req_.settings.compile_timeout_s);
+    po.compile_timeout = req_.settings.compile_timeout();
     po.keep_staging = req_.keep_staging;
-    po.cuda_arch = resolve_cuda_arch(req_.cuda_arch, device_, ob_);
+    po.cuda_arch = resolve_cuda_arch(req_.cuda_arch, device_, gpu_, ob_);
     ob_.status("building " + rep_.solution);
     prep_ = harness::prepare_solution(solution_, problem_.definition, po);
   }
@@ -288,6 +314,18 @@ void Evaluation::fail_build() {
   }
 }
 
+// --build-only: every row says why it was not evaluated; nothing is traced or stored.
+void Evaluation::skip_all(const std::string& reason) {
+  for (size_t k = 0; k < sel_.size(); ++k) {
+    WorkloadOutcome out;
+    out.index = static_cast<int>(sel_[k]);
+    out.uuid = rep_.workloads[k].uuid;
+    out.skipped = true;
+    out.skip_reason = reason;
+    judge(k, out, json::object());
+  }
+}
+
 void Evaluation::run_workers() {
   harness::HarnessRequest hr;
   hr.name = rep_.solution;
@@ -301,7 +339,7 @@ void Evaluation::run_workers() {
   hr.timing.target_rse = req_.settings.target_rse;
   hr.timing.budget_ms = req_.settings.time_budget_ms;
   hr.timer_options = timer_options_;
-  hr.workload_timeout = std::chrono::duration<double>(req_.settings.timeout_s);
+  hr.workload_timeout = req_.settings.workload_timeout();
   hr.keep_scratch = req_.keep_staging;
   hr.no_sandbox = req_.no_sandbox;
   if (!req_.reference) hr.cache_key = to_json(solution_).dump();
@@ -402,7 +440,7 @@ void Evaluation::measure_baselines() {
   mo.timing.budget_ms = req_.settings.time_budget_ms;  // the solutions' stopping rule
   mo.rounds = 1;
   mo.seed = req_.settings.seed;
-  mo.workload_timeout = std::chrono::duration<double>(req_.settings.timeout_s);
+  mo.workload_timeout = req_.settings.workload_timeout();
   mo.keep_scratch = req_.keep_staging;
   mo.no_sandbox = req_.no_sandbox;
   mo.on_event = [&](const harness::RunnerEvent& e) {
@@ -494,7 +532,11 @@ RequestError::RequestError(bool usage_error, std::vector<std::string> lines)
       messages(std::move(lines)) {}
 
 Report evaluate(const Request& request, Observer& observer) {
-  return Evaluation(request, observer).run();
+  if (!request.build_only) return Evaluation(request, observer).run();
+  Request build_only = request;  // evaluates nothing, so records and traces nothing
+  build_only.no_db = true;
+  build_only.traces_file.clear();
+  return Evaluation(build_only, observer).run();
 }
 
 std::string reference_solution_name(const std::string& definition_name) {

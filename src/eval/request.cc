@@ -26,13 +26,25 @@ std::vector<std::string> Settings::flags() const {
   return a;
 }
 
+std::chrono::duration<double> time_limit(double seconds) {
+  // Long enough to mean "none", short enough that a deadline computed from it
+  // stays far from the clock's range.
+  constexpr double kNone = 30.0 * 24 * 3600;
+  return std::chrono::duration<double>(seconds > 0 ? seconds : kNone);
+}
+
+std::chrono::duration<double> Settings::workload_timeout() const { return time_limit(timeout_s); }
+std::chrono::duration<double> Settings::compile_timeout() const {
+  return time_limit(compile_timeout_s);
+}
+
 std::chrono::duration<double> Settings::deadline(size_t workloads) const {
   // A worker start (Python, torch, the solution loaded), which the runner allows
   // per worker on top of the per-workload timeout.
   const double start = harness::RunnerOptions{}.startup_timeout.count();
-  const double per = timeout_s + start;
-  return std::chrono::duration<double>(
-      compile_timeout_s + static_cast<double>(std::max<size_t>(workloads, 1)) * per + 60);
+  const double per = workload_timeout().count() + start;
+  return std::chrono::duration<double>(compile_timeout().count() +
+                                       static_cast<double>(std::max<size_t>(workloads, 1)) * per + 60);
 }
 
 Device parse_device(const std::string& device, const std::string& timer) {

@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "core/device.h"
+#include "score/selection.h"
 
 namespace solbench::eval {
 
 // How an evaluation is judged and timed; `run` passes the same to each child.
 struct Settings {
-  double timeout_s = 300;          // per workload, before the worker is killed (TIMEOUT)
-  double compile_timeout_s = 120;  // the build
+  double timeout_s = 300;          // per workload, before the worker is killed (TIMEOUT); 0: none
+  double compile_timeout_s = 120;  // the build; 0: no limit
   int rounds = 5;                  // correctness rounds, fresh inputs each
   uint64_t seed = 0;               // 0: a secret drawn per evaluation (WorkerPlan::seed)
   double target_rse = 0.01;        // stop timing below this relative standard error
@@ -27,6 +28,9 @@ struct Settings {
   std::string arch;                // hardware model for T_SOL; empty: the device's own
   bool no_baseline = false;        // no T_b measured or looked up (S stays null)
 
+  // The limits as durations: 0 ("no limit", as for `sol --timeout 0`) is a month.
+  std::chrono::duration<double> workload_timeout() const;
+  std::chrono::duration<double> compile_timeout() const;
   // eval's flags for the settings that differ from the defaults, in eval's order.
   std::vector<std::string> flags() const;
   // A safety net for a whole evaluation of `workloads` workloads (the build,
@@ -34,17 +38,21 @@ struct Settings {
   std::chrono::duration<double> deadline(size_t workloads) const;
 };
 
+// A time limit in seconds as a duration: 0 means "no limit" in every command
+// (as for `sol --timeout 0`), which is a month.
+std::chrono::duration<double> time_limit(double seconds);
+
 struct Request {
   std::string problem_dir;
   std::string solution;   // solution.json; empty with `reference`
   bool reference = false; // the definition's own reference as the solution
-  std::vector<std::string> workloads;  // uuids or unique prefixes; empty: all
-  int smallest = 0;       // only the N workloads with the fewest input bytes
+  score::WorkloadSelection workloads;  // -w, --max-workloads, --smallest
   std::string device = "cpu";
   // nvcc target for CUDA sources: "auto" is the evaluated GPU's compute capability
   // (90a on an H100), "default" leaves nvcc's own default, else e.g. "90a", "100a".
   std::string cuda_arch = "auto";
   Settings settings;
+  bool build_only = false;  // build and report the build; no worker, trace or record
   bool keep_staging = false;
   bool no_sandbox = false;  // debugging only
   std::string traces_file;  // append one trace per workload here; empty: none

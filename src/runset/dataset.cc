@@ -125,7 +125,7 @@ std::vector<ProblemDir> select_problems(const DataSet& ds, const ProblemFilter& 
   return out;
 }
 
-LoadedProblem load_for_run(const ProblemDir& where, int max_workloads) {
+LoadedProblem load_for_run(const ProblemDir& where, const score::WorkloadSelection& selection) {
   LoadedProblem lp;
   lp.where = where;
   Diagnostics diags;
@@ -134,12 +134,19 @@ LoadedProblem load_for_run(const ProblemDir& where, int max_workloads) {
     for (const auto& d : diags.items()) lp.error += (lp.error.empty() ? "" : "\n") + d.str();
     return lp;
   }
-  for (size_t i = 0; i < p.workloads.size(); ++i) {
-    if (!p.resolved[i]) continue;
-    if (max_workloads > 0 && lp.selected.size() >= static_cast<size_t>(max_workloads)) break;
-    lp.selected.push_back(i);
-    lp.uuids.push_back(p.workloads[i].uuid);
+  score::WorkloadSelection here = selection;
+  here.wanted = score::wanted_here(p, selection.wanted);
+  if (!selection.wanted.empty() && here.wanted.empty()) {
+    lp.unwanted = true;
+    return lp;
   }
+  lp.selected = score::select_workloads(p, here, diags);
+  if (!diags.empty()) {  // an ambiguous uuid prefix
+    for (const auto& d : diags.items()) lp.error += (lp.error.empty() ? "" : "\n") + d.str();
+    lp.selected.clear();
+    return lp;
+  }
+  for (size_t i : lp.selected) lp.uuids.push_back(p.workloads[i].uuid);
   if (lp.selected.empty()) {
     lp.error = fmt::format("{}: no workload can be evaluated (none resolved)",
                            problem_paths(where.dir).workloads.string());

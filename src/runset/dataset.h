@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/problem.h"
+#include "score/selection.h"
 
 namespace solbench::runset {
 
@@ -52,15 +53,17 @@ struct ProblemFilter {
 std::vector<ProblemDir> select_problems(const DataSet& ds, const ProblemFilter& f);
 
 // One problem loaded for a run: its definition and workloads, and which of them
-// the run evaluates (resolved ones, in workload.jsonl order, the first
-// `max_workloads` when that is > 0).
+// the run evaluates (score::select_workloads, the rule of eval and baseline; of
+// `selection.wanted` only the uuids that are this problem's: a problem with none
+// of them is `unwanted`, and the run leaves it out).
 struct LoadedProblem {
   ProblemDir where;
   std::optional<Problem> problem;  // nullopt when invalid
   std::string error;               // every diagnostic, one per line, when invalid
   std::vector<size_t> selected;    // indices into problem->workloads
   std::vector<std::string> uuids;  // their uuids, same order
+  bool unwanted = false;           // --workload named none of its workloads
 };
-LoadedProblem load_for_run(const ProblemDir& where, int max_workloads);
+LoadedProblem load_for_run(const ProblemDir& where, const score::WorkloadSelection& selection);
 
 }  // namespace solbench::runset

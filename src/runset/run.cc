@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/text.h"
 
@@ -84,10 +85,16 @@ Selection select_run(const RunOptions& o) {
   sel.layout = ds.layout;
   std::vector<std::string> definitions;
   for (const ProblemDir& p : select_problems(ds, o.filter)) {
-    sel.problems.push_back(load_for_run(p, o.max_workloads));
-    const LoadedProblem& lp = sel.problems.back();
+    LoadedProblem lp = load_for_run(p, o.workloads);
+    if (lp.unwanted) continue;
     definitions.push_back(lp.problem ? lp.problem->definition.name : "");
+    sel.problems.push_back(std::move(lp));
   }
+  if (!o.workloads.wanted.empty() && sel.problems.empty())
+    throw eval::RequestError(
+        true, {fmt::format("--workload {}: no workload of the selected problems has this uuid "
+                           "(or uuid prefix)",
+                           fmt::join(o.workloads.wanted, ", "))});
   if (!o.solutions.empty()) sel.scan = scan_solutions(o.solutions);
   sel.matching = match_solutions(definitions, sel.scan.solutions, o.reference);
   return sel;
@@ -205,12 +212,12 @@ class Runner {
 
 void Runner::prepare() {
   program_ = o_.program.empty() ? harness::self_exe() : o_.program;
-  db_path_ = o_.db.empty() ? store::default_db_path() : o_.db;
   Selection sel = select_run(o_);
   report_.dataset = o_.dataset.string();
   report_.layout = sel.layout;
   report_.slots = o_.slots;
-  report_.db = db_path_.string();
+  report_.db = o_.no_db ? "(none: --no-db)"
+                        : (o_.db.empty() ? store::default_db_path() : o_.db).string();
   if (o_.shard) report_.shard = apply_shard(sel, *o_.shard, progress_notes_);
 
   for (const LoadedProblem& lp : sel.problems) {
@@ -511,6 +518,9 @@ RunReport Runner::run() {
       progress_->note("warning: " + f + ": its definition is not a problem of the data set");
   if (tasks_.empty() && !empty_shard_) return report_;
 
+  scratch_ = harness::StagingDir::create(harness::default_staging_base(), "run-");
+  // --no-db: a store of the run's own, in its scratch, gone with it.
+  db_path_ = o_.no_db ? scratch_.path() / "run.db" : o_.db.empty() ? store::default_db_path() : o_.db;
   db_.emplace(store::Store::open(db_path_));
   recording_ = plan_recording(probe_eval_support(program_), db_path_);
   report_.recording = recording_.who == Recording::Run ? "run" : "eval";
@@ -518,7 +528,6 @@ RunReport Runner::run() {
   // One zygote for every evaluation of the run (harness/worker/zygote.h), of the
   // executable the evaluations run.
   harness::start_process_zygote(program_);
-  scratch_ = harness::StagingDir::create(harness::default_staging_base(), "run-");
 
   run_on_slots(o_.slots.size(), tasks_.size(),
                [this](size_t task, size_t slot) { evaluate(task, slot); }, o_.stop);

@@ -44,13 +44,14 @@ struct RunOptions {
   std::filesystem::path solutions;  // empty: none (then --reference)
   bool reference = false;           // evaluate each problem's reference too
   ProblemFilter filter;
-  int max_workloads = 0;
+  score::WorkloadSelection workloads;  // per problem (score/selection.h), as eval's options
   // Stored results with one of these statuses are evaluated again instead of
   // resumed (--rerun); the new traces are recorded beside the old ones.
-  std::vector<Status> rerun;            // per problem, the first N in workload.jsonl order; 0: all
+  std::vector<Status> rerun;
   std::optional<ShardSpec> shard;   // --shard I/N: only this slice of the (problem, workload) pairs
   std::vector<std::string> slots{"cpu"};
   std::filesystem::path db;         // empty: store::default_db_path()
+  bool no_db = false;               // a private store, removed at the end (nothing resumed or kept)
   eval::Settings eval;              // passed to each child eval (its flags)
   std::filesystem::path program;    // the solbench binary children run; empty: self_exe()
   std::string command_line;         // recorded with the run

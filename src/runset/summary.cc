@@ -1,5 +1,7 @@
 #include "runset/summary.h"
 
+#include "score/sol_score.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -23,10 +25,6 @@ std::string failure_lines(const EvaluationReport& e) {
   }
   if (failed > kShown) out += fmt::format("    ... and {} more\n", failed - kShown);
   return out;
-}
-
-std::string score_text(const std::optional<double>& s) {
-  return s ? fmt::format("{:.3f}", *s) : std::string("-");
 }
 
 }  // namespace
@@ -265,11 +263,15 @@ json summary_json(const RunReport& r) {
 }
 
 std::string summary_table(const RunReport& r) {
+  // Columns as wide as the names, up to widths that keep a row within 100
+  // columns (longer names are cut in the middle).
   size_t wp = 7, ws = 8;
   for (const auto& p : r.problems) {
     wp = std::max(wp, p.where.label().size());
     for (const auto& e : p.evaluations) ws = std::max(ws, e.solution.size());
   }
+  wp = std::min<size_t>(wp, 36);
+  ws = std::min<size_t>(ws, 28);
   std::string out = fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", "problem", wp, "solution", ws,
                                 "workloads", "score", "results");
   std::map<std::string, std::pair<size_t, Tally>> cats;
@@ -278,18 +280,21 @@ std::string summary_table(const RunReport& r) {
     Tally pt;
     if (!p.error.empty()) {
       ++pt.errors;
-      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  invalid: {}\n", p.where.label(), wp, "-", ws,
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  invalid: {}\n", fit(p.where.label(), wp), wp,
+                         "-", ws,
                          p.workloads, "-", first_line(p.error));
     } else if (p.evaluations.empty()) {
-      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  no solution\n", p.where.label(), wp, "-", ws,
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  no solution\n", fit(p.where.label(), wp), wp,
+                         "-", ws,
                          p.workloads, "-");
     }
     for (const auto& e : p.evaluations) {
       Tally et;
       et.add(e);
       pt.add(et);
-      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", p.where.label(), wp, e.solution, ws,
-                         e.uuids.size(), score_text(et.mean_sol_score()), et.text());
+      out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", fit(p.where.label(), wp), wp,
+                         fit(e.solution, ws), ws,
+                         e.uuids.size(), score::score_text(et.mean_sol_score()), et.text());
       if (!e.error.empty()) out += fmt::format("    error: {}\n", first_line(e.error, 150));
       out += failure_lines(e);
       for (const auto& [why, n] : et.eager_reasons)
@@ -304,7 +309,7 @@ std::string summary_table(const RunReport& r) {
   auto line = [](const std::string& what, size_t problems, const Tally& t) {
     return fmt::format("{}: {} problem(s), {} evaluation(s), {} result(s): {}; mean SOL score {}\n",
                        what, problems, t.evaluations, t.workloads, t.text(),
-                       score_text(t.mean_sol_score()));
+                       score::score_text(t.mean_sol_score()));
   };
   if (cats.size() > 1 || (cats.size() == 1 && !cats.begin()->first.empty())) {
     out += "\n";

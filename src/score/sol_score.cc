@@ -142,4 +142,9 @@ Aggregate category_score(const std::vector<Aggregate>& problems) {
   return a;
 }
 
+std::string score_text(std::optional<double> score, bool failed) {
+  if (failed) return "0.000";
+  return score ? fmt::format("{:.3f}", *score) : std::string("n/a");
+}
+
 }  // namespace solbench::score

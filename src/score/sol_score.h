@@ -60,6 +60,12 @@ std::string eager_note(const std::string& method, const std::string& reason);
 WorkloadScore sol_score(std::optional<double> t_k_ms, std::optional<double> t_sol_ms,
                         std::optional<double> t_b_ms);
 
+// How every table prints a score (eval, run, db): three decimals; a workload
+// that did not pass counts 0 and shows 0.000; a score that cannot be computed (a
+// PASSED workload without T_SOL or T_b, a mean of nothing) shows "n/a", never a
+// number and never a dash that reads as "worse than 0".
+std::string score_text(std::optional<double> score, bool failed = false);
+
 // One workload as an aggregate sees it.
 struct ScoredWorkload {
   bool passed = false;               // PASSED (anything else counts 0)

@@ -105,7 +105,7 @@ TEST(CliValidate, UsageErrors) {
   EXPECT_EQ(solbench(tmp, "validate --bogus").rc, 2);
   EXPECT_EQ(solbench(tmp, "validate").rc, 2);
   EXPECT_EQ(solbench(tmp, "frobnicate").rc, 2);
-  EXPECT_EQ(solbench(tmp, "validate a b --definition x.json").rc, 2);
+  EXPECT_EQ(solbench(tmp, "validate a b --definition-file x.json").rc, 2);
   CliResult help = solbench(tmp, "validate --help");
   EXPECT_EQ(help.rc, 0);
   EXPECT_HAS(help.out, "--json");
@@ -177,7 +177,7 @@ TEST(CliValidate, ExplicitFilesAndSolution) {
   write(tmp.path() / "other.jsonl",
         "{\"uuid\":\"a\",\"axes\":{\"n\":4},\"inputs\":{\"x\":{\"type\":\"random\"},"
         "\"s\":{\"type\":\"scalar\",\"value\":0}}}\n");
-  CliResult r = solbench(tmp, "validate --definition " + quoted(dir / "definition.json") + " --workload " +
+  CliResult r = solbench(tmp, "validate --definition-file " + quoted(dir / "definition.json") + " --workload-file " +
                             quoted(tmp.path() / "other.jsonl"));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_HAS(r.out, "workloads: 1");

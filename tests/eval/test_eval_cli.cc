@@ -327,7 +327,13 @@ TEST_F(EvalCli, TableOutputHasAStatusLinePerWorkloadAndASummary) {
                    " -w " + kB2 + kFast,
                /*json_out=*/false);
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("latency_ms"), std::string::npos) << r.out;
+  // One time unit in every table, named in the header (the JSON keeps ms).
+  for (const char* column : {"latency_us", "ref_us", "T_SOL_us", "T_b_us"})
+    EXPECT_NE(r.out.find(column), std::string::npos) << column << "\n" << r.out;
+  EXPECT_EQ(r.out.find("_ms"), std::string::npos) << r.out;
+  // No hardware model for a CPU: no score, and the line says what would give one.
+  EXPECT_NE(r.out.find("SOL score: n/a (no T_SOL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--arch"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(std::string(kB1) + "  batch_size=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("summary: 2 workload(s): 2 PASSED"), std::string::npos) << r.out;
 }
@@ -348,11 +354,66 @@ TEST_F(EvalCli, CudaArchReachesTheBuild) {
   EXPECT_EQ(status_of(ok.doc, 0), "PASSED");
 }
 
-TEST_F(EvalCli, UnknownWorkloadIsAnInputError) {
+TEST_F(EvalCli, UnknownWorkloadIsAUsageError) {
+  // Asking for a workload that does not exist is a usage error (exit 2), as an
+  // unknown --arch is, in every command (sol, eval, baseline, run).
   CliRun r = eval("'" + kRmsnorm.string() + "' --reference -w ffffffff");
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--workload"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ffffffff"), std::string::npos) << r.err;
+}
+
+TEST_F(EvalCli, AMistypedOptionOrCommandGetsASuggestion) {
+  CliRun r = eval("'" + kRmsnorm.string() + "' --reference --smalest 1", /*json_out=*/false);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--smalest: did you mean --smallest?"), std::string::npos) << r.err;
+  const fs::path err = dir_ / "typo.txt";
+  const int status =
+      std::system(("'" + std::string(SOLBENCH_BINARY) + "' evl 2>'" + err.string() + "'").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(read(err).find("evl: did you mean eval?"), std::string::npos) << read(err);
+}
+
+TEST_F(EvalCli, BuildOnlyBuildsAndEvaluatesNothing) {
+  const fs::path traces = dir_ / "traces.jsonl", db = dir_ / "results.db";
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" +
+                  (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() +
+                  "' --smallest 2 --build-only -o '" + traces.string() + "' --db '" +
+                  db.string() + "'");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(r.doc.is_object()) << r.out;
+  EXPECT_EQ(r.doc["build"]["status"], "ok") << r.doc["build"].dump();
+  ASSERT_EQ(r.doc["results"].size(), 2u);
+  for (const auto& w : r.doc["results"]) {
+    EXPECT_TRUE(w.value("skipped", false)) << w.dump();
+    EXPECT_NE(w.dump().find("--build-only"), std::string::npos) << w.dump();
+  }
+  EXPECT_TRUE(r.doc["workers"].empty());
+  EXPECT_FALSE(fs::exists(traces));  // nothing evaluated: nothing traced or recorded
+  EXPECT_FALSE(fs::exists(db));
+  // A failed build still fails (exit 1), with the compiler's message.
+  const fs::path bad = rmsnorm_solution("bad_build", "this is not C++;");
+  CliRun b = eval("'" + kRmsnorm.string() + "' -s '" + bad.string() + "' --smallest 1 --build-only --no-db");
+  EXPECT_EQ(b.rc, 1) << b.out << b.err;
+  EXPECT_EQ(status_of(b.doc, 0), "COMPILE_ERROR");
+}
+
+TEST_F(EvalCli, ACudaDeviceThatIsNotHereIsAUsageError) {
+  // Before: every workload was skipped and the evaluation exited 0.
+  CliRun r = eval("'" + kRmsnorm.string() + "' --reference --smallest 1 --device cuda:7 --no-db");
+  if (r.rc == 0) GTEST_SKIP() << "this machine has a cuda:7";
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--device cuda:7: no such CUDA device here"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--build-only"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;  // refused before anything ran
+}
+
+TEST_F(EvalCli, TimeoutZeroMeansNoLimitAsInSol) {
+  CliRun r = eval("'" + kRmsnorm.string() + "' -s '" +
+                  (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() + "' -w " + kB1 +
+                  " --timeout 0 --compile-timeout 0 --no-timing --rounds 1 --no-db");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(status_of(r.doc, 0), "PASSED") << r.err;
 }
 
 }  // namespace

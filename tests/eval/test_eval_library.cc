@@ -146,10 +146,10 @@ TEST(EvalRequest, RefusedBeforeAnythingRuns) {
   r.settings.arch = "h300";
   EXPECT_EQ(exit_kind(r), 2);
   r.settings.arch.clear();
-  r.workloads = {"no-such-workload"};
-  EXPECT_EQ(exit_kind(r), 1);
+  r.workloads.wanted = {"no-such-workload"};
+  EXPECT_EQ(exit_kind(r), 2);  // asked for what is not there: a usage error
   // A solution for another problem is a usage error, never a stored result.
-  r.workloads.clear();
+  r.workloads.wanted.clear();
   r.reference = false;
   r.solution = std::string(SOLBENCH_SOURCE_DIR) +
                "/problems/005_softmax_vocab_llama3_8b/solutions/cuda_softmax.json";

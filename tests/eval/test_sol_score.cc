@@ -26,6 +26,14 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// One way to print a score in every table: a failure counts 0, a score that
+// cannot be computed is n/a (not a dash that reads as worse than 0).
+TEST(SolScore, TextSaysFailedZeroAndUnknownApart) {
+  EXPECT_EQ(score::score_text(0.41234), "0.412");
+  EXPECT_EQ(score::score_text(std::nullopt, /*failed=*/true), "0.000");
+  EXPECT_EQ(score::score_text(std::nullopt), "n/a");
+}
+
 TEST(SolScore, HalfAtTheBaseline) {
   // T_SOL 0.01, T_b 0.05, T_k 0.05: (0.05-0.01)/(0.05-0.01) = 1 -> S = 1/(1+1) = 0.5.
   auto s = sol_score(0.05, 0.01, 0.05);

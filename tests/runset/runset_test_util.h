@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "score/selection.h"
 #include "test_support.h"  // EXPECT_HAS, TempDir, read, write
 
 namespace solbench::runset::testing {
@@ -24,6 +25,23 @@ namespace fs = std::filesystem;
 using solbench::testing::read;
 using solbench::testing::TempDir;
 using solbench::testing::write;
+
+// Workload selections (score/selection.h) as the options would make them.
+inline score::WorkloadSelection first_n(int n) {
+  score::WorkloadSelection s;
+  s.first = n;
+  return s;
+}
+inline score::WorkloadSelection smallest_n(int n) {
+  score::WorkloadSelection s;
+  s.smallest = n;
+  return s;
+}
+inline score::WorkloadSelection wanted(std::vector<std::string> uuids) {
+  score::WorkloadSelection s;
+  s.wanted = std::move(uuids);
+  return s;
+}
 
 inline const fs::path kSource = SOLBENCH_SOURCE_DIR;
 inline const fs::path kProblems = kSource / "problems";

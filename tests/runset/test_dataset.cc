@@ -5,6 +5,7 @@
 
 #include "core/diagnostics.h"
 #include "runset/dataset.h"
+#include "score/selection.h"
 #include "runset/solutions.h"
 #include "runset_test_util.h"
 
@@ -99,21 +100,38 @@ TEST(Filter, UnknownCategoryListsTheKnownOnes) {
 }
 
 TEST(LoadForRun, FirstNWorkloadsInFileOrder) {
-  const LoadedProblem all = load_for_run({"", kRms, kProblems / kRms}, 0);
+  const LoadedProblem all = load_for_run({"", kRms, kProblems / kRms}, first_n(0));
   ASSERT_TRUE(all.problem) << all.error;
   EXPECT_EQ(all.selected.size(), all.problem->workloads.size());
-  const LoadedProblem two = load_for_run({"", kRms, kProblems / kRms}, 2);
+  const LoadedProblem two = load_for_run({"", kRms, kProblems / kRms}, first_n(2));
   ASSERT_TRUE(two.problem);
   EXPECT_EQ(two.selected, (std::vector<size_t>{0, 1}));
   EXPECT_EQ(two.uuids[0], all.problem->workloads[0].uuid);
   EXPECT_EQ(two.uuids[1], all.problem->workloads[1].uuid);
 }
 
+// run's --workload and --smallest pick what eval's pick (one rule, score/selection.h).
+TEST(LoadForRun, SelectsAsEvalDoes) {
+  const LoadedProblem all = load_for_run({"", kRms, kProblems / kRms}, {});
+  ASSERT_TRUE(all.problem) << all.error;
+  Diagnostics d;
+  const std::vector<size_t> smallest = score::select_workloads(*all.problem, smallest_n(3), d);
+  ASSERT_TRUE(d.empty());
+  EXPECT_EQ(load_for_run({"", kRms, kProblems / kRms}, smallest_n(3)).selected, smallest);
+
+  const std::string third = all.problem->workloads[2].uuid;
+  const LoadedProblem one =
+      load_for_run({"", kRms, kProblems / kRms}, wanted({third.substr(0, 8), "deadbeef"}));
+  ASSERT_TRUE(one.problem) << one.error;  // a uuid of another problem is not this one's error
+  EXPECT_EQ(one.uuids, (std::vector<std::string>{third}));
+  EXPECT_TRUE(load_for_run({"", kRms, kProblems / kRms}, wanted({"deadbeef"})).unwanted);
+}
+
 TEST(LoadForRun, AnInvalidProblemCarriesItsDiagnostics) {
   TempDir t;
   write(t.path() / "bad" / "definition.json", "{\"name\": 3}");
   write(t.path() / "bad" / "workload.jsonl", "");
-  const LoadedProblem lp = load_for_run({"", "bad", t.path() / "bad"}, 0);
+  const LoadedProblem lp = load_for_run({"", "bad", t.path() / "bad"}, {});
   EXPECT_FALSE(lp.problem);
   EXPECT_HAS(lp.error, "definition.json");
 }
@@ -169,7 +187,7 @@ TEST(Matching, ByDefinitionSeveralPerProblemReferenceLast) {
 }
 
 TEST(Matching, ReferenceSolutionHashFollowsTheDefinition) {
-  const LoadedProblem lp = load_for_run({"", kRms, kProblems / kRms}, 1);
+  const LoadedProblem lp = load_for_run({"", kRms, kProblems / kRms}, first_n(1));
   ASSERT_TRUE(lp.problem);
   Definition d = lp.problem->definition;
   const ReferenceSolution a = reference_solution(d);

@@ -62,7 +62,7 @@ TEST(DeviceEnvironments, LearnedNeedsNoProbeAndFailuresAreRetriedUpToALimit) {
 
 TEST(Resume, OnlyTracesOfThisSolutionInThisEnvironment) {
   TempDir t;
-  const LoadedProblem lp = load_for_run({"", kRms, kProblems / kRms}, 3);
+  const LoadedProblem lp = load_for_run({"", kRms, kProblems / kRms}, first_n(3));
   ASSERT_TRUE(lp.problem);
   const Problem& p = *lp.problem;
   store::Store db = store::Store::open(t.path() / "s.db");

@@ -266,13 +266,44 @@ TEST_F(RunCli, UsageAndInputErrors) {
   EXPECT_FALSE(fs::exists(db));  // nothing ran, no store made
 }
 
+// run picks workloads with eval's options (-w, --max-workloads, --smallest) and
+// passes --seed on; --no-db records nothing in any store.
+TEST_F(RunCli, SelectsWorkloadsAsEvalDoesAndNoDbKeepsNothing) {
+  const fs::path rms = ds_ / "L1" / kRms;
+  const CliRun all = solbench(dir(), "validate '" + rms.string() + "' --json");
+  ASSERT_EQ(all.rc, 0) << all.err;
+  // The RMSNorm problem's third workload, by an 8-character prefix: the other
+  // problems have no such workload and are left out of the run.
+  const std::string uuid = all.doc["problems"][0]["workloads"][2]["uuid"].get<std::string>();
+  const fs::path db = dir() / "sel.db";
+  CliRun r = solbench(dir(), "run '" + ds_.string() + "' --solutions '" + sols_.string() +
+                                 "' --rounds 1 --time-budget-ms 20 --seed 7 -w " +
+                                 uuid.substr(0, 8) + " --no-db --json");
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  ASSERT_FALSE(r.doc.is_discarded()) << r.out;
+  EXPECT_EQ(r.doc["total"]["evaluations"], 2);  // rmsnorm's two solutions
+  EXPECT_EQ(r.doc["total"]["statuses"]["PASSED"], 2);
+  EXPECT_EQ(r.doc["problems"].size(), 1u) << r.doc["problems"].dump();
+  EXPECT_FALSE(fs::exists(db));
+  EXPECT_FALSE(fs::exists(dir() / "cache" / "solbench.db"));  // the default store
+  r = solbench(dir(), "run '" + ds_.string() + "' --solutions '" + sols_.string() +
+                          "' -w deadbeef --no-db");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_HAS(r.err, "--workload deadbeef");
+  // --smallest: the N smallest by bytes, as eval and baseline take them.
+  r = solbench(dir(), "run '" + rms.string() + "' --solutions '" + sols_.string() +
+                          "' --rounds 1 --no-timing --smallest 2 --no-db --json");
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  EXPECT_EQ(r.doc["total"]["results"], 4) << r.doc["total"].dump();  // 2 solutions x 2
+}
+
 // The engine called directly, with `program` standing in for solbench.
 RunReport run_with(const fs::path& program, const fs::path& dataset, const fs::path& solutions,
                    const fs::path& db, int max_workloads) {
   RunOptions o;
   o.dataset = dataset;
   o.solutions = solutions;
-  o.max_workloads = max_workloads;
+  o.workloads.first = max_workloads;
   o.db = db;
   o.eval.rounds = 1;
   o.eval.time_budget_ms = 20;

@@ -115,7 +115,7 @@ TEST(Shard, CheapWorkloadsOfAProblemStayTogetherExpensiveOnesSpread) {
 // The bundled RMSNorm problem, loaded as a run loads it.
 LoadedProblem rmsnorm(const fs::path& dir, int max_workloads = 0) {
   ProblemDir where{"", dir.filename().string(), dir};
-  return load_for_run(where, max_workloads);
+  return load_for_run(where, first_n(max_workloads));
 }
 
 TEST(Shard, PredictsFromBytesAndThePublishedSol) {

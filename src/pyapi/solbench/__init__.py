@@ -219,8 +219,8 @@ def validate(*paths: PathLike, definition: Optional[PathLike] = None,
 
     An invalid problem is a result, not an exception: the document's ``errors`` say why."""
     args = ["validate", *[os.fspath(p) for p in paths], "--json"]
-    _opt(args, "--definition", definition)
-    _opt(args, "--workload", workload)
+    _opt(args, "--definition-file", definition)
+    _opt(args, "--workload-file", workload)
     _opt(args, "--solution", solution)
     _opt(args, "--strict", strict)
     return command(args, timeout=timeout)
@@ -246,8 +246,8 @@ def sol(*problems: PathLike, arch: Optional[str] = None,
 
 def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any]] = None, *,  # noqa: A001
          reference: bool = False, workloads: Union[None, str, Iterable[str]] = None,
-         smallest: Optional[int] = None, device: Optional[str] = None,
-         arch: Optional[str] = None, output: Optional[PathLike] = None,
+         smallest: Optional[int] = None, max_workloads: Optional[int] = None,
+         device: Optional[str] = None, arch: Optional[str] = None, output: Optional[PathLike] = None,
          db: Optional[PathLike] = None, no_db: bool = False, no_baseline: bool = False,
          no_timing: bool = False, rounds: Optional[int] = None, seed: Optional[int] = None,
          target_rse: Optional[float] = None, time_budget_ms: Optional[float] = None,
@@ -273,20 +273,16 @@ def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any
     if solution is None and not reference:
         raise TypeError("eval() needs a solution file or reference=True")
     if isinstance(solution, Mapping):
+        call = dict(locals())  # the arguments, as given
         with _solution_file(solution) as path:
-            return eval(problem_dir, path, reference=reference, workloads=workloads,
-                        smallest=smallest, device=device, arch=arch, output=output, db=db,
-                        no_db=no_db, no_baseline=no_baseline, no_timing=no_timing,
-                        rounds=rounds, seed=seed, target_rse=target_rse,
-                        time_budget_ms=time_budget_ms, workload_timeout=workload_timeout,
-                        compile_timeout=compile_timeout, timer=timer, cuda_arch=cuda_arch,
-                        keep_staging=keep_staging, verbose=verbose,
-                        spare_workers=spare_workers, timeout=timeout)
+            call["solution"] = path
+            return eval(**call)
     args = ["eval", os.fspath(problem_dir), "--json"]
     _opt(args, "--solution", solution)
     _opt(args, "--reference", reference)
     _opt(args, "--workload", _many(workloads))
     _opt(args, "--smallest", smallest)
+    _opt(args, "--max-workloads", max_workloads)
     _opt(args, "--device", device)
     _opt(args, "--arch", arch)
     _opt(args, "--output", output)
@@ -333,12 +329,16 @@ class _solution_file:
 
 def run(dataset_dir: PathLike, solutions: Optional[PathLike] = None, *,
         reference: bool = False, categories: Union[None, str, Iterable[str]] = None,
-        problems: Union[None, str, Iterable[str]] = None, max_workloads: Optional[int] = None,
+        problems: Union[None, str, Iterable[str]] = None,
+        workloads: Union[None, str, Iterable[str]] = None, max_workloads: Optional[int] = None,
+        smallest: Optional[int] = None, rerun: Union[None, str, Iterable[str]] = None,
         device: Optional[str] = None, gpus: Optional[str] = None, db: Optional[PathLike] = None,
-        workload_timeout: Optional[float] = None, compile_timeout: Optional[float] = None,
-        rounds: Optional[int] = None, time_budget_ms: Optional[float] = None,
-        timer: Optional[str] = None, no_timing: bool = False, arch: Optional[str] = None,
-        no_baseline: bool = False, timeout: Optional[float] = None) -> dict:
+        no_db: bool = False, workload_timeout: Optional[float] = None,
+        compile_timeout: Optional[float] = None, rounds: Optional[int] = None,
+        seed: Optional[int] = None, target_rse: Optional[float] = None,
+        time_budget_ms: Optional[float] = None, timer: Optional[str] = None,
+        no_timing: bool = False, arch: Optional[str] = None, no_baseline: bool = False,
+        timeout: Optional[float] = None) -> dict:
     """``solbench run DATASET_DIR --solutions DIR --json``: a data set, each evaluation in a child
     eval, resumed from the store; returns the run's summary document."""
     if solutions is None and not reference:
@@ -348,13 +348,19 @@ def run(dataset_dir: PathLike, solutions: Optional[PathLike] = None, *,
     _opt(args, "--reference", reference)
     _opt(args, "--category", _many(categories))
     _opt(args, "--problem", _many(problems))
+    _opt(args, "--workload", _many(workloads))
     _opt(args, "--max-workloads", max_workloads)
+    _opt(args, "--smallest", smallest)
+    _opt(args, "--rerun", _many(rerun))
     _opt(args, "--device", device)
     _opt(args, "--gpus", gpus)
     _opt(args, "--db", db)
+    _opt(args, "--no-db", no_db)
     _opt(args, "--timeout", workload_timeout)
     _opt(args, "--compile-timeout", compile_timeout)
     _opt(args, "--rounds", rounds)
+    _opt(args, "--seed", seed)
+    _opt(args, "--target-rse", target_rse)
     _opt(args, "--time-budget-ms", time_budget_ms)
     _opt(args, "--timer", timer)
     _opt(args, "--no-timing", no_timing)
