@@ -26,5 +26,7 @@ void add_run_command(CLI::App& app);
 void add_baseline_command(CLI::App& app);
 // `solbench report -o FILE`: the store as one self-contained HTML page (docs/report.md).
 void add_report_command(CLI::App& app);
+// `solbench pack`: a solution.json from source files, and back with --unpack (docs/formats.md).
+void add_pack_command(CLI::App& app);
 
 }  // namespace solbench::cli

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   solbench::cli::add_run_command(app);
   solbench::cli::add_baseline_command(app);
   solbench::cli::add_report_command(app);
+  solbench::cli::add_pack_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -61,13 +61,13 @@ class Error(RuntimeError):
 
 
 class InputError(Error, ValueError):
-    """Invalid input (exit code 1 with no document): a missing or malformed file, an unknown
-    hardware model, a store that does not exist."""
+    """Invalid input (exit code 1 with no document): a missing or malformed file, a store that
+    does not exist."""
 
 
 class UsageError(Error, ValueError):
-    """The CLI rejected the options (exit code 2): a value out of range, options that exclude
-    each other."""
+    """The CLI rejected the options (exit code 2): a value out of range, an unknown hardware
+    model (--arch), options that exclude each other."""
 
 
 class Timeout(Error, TimeoutError):
