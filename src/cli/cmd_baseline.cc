@@ -31,6 +31,7 @@
 #include "score/published.h"
 #include "score/selection.h"
 #include "score/sol_score.h"
+#include "score/tracer_process.h"
 #include "store/store.h"
 
 namespace solbench::cli {
@@ -104,6 +105,10 @@ class BaselineCommand {
   const BaselineOptions& o_;
   Device device_;  // o_.device, parsed once
   std::optional<score::ArchChoice> arch_;
+  // T_SOL beside T_b with --arch: traced in a child process, as eval's (never here).
+  score::TracerProcess tracer_{120};
+  sol::AnalysisOptions bounds_{.use_cache = true, .keep_graph = false, .trace = tracer_.fn(),
+                               .memo = std::make_shared<sol::GraphMemo>()};
   json timer_options_ = json::object();
   std::optional<store::Store> db_;
   json db_info_ = nullptr;
@@ -236,7 +241,7 @@ void BaselineCommand::problem_rows(const Problem& problem, const fs::path& dir,
     for (const auto& [n, v] : w.axes) row["axes"][n] = v;
     std::optional<score::SolBound> bound;
     if (arch_ && arch_->model) {
-      bound = score::sol_bound(problem, sel[k], *arch_->model);
+      bound = score::sol_bound(problem, sel[k], *arch_->model, bounds_);
       row["t_sol_ms"] = or_null(bound->t_sol_ms);
       if (!bound->reason.empty()) row["t_sol_reason"] = bound->reason;
     }

@@ -20,11 +20,16 @@
 #include "harness/worker/zygote.h"
 #include "score/environment.h"
 #include "score/selection.h"
+#include "score/tracer_process.h"
 #include "sol/hardware.h"
 
 namespace solbench::eval {
 
 namespace {
+
+// Each trace for T_SOL, as `sol --timeout`: a reference that never finishes
+// leaves its workloads without a bound, not the evaluation without an end.
+constexpr double kTraceTimeoutS = 120;
 
 using harness::WorkloadOutcome;
 
@@ -65,7 +70,6 @@ class Evaluation {
   void load();
   void check_usage_and_start();
   void choose_hardware();
-  void find_bounds();
   void bounds_ready();
   void open_store();
   void build();
@@ -87,7 +91,13 @@ class Evaluation {
   std::vector<size_t> sel_;  // workload indices, by position
   json timer_options_ = json::object();
   std::future<void> toolchains_;
-  std::future<score::ArchChoice> arch_found_;
+  // What the bounds thread finds (choose_hardware): the model, then T_SOL by position.
+  struct Bounds {
+    score::ArchChoice arch;
+    std::vector<score::SolBound> bounds;  // empty without a model
+    int64_t done_ns = 0;
+  };
+  std::future<Bounds> bounds_;
   Device device_;
   std::optional<gpu::DeviceIdentity> gpu_;  // the cuda device, found before anything runs
   std::string driver_, def_hash_;
@@ -110,6 +120,7 @@ Report Evaluation::run() {
   if (req_.build_only && prep_.ok) {
     skip_all("--build-only: built, not evaluated");
   } else if (prep_.ok) {
+    if (device_.is_cpu()) bounds_ready();  // never a trace beside a timed CPU loop
     run_workers();
     measure_baselines();
   } else {
@@ -200,36 +211,42 @@ void Evaluation::check_usage_and_start() {
   if (req_.settings.timer != "auto") timer_options_["timer"] = req_.settings.timer;
 }
 
-// T_SOL (cached per workload and model; tracing runs only the reference).
-// Nothing before the scores needs it. On a GPU the model is picked beside the
-// build and the workers (the detected GPU's model asks NVML, 20-50 ms); the bounds
-// are looked up by the first result (bounds_ready), on this thread: a bound not yet
-// cached traces the reference in the embedded Python, which must not start on
-// another thread (that thread would keep the interpreter's lock when it ends, and
-// the process hung at exit on the H100). On the CPU all of it runs here.
+// T_SOL (cached per workload and model; tracing runs only the reference) is
+// found on a thread of its own from the start: the hardware model (the detected
+// GPU's asks NVML, 20-50 ms), then each workload's bound, its trace (on a cache
+// miss) in a tracer process (score/tracer_process.h: torch is imported there,
+// never in this process), so that it runs beside the build and the workers.
+// Nothing before the scores needs it; the first result collects it
+// (bounds_ready). On the CPU the workers wait for it before they start (after
+// the build): a trace beside a timed CPU loop would take its cores.
 void Evaluation::choose_hardware() {
   if (req_.build_only) return;  // no bound without an evaluation
-  const std::string arch = req_.settings.arch;
-  const Device device = device_;
-  if (device.is_cuda()) {
-    arch_found_ = std::async(std::launch::async, [arch, device] {
-      return score::choose_arch(arch, device);
-    });
-    return;
-  }
-  rep_.arch = score::choose_arch(arch, device);
-  if (rep_.arch.model) ob_.status("speed-of-light bounds on " + rep_.arch.model->name);
-  find_bounds();
+  bounds_ = std::async(std::launch::async, [this, arch = req_.settings.arch, device = device_] {
+    Bounds b;
+    b.arch = score::choose_arch(arch, device);
+    if (b.arch.model) {
+      score::TracerProcess tracer(kTraceTimeoutS);
+      sol::AnalysisOptions ao;
+      ao.trace = tracer.fn();
+      ao.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
+      for (size_t i : sel_) b.bounds.push_back(score::sol_bound(problem_, i, *b.arch.model, ao));
+    }
+    b.done_ns = harness::monotonic_ns();
+    return b;
+  });
 }
 
-void Evaluation::find_bounds() {
+void Evaluation::bounds_ready() {
+  if (!bounds_.valid()) return;
+  const Bounds b = bounds_.get();  // cannot throw: an unknown name was refused before
+  rep_.arch = b.arch;
   score::ArchChoice& arch = rep_.arch;
   for (size_t k = 0; k < sel_.size(); ++k) {
     ScoreState& st = rep_.workloads[k].score;
-    if (arch.model) st.bound = score::sol_bound(problem_, sel_[k], *arch.model);
+    if (arch.model) st.bound = b.bounds[k];
     else st.bound.reason = "no T_SOL: " + arch.reason;
   }
-  mark("t_sol");
+  rep_.timeline["t_sol"] = b.done_ns;
   if (!arch.model || !score::is_b200(*arch.model)) return;
   try {
     const auto pub = score::published_b200(problem_, req_.problem_dir, &rep_.published_note);
@@ -238,12 +255,6 @@ void Evaluation::find_bounds() {
   } catch (const std::exception& e) {
     rep_.published_note = e.what();
   }
-}
-
-void Evaluation::bounds_ready() {
-  if (!arch_found_.valid()) return;
-  rep_.arch = arch_found_.get();  // cannot throw: an unknown name was refused before
-  find_bounds();
 }
 
 void Evaluation::open_store() {

@@ -95,12 +95,10 @@ json SolBound::to_json() const {
 }
 
 SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareModel& hw,
-                   bool use_cache) {
+                   const sol::AnalysisOptions& options) {
   SolBound b;
   try {
-    sol::AnalysisOptions ao;
-    ao.use_cache = use_cache;
-    const json r = sol::analyse_workload(problem, index, hw, ao);
+    const json r = sol::analyse_workload(problem, index, hw, options);
     b.cached = r.value("cached", false);
     const std::string status = r.value("status", "");
     if (status != "ok") {

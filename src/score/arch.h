@@ -9,6 +9,7 @@
 #include "core/device.h"
 #include "core/json.h"
 #include "core/problem.h"
+#include "sol/analysis.h"
 #include "sol/hardware.h"
 
 namespace solbench::score {
@@ -43,8 +44,10 @@ struct SolBound {
   json to_json() const;  // {t_sol_ms, reason?, bottleneck?, uncosted?}
 };
 
-// T_SOL of problem.workloads[index] on `hw` (sol::analyse_workload, its cache).
+// T_SOL of problem.workloads[index] on `hw` (sol::analyse_workload, its cache;
+// `options.trace` traces where the cache misses: a TracerProcess's, or this
+// process's embedded Python when empty).
 SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareModel& hw,
-                   bool use_cache = true);
+                   const sol::AnalysisOptions& options = {});
 
 }  // namespace solbench::score

@@ -1,0 +1,37 @@
+#include "score/tracer_process.h"
+
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace solbench::score {
+
+namespace {
+
+sol::OpGraph failed(const std::string& reason) {
+  sol::OpGraph g;
+  g.status = "error";
+  g.reason = reason;
+  return g;
+}
+
+}  // namespace
+
+TracerProcess::TracerProcess(double timeout_s)
+    : child_({"__sol-trace", "tracer process", "the trace ", "--timeout"}, timeout_s) {}
+
+sol::OpGraph TracerProcess::trace(const json& request) {
+  std::string error;
+  const std::optional<json> m = child_.ask(request, error);
+  if (!m) return failed(error);
+  if (m->contains("graph")) {
+    try {
+      return sol::parse_op_graph((*m)["graph"], "tracer process answer");
+    } catch (const std::exception& e) {
+      return failed(e.what());
+    }
+  }
+  return failed(m->value("error", std::string("tracer process answered without a graph")));
+}
+
+}  // namespace solbench::score

@@ -1,0 +1,31 @@
+// The reference traced for T_SOL in a child process (`solbench __sol-trace`,
+// cmd_sol.cc), never in the evaluating process: the child imports torch and
+// traces while the parent builds and runs workers, a reference that never
+// finishes is killed with its process group at the limit, and the parent holds
+// no Python interpreter. Started on first use: a cache hit starts nothing.
+#pragma once
+
+#include "core/json.h"
+#include "harness/service_child.h"
+#include "sol/analysis.h"
+#include "sol/op_graph.h"
+
+namespace solbench::score {
+
+class TracerProcess {
+ public:
+  // `timeout_s` bounds each trace (0: none).
+  explicit TracerProcess(double timeout_s);
+
+  // The graph of one trace request, or a graph with status "error" and the reason.
+  sol::OpGraph trace(const json& request);
+  // trace() as sol::AnalysisOptions::trace takes it (this object must outlive it).
+  sol::TraceFn fn() {
+    return [this](const json& request) { return trace(request); };
+  }
+
+ private:
+  harness::ServiceChild child_;
+};
+
+}  // namespace solbench::score
