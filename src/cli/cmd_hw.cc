@@ -2,7 +2,9 @@
 // data/hardware/, as tables or JSON.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,6 +38,32 @@ std::string rate(const std::map<std::string, double>& m, const char* k) {
   return it == m.end() ? "-" : fmt::format("{:g}", it->second);
 }
 
+// `s` in at most `width` characters; a cut ends in "...".
+std::string fit(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+// One row of `hw list`: 98 columns with the widest names (--json has everything
+// in full).
+constexpr const char* kListRow = "{:<14} {:<32} {:>4} {:>5} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5}\n";
+
+void print_list(const std::vector<sol::HardwareModel>& all, const std::optional<std::string>& gpu,
+                const std::optional<sol::HardwareModel>& local) {
+  fmt::print("peak rates (dense) in TFLOP/s: tensor cores BF16, FP8, FP4; CUDA cores FP32\n");
+  fmt::print(kListRow, "name", "display name", "SMs", "MHz", "BF16", "FP8", "FP4", "FP32", "GB/s",
+             "L2_MB");
+  for (const auto& m : all) {
+    const bool here = local && local->name == m.name;
+    fmt::print(kListRow, m.name + (here ? "*" : ""), fit(m.display_name, 32), m.sm_count,
+               fmt::format("{:g}", m.boost_clock_mhz), rate(m.tensor_tflops, "bf16"),
+               rate(m.tensor_tflops, "fp8"), rate(m.tensor_tflops, "fp4"),
+               rate(m.cuda_core_tflops, "fp32"), fmt::format("{:g}", m.dram_bandwidth_gbs),
+               fmt::format("{:g}", m.l2_mb));
+  }
+  fmt::print("detected GPU: {}\n", gpu ? *gpu + (local ? " -> " + local->name + " (*)" : " (no model)")
+                                         : "none (NVML absent or no device)");
+}
+
 }  // namespace
 
 void add_hw_command(CLI::App& app) {
@@ -44,7 +72,8 @@ void add_hw_command(CLI::App& app) {
   auto json_flag = std::make_shared<bool>(false);
   auto name = std::make_shared<std::string>();
 
-  auto* list = hw->add_subcommand("list", "List the hardware models (and the detected GPU)");
+  auto* list = hw->add_subcommand(
+      "list", "List the hardware models (and the detected GPU): peak TFLOP/s, DRAM GB/s, L2 MB");
   list->add_flag("--json", *json_flag, "Print JSON");
   list->callback([json_flag] {
     auto all = sol::load_all_hardware();
@@ -59,24 +88,25 @@ void add_hw_command(CLI::App& app) {
       std::printf("%s\n", out.dump(2).c_str());
       return;
     }
-    std::printf("%-14s %-44s %5s %6s %8s %8s %8s %8s %7s %6s\n", "name", "display name", "SMs", "MHz",
-                "BF16 TF", "FP8 TF", "FP4 TF", "FP32 TF", "GB/s", "L2 MB");
-    for (auto& m : all)
-      std::printf("%-14s %-44s %5d %6g %8s %8s %8s %8s %7g %6g%s\n", m.name.c_str(),
-                  m.display_name.c_str(), m.sm_count, m.boost_clock_mhz,
-                  rate(m.tensor_tflops, "bf16").c_str(), rate(m.tensor_tflops, "fp8").c_str(),
-                  rate(m.tensor_tflops, "fp4").c_str(), rate(m.cuda_core_tflops, "fp32").c_str(),
-                  m.dram_bandwidth_gbs, m.l2_mb, local && local->name == m.name ? "  <- this GPU" : "");
-    std::printf("detected GPU: %s\n", gpu ? (*gpu + (local ? " -> " + local->name : " (no model)")).c_str()
-                                          : "none (NVML absent or no device)");
+    print_list(all, gpu, local);
   });
 
-  auto* show = hw->add_subcommand("show", "Show one hardware model with the source of every number");
+  auto* show = hw->add_subcommand(
+      "show", "Show one hardware model with the unit and source of every number");
   show->add_option("name", *name, "Model name or alias (e.g. h100_sxm, \"NVIDIA H100 80GB HBM3\"); "
                                   "default: the detected GPU");
   show->add_flag("--json", *json_flag, "Print JSON");
   show->callback([json_flag, name] {
-    sol::HardwareModel m = sol::select_hardware(*name);
+    // An unknown name is a usage error, named as given ("hw show h300: ...").
+    sol::HardwareModel m;
+    try {
+      m = sol::select_hardware(*name, name->empty() ? sol::detect_gpu_name() : std::nullopt,
+                               "hw show");
+    } catch (const sol::HardwareChoiceError& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      exit_code() = 2;
+      return;
+    }
     if (*json_flag) {
       std::printf("%s\n", model_json(m).dump(2).c_str());
       return;

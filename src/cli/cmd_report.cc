@@ -27,10 +27,13 @@ struct ReportCliOptions {
 };
 
 int run_report(ReportCliOptions& o) {
-  if (!o.report.arch.empty() && !sol::find_hardware(sol::load_all_hardware(), o.report.arch)) {
-    std::fprintf(stderr, "error: --arch %s: no such hardware model (see `solbench hw list`)\n",
-                 o.report.arch.c_str());
-    return 2;
+  if (!o.report.arch.empty()) {
+    try {
+      (void)sol::select_hardware(o.report.arch);  // the message every command gives
+    } catch (const sol::HardwareChoiceError& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
   }
   store::Store::Options so;
   so.mode = store::Store::Mode::Existing;  // a report never creates a store

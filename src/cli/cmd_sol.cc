@@ -6,9 +6,15 @@
 // (--timeout): a reference that never finishes is killed with its process group
 // and its workload ends as an error, while the other workloads go on. With
 // -j N, N slots trace in parallel. Cache hits start no child.
+//
+// Usage errors (an unknown --arch, a --workload that names no workload or
+// several) are refused with exit 2 before anything is traced. A problem that
+// does not load is reported once, with the loader's first error (file:line, as
+// `solbench validate` shows it), and the other problems go on (exit 1).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cctype>
 #include <condition_variable>
 #include <cstdio>
@@ -31,6 +37,7 @@
 #include "harness/framing.h"
 #include "harness/service_child.h"
 #include "harness/process.h"
+#include "score/selection.h"
 #include "sol/analysis.h"
 #include "sol/hardware.h"
 #include "sol/op_graph.h"
@@ -117,6 +124,16 @@ double sum_obj(const json& j) {
   return s;
 }
 
+// A table cell: 4 significant digits in fixed notation (every integer digit of
+// larger values), scientific only below 1e-4; `zero` for 0.
+std::string sig4(double v, const char* zero = "-") {
+  if (v == 0) return zero;
+  if (std::fabs(v) < 1e-4) return fmt::format("{:.3e}", v);
+  const double rounded = std::stod(fmt::format("{:.3e}", v));  // 9.9996 -> 10.00, not 10.000
+  const int integer_digits = static_cast<int>(std::floor(std::log10(std::fabs(rounded)))) + 1;
+  return fmt::format("{:.{}f}", rounded, std::max(0, 4 - integer_digits));
+}
+
 std::string shape_text(const json& shapes) {
   std::string s;
   for (auto& [k, v] : shapes.items()) {
@@ -128,10 +145,18 @@ std::string shape_text(const json& shapes) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
+// What the tables' columns hold, printed once under the hardware line.
+void print_legend(const sol::HardwareModel& hw) {
+  std::printf("units: T_SOL_us in microseconds; work in GFLOP on tensor cores (TC) and CUDA cores (CC),\n"
+              "SFU_Gop in G results; DRAM_MB: the bytes T_SOL's DRAM term moves (JSON bytes.dram_mb),\n"
+              "so DRAM_MB / T_SOL_us is the implied bandwidth in TB/s (%s: at most %s)\n",
+              hw.name.c_str(), fmt::format("{:g}", hw.dram_bandwidth_gbs / 1000).c_str());
+}
+
 void print_problem(const std::string& name, const json& results) {
   std::printf("\n%s\n", name.c_str());
-  std::printf("  %-8s %-60s %9s %9s %8s %10s %11s %-7s %s\n", "workload", "shapes", "TC TFLOP",
-              "CC TFLOP", "SFU Gop", "MB moved", "T_SOL us", "bound", "mode");
+  std::printf("  %-8s %-60s %9s %9s %9s %9s %9s %-6s %s\n", "workload", "shapes", "TC_GFLOP",
+              "CC_GFLOP", "SFU_Gop", "DRAM_MB", "T_SOL_us", "bound", "mode");
   for (auto& r : results) {
     std::string uuid = r.value("uuid", "").substr(0, 8);
     std::string status = r.value("status", "");
@@ -142,25 +167,88 @@ void print_problem(const std::string& name, const json& results) {
     }
     std::string mode = r.value("mode", "");
     if (!r["uncosted"].empty()) mode += " UNCOSTED:" + std::to_string(r["uncosted"].size());
-    std::printf("  %-8s %-60s %9.4f %9.4f %8.3f %10.3f %11.3f %-7s %s%s\n", uuid.c_str(),
-                shape_text(r["shapes"]).c_str(), sum_obj(r["work"]["tensor_tflop"]),
-                sum_obj(r["work"]["cuda_tflop"]), r["work"]["sfu_gop"].get<double>(),
-                num(r, "bytes", "min_mb"), num(r, "time_us", "sol"),
-                r.value("bottleneck", "").c_str(), mode.c_str(), r.value("cached", false) ? " (cached)" : "");
+    // The analysis reports TFLOP and MB; the table GFLOP (a matmul's 1,100 and an
+    // elementwise op's 0.03 both read) and the DRAM term's MB.
+    std::printf("  %-8s %-60s %9s %9s %9s %9s %9s %-6s %s%s\n", uuid.c_str(),
+                shape_text(r["shapes"]).c_str(), sig4(sum_obj(r["work"]["tensor_tflop"]) * 1e3).c_str(),
+                sig4(sum_obj(r["work"]["cuda_tflop"]) * 1e3).c_str(),
+                sig4(r["work"]["sfu_gop"].get<double>()).c_str(), sig4(num(r, "bytes", "dram_mb")).c_str(),
+                sig4(num(r, "time_us", "sol"), "0").c_str(), r.value("bottleneck", "").c_str(),
+                mode.c_str(), r.value("cached", false) ? " (cached)" : "");
   }
 }
 
 struct LoadedProblem {
   fs::path dir;
   Problem problem;
-  std::string diagnostics;
+  Diagnostics diags;             // the loader's
   std::vector<size_t> selected;  // workload indices to analyse
   std::vector<json> results;     // aligned with `selected`
   size_t remaining = 0;
+
+  std::string name() const {
+    return problem.definition.name.empty() ? dir.filename().string() : problem.definition.name;
+  }
 };
 
+// The loader's errors ("file:line: path: message"); none when the problem loaded.
+std::vector<std::string> load_errors(const LoadedProblem& lp) {
+  std::vector<std::string> lines;
+  for (const auto& d : lp.diags.items()) lines.push_back(d.str());
+  return lines;
+}
+
+// A problem that did not load (in full), once: its first error (the one
+// `solbench validate` shows first) and how many more there are.
+void print_load_errors(const LoadedProblem& lp) {
+  const std::vector<std::string> lines = load_errors(lp);
+  if (lines.empty()) return;
+  std::fflush(stdout);  // the error follows the tables printed so far
+  std::fprintf(stderr, "error: %s\n", lines[0].c_str());
+  if (lines.size() > 1)
+    std::fprintf(stderr, "error: %s: %zu more error(s) (solbench validate %s lists them all)\n",
+                 lp.dir.string().c_str(), lines.size() - 1, lp.dir.string().c_str());
+  std::fflush(stderr);
+}
+
+// The workloads each problem bounds: its resolved ones, or those --workload names
+// (each a uuid or a prefix unique over all the problems), by the rule `eval -w`
+// follows (score::select_workloads). An unknown or ambiguous name goes to `usage`.
+void select_workloads(std::vector<LoadedProblem>& problems, const std::vector<std::string>& wanted,
+                      Diagnostics& usage) {
+  if (wanted.empty()) {
+    for (auto& lp : problems) {
+      Diagnostics none;  // nothing is asked for, so nothing can be missing
+      lp.selected = score::select_workloads(lp.problem, {}, 0, none);
+    }
+    return;
+  }
+  // Every problem's workloads as one list, so that a prefix must be unique over the run.
+  Problem all;
+  std::vector<std::pair<size_t, size_t>> origin;  // (problem, workload) of each entry
+  for (size_t pi = 0; pi < problems.size(); ++pi) {
+    const Problem& p = problems[pi].problem;
+    for (size_t i = 0; i < p.workloads.size(); ++i) {
+      all.workloads.push_back(p.workloads[i]);
+      all.resolved.push_back(i < p.resolved.size() ? p.resolved[i] : std::nullopt);
+      origin.emplace_back(pi, i);
+    }
+  }
+  for (size_t k : score::select_workloads(all, wanted, 0, usage))
+    problems[origin[k].first].selected.push_back(origin[k].second);
+  for (auto& lp : problems) std::sort(lp.selected.begin(), lp.selected.end());
+}
+
 int run_sol(const SolOptions& o) {
-  sol::HardwareModel hw = sol::select_hardware(o.arch);
+  // Usage errors first, before any tracing: the hardware model, then (once the
+  // problems are loaded) the workloads asked for.
+  sol::HardwareModel hw;
+  try {
+    hw = sol::select_hardware(o.arch);
+  } catch (const sol::HardwareChoiceError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   std::vector<fs::path> dirs;
   for (auto& d : o.dirs) {
     if (!fs::exists(d)) throw InputError(d, 0, "", "no such file or folder");
@@ -168,6 +256,27 @@ int run_sol(const SolOptions& o) {
     if (found.empty()) throw InputError(d, 0, "", "no definition.json at or below this folder");
     dirs.insert(dirs.end(), found.begin(), found.end());
   }
+  std::vector<LoadedProblem> problems;
+  for (auto& dir : dirs) {
+    LoadedProblem lp;
+    lp.dir = dir;
+    lp.problem = load_problem(problem_paths(dir), lp.diags);
+    problems.push_back(std::move(lp));
+  }
+  Diagnostics usage;
+  select_workloads(problems, o.workloads, usage);
+  if (!usage.empty()) {
+    for (const auto& d : usage.items()) std::fprintf(stderr, "error: %s\n", d.str().c_str());
+    size_t not_loaded = 0;
+    for (const auto& lp : problems) not_loaded += !lp.diags.empty();
+    if (not_loaded > 0)
+      std::fprintf(stderr, "note: %zu problem(s) did not load, so their workloads could not be chosen:\n",
+                   not_loaded);
+    for (const auto& lp : problems)
+      if (!lp.diags.empty()) std::fprintf(stderr, "note: %s\n", lp.diags.items()[0].str().c_str());
+    return 2;
+  }
+
   sol::AnalysisOptions aopt;
   aopt.use_cache = !o.no_cache;
   aopt.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
@@ -175,29 +284,22 @@ int run_sol(const SolOptions& o) {
   json out = {{"hardware", hw.name}, {"problems", json::array()}};
   json dump = json::object();
   size_t n_ok = 0, n_untraceable = 0, n_error = 0, n_uncosted = 0, n_cached = 0, n_timeout = 0;
+  size_t n_not_loaded = 0;
   std::map<std::string, int64_t> uncosted_ops;
   auto t0 = std::chrono::steady_clock::now();
-  if (!o.json_output)
+  if (!o.json_output) {
     std::printf("hardware: %s (%s)\n", hw.display_name.c_str(), hw.name.c_str());
+    print_legend(hw);
+  }
 
   // Every selected workload of every problem is one task; slots take tasks in
   // order and the main thread prints problems in order as they complete.
-  std::vector<LoadedProblem> problems;
   std::vector<std::pair<size_t, size_t>> tasks;  // (problem, position in selected)
-  for (auto& dir : dirs) {
-    LoadedProblem lp;
-    lp.dir = dir;
-    Diagnostics diags;
-    lp.problem = load_problem(problem_paths(dir), diags);
-    lp.diagnostics = diags.str();
-    for (size_t i = 0; i < lp.problem.workloads.size(); ++i)
-      if (o.workloads.empty() || std::find(o.workloads.begin(), o.workloads.end(),
-                                           lp.problem.workloads[i].uuid) != o.workloads.end())
-        lp.selected.push_back(i);
+  for (size_t pi = 0; pi < problems.size(); ++pi) {
+    LoadedProblem& lp = problems[pi];
     lp.results.resize(lp.selected.size());
     lp.remaining = lp.selected.size();
-    for (size_t k = 0; k < lp.selected.size(); ++k) tasks.emplace_back(problems.size(), k);
-    problems.push_back(std::move(lp));
+    for (size_t k = 0; k < lp.selected.size(); ++k) tasks.emplace_back(pi, k);
   }
   std::mutex mu;
   std::condition_variable done_cv;
@@ -232,11 +334,10 @@ int run_sol(const SolOptions& o) {
       std::unique_lock<std::mutex> lock(mu);
       done_cv.wait(lock, [&] { return lp.remaining == 0; });
     }
-    const Problem& p = lp.problem;
     json results = json::array();
     for (auto& r : lp.results) {
       if (r.contains("graph")) {
-        dump[p.definition.name][r["uuid"].get<std::string>()] = r["graph"];
+        dump[lp.name()][r["uuid"].get<std::string>()] = r["graph"];
         r.erase("graph");
       }
       std::string st = r.value("status", "");
@@ -253,9 +354,14 @@ int run_sol(const SolOptions& o) {
       if (r.value("cached", false)) ++n_cached;
       results.push_back(std::move(r));
     }
-    if (results.empty()) continue;
+    // A problem whose errors keep some of it from loading says so once (with
+    // --workload only where a chosen workload is).
+    const bool failed = !lp.diags.empty() && (o.workloads.empty() || !results.empty());
+    n_not_loaded += failed;
+    if (results.empty() && !failed) continue;
+    if (failed) print_load_errors(lp);
     if (!o.json_output) {
-      print_problem(p.definition.name + "  (" + lp.dir.string() + ")", results);
+      if (!results.empty()) print_problem(lp.name() + "  (" + lp.dir.string() + ")", results);
       std::fflush(stdout);
     } else {
       // The document comes at the end; a line per problem on stderr says how far a
@@ -267,17 +373,19 @@ int run_sol(const SolOptions& o) {
         traced += r.value("trace_seconds", 0.0);
       }
       const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "sol: [%zu/%zu] %s: %zu of %zu bounded, traced %.1f s, at %.1f s\n",
-                   out["problems"].size() + 1, problems.size(), p.definition.name.c_str(), ok,
-                   results.size(), traced, at);
+      std::fprintf(stderr, "sol: [%zu/%zu] %s: %zu of %zu bounded%s, traced %.1f s, at %.1f s\n",
+                   out["problems"].size() + 1, problems.size(), lp.name().c_str(), ok,
+                   results.size(), failed ? " (did not load in full)" : "", traced, at);
       std::fflush(stderr);
     }
-    out["problems"].push_back({{"name", p.definition.name}, {"dir", lp.dir.string()},
-                               {"diagnostics", lp.diagnostics}, {"workloads", results}});
+    out["problems"].push_back({{"name", lp.name()}, {"dir", lp.dir.string()},
+                               {"diagnostics", lp.diags.str()}, {"errors", load_errors(lp)},
+                               {"workloads", results}});
   }
   for (auto& t : slots) t.join();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out["summary"] = {{"problems", out["problems"].size()}, {"bounded", n_ok},
+  out["summary"] = {{"problems", out["problems"].size()}, {"not_loaded", n_not_loaded},
+                    {"bounded", n_ok},
                     {"untraceable", n_untraceable}, {"errors", n_error},
                     {"with_uncosted_ops", n_uncosted}, {"uncosted_ops", uncosted_ops},
                     {"timed_out", n_timeout}, {"cached", n_cached},
@@ -294,25 +402,35 @@ int run_sol(const SolOptions& o) {
     std::printf("\nsummary: %zu workloads bounded, %zu untraceable here, %zu errors (%zu timed out), "
                 "%zu with uncosted operators, %zu from cache, %.2f s\n",
                 n_ok, n_untraceable, n_error, n_timeout, n_uncosted, n_cached, secs);
+    if (n_not_loaded > 0)
+      std::printf("%zu problem(s) did not load in full (errors on stderr; solbench validate)\n",
+                  n_not_loaded);
     if (!uncosted_ops.empty()) {
       std::printf("uncosted operators:");
       for (auto& [k, v] : uncosted_ops) std::printf(" %s(x%lld)", k.c_str(), static_cast<long long>(v));
       std::printf("\n");
     }
   }
-  return n_error > 0 ? 1 : 0;
+  return n_error > 0 || n_not_loaded > 0 ? 1 : 0;
 }
 
 }  // namespace
 
 void add_sol_command(CLI::App& app) {
   auto o = std::make_shared<SolOptions>();
-  auto* cmd = app.add_subcommand("sol", "Speed-of-light bounds (roofline over the traced reference)");
+  auto* cmd = app.add_subcommand(
+      "sol", "Speed-of-light bounds (roofline over the traced reference): T_SOL per workload in "
+             "microseconds, work in GFLOP, DRAM bytes in MB");
   cmd->add_option("problems", o->dirs, "Problem folders, or folders of problems")->required();
-  cmd->add_option("--arch", o->arch, "Hardware model (see `solbench hw list`); default: the local GPU");
-  cmd->add_option("--workload", o->workloads, "Only this workload uuid (repeatable)");
+  cmd->add_option("--arch", o->arch,
+                  "Hardware model (see `solbench hw list`); default: the local GPU. An unknown "
+                  "name is a usage error (exit 2)");
+  cmd->add_option("-w,--workload", o->workloads,
+                  "Only this workload: a uuid or a prefix unique over the problems (repeatable); "
+                  "none matching, or several, is a usage error (exit 2)");
   cmd->add_option("--dump-ops", o->dump_ops, "Write the operator graphs as JSON to FILE");
-  cmd->add_flag("--json", o->json_output, "Print JSON");
+  cmd->add_flag("--json", o->json_output,
+                "Print JSON (times in time_us, work in TFLOP and Gop, bytes in MB; docs/sol.md)");
   cmd->add_flag("--no-cache", o->no_cache, "Ignore and do not write the result cache");
   cmd->add_option("--timeout", o->timeout_s,
                   "Seconds one workload's trace may take before its tracer process is killed and "

@@ -257,24 +257,83 @@ std::optional<std::string> detect_gpu_name() {
   return result;
 }
 
+namespace {
+
+// Levenshtein distance (insertions, deletions, substitutions).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string known_names(const std::vector<HardwareModel>& all) {
+  std::string known;
+  for (const auto& m : all) known += (known.empty() ? "" : ", ") + m.name;
+  return known;
+}
+
+}  // namespace
+
+std::vector<std::string> similar_hardware_names(const std::vector<HardwareModel>& all,
+                                                const std::string& name) {
+  const std::string n = normalise(name);
+  if (n.empty()) return {};
+  // One typo in four characters: "h300" finds "H100" and "H200", "b20" finds "B200"
+  // but "x" finds nothing.
+  const size_t limit = std::max<size_t>(1, n.size() / 4);
+  std::vector<std::pair<size_t, std::string>> found;  // (distance, model name)
+  for (const auto& m : all) {
+    std::vector<std::string> spellings = {m.name, m.display_name};
+    spellings.insert(spellings.end(), m.aliases.begin(), m.aliases.end());
+    size_t best = limit + 1;
+    for (const auto& s : spellings) best = std::min(best, edit_distance(n, normalise(s)));
+    // The start of a model's own name ("a100_sxm" of a100_sxm_80gb); not of the
+    // display names, which mostly start with "NVIDIA".
+    const std::string own = normalise(m.name);
+    if (n.size() >= 4 && own.size() > n.size() && own.compare(0, n.size(), n) == 0) best = 1;
+    if (best <= limit) found.emplace_back(best, m.name);
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < found.size() && i < 3; ++i) out.push_back(found[i].second);
+  return out;
+}
+
+std::string unknown_hardware_message(const std::vector<HardwareModel>& all,
+                                     const std::string& name, const std::string& where) {
+  std::string msg = where + " " + name + ": unknown hardware model";
+  const std::vector<std::string> near = similar_hardware_names(all, name);
+  for (size_t i = 0; i < near.size(); ++i)
+    msg += (i == 0 ? "; did you mean " : i + 1 == near.size() ? " or " : ", ") + near[i];
+  return msg + (near.empty() ? "; known: " : "? Known: ") + known_names(all);
+}
+
 HardwareModel select_hardware(const std::string& arch_override) {
   return select_hardware(arch_override,
                          arch_override.empty() ? detect_gpu_name() : std::nullopt);
 }
 
-HardwareModel select_hardware(const std::string& arch_override,
-                              const std::optional<std::string>& gpu) {
+HardwareModel select_hardware(const std::string& name, const std::optional<std::string>& gpu,
+                              const std::string& where) {
   auto all = load_all_hardware();
-  std::string known;
-  for (auto& m : all) known += (known.empty() ? "" : ", ") + m.name;
-  if (!arch_override.empty()) {
-    if (auto m = find_hardware(all, arch_override)) return *m;
-    throw std::runtime_error("--arch " + arch_override + ": unknown hardware model; known: " + known);
+  if (!name.empty()) {
+    if (auto m = find_hardware(all, name)) return *m;
+    throw HardwareChoiceError(unknown_hardware_message(all, name, where));
   }
-  if (!gpu)
-    throw std::runtime_error("no GPU detected (NVML absent or no device); pass --arch NAME, one of: " + known);
+  const std::string ask = "name a model (" + where + " NAME), one of: " + known_names(all);
+  if (!gpu) throw HardwareChoiceError("no GPU detected (NVML absent or no device); " + ask);
   if (auto m = find_hardware(all, *gpu)) return *m;
-  throw std::runtime_error("the local GPU \"" + *gpu + "\" has no hardware model; pass --arch NAME, one of: " + known);
+  throw HardwareChoiceError("the local GPU \"" + *gpu + "\" has no hardware model; " + ask);
 }
 
 }  // namespace solbench::sol

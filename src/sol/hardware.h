@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,12 +63,32 @@ std::optional<HardwareModel> find_hardware(const std::vector<HardwareModel>& all
 // nullopt when NVML or a GPU is absent.
 std::optional<std::string> detect_gpu_name();
 
-// The model for --arch NAME when given, else the detected GPU; throws
-// std::runtime_error listing the known models when neither resolves.
+// A hardware model that cannot be chosen: an unknown name, or none given and no
+// model for the local GPU. Naming a known model fixes it, so every command
+// reports it as a usage error (exit 2) before any work.
+class HardwareChoiceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The model names close to `name` (a small edit distance to a model's name,
+// display name or an alias, or the start of its name), closest first, at most
+// three: the "did you mean" candidates.
+std::vector<std::string> similar_hardware_names(const std::vector<HardwareModel>& all,
+                                                const std::string& name);
+
+// The one message for an unknown model, where `where` is how the user gave the
+// name ("--arch", "hw show"):
+//   --arch h300: unknown hardware model; did you mean h100_sxm or h200_sxm? known: a100_sxm_80gb, ...
+std::string unknown_hardware_message(const std::vector<HardwareModel>& all,
+                                     const std::string& name, const std::string& where);
+
+// The model named `name` when given, else the detected GPU's (`detected_gpu`:
+// detect_gpu_name()'s answer, which a caller that needs it too asks for once).
+// Throws HardwareChoiceError; its messages name `where`.
+HardwareModel select_hardware(const std::string& name, const std::optional<std::string>& detected_gpu,
+                              const std::string& where = "--arch");
+// The same for --arch NAME, asking NVML only when no name is given.
 HardwareModel select_hardware(const std::string& arch_override);
-// The same with the detected GPU's name given (detect_gpu_name's answer, which a
-// caller that needs it too asks for once).
-HardwareModel select_hardware(const std::string& arch_override,
-                              const std::optional<std::string>& detected_gpu);
 
 }  // namespace solbench::sol

@@ -81,11 +81,11 @@ def test_sol_matches_the_cli(cli):
 
 def test_sol_unknown_arch_raises_the_cli_message(cli):
     message, code = cli.error("sol", PROBLEM, "--arch", "no_such_gpu", "--json")
-    with pytest.raises(solbench.InputError) as e:
+    with pytest.raises(solbench.UsageError) as e:  # a usage error, as in eval (exit 2)
         solbench.sol(PROBLEM, arch="no_such_gpu")
     assert str(e.value) == message
     assert "no_such_gpu" in str(e.value)
-    assert e.value.exit_code == code == 1
+    assert e.value.exit_code == code == 2
 
 
 # --- eval ------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 // Hardware models: every bundled file loads, sources are enforced, aliases map.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "core/diagnostics.h"
 #include "sol/hardware.h"
 #include "sol_test_util.h"
@@ -69,6 +73,40 @@ TEST(Hardware, MissingSourceIsRejectedWithFieldPath) {
   j = json::parse(model("l40s").content);
   j["sm_count"]["value"] = -3;
   EXPECT_THROW(parse_hardware(j, "data/hardware/l40s.json"), InputError);
+}
+
+TEST(Hardware, UnknownNameIsNamedWhereTypedWithSuggestions) {
+  auto all = load_all_hardware(std::string(SOLBENCH_SOURCE_DIR) + "/data/hardware");
+  // One typo: "h300" is one letter from the aliases H100 and H200.
+  EXPECT_EQ(similar_hardware_names(all, "h300"), (std::vector<std::string>{"h100_sxm", "h200_sxm"}));
+  EXPECT_EQ(similar_hardware_names(all, "RTX 4080"), std::vector<std::string>{"rtx_4090"});
+  // The start of a model's name.
+  EXPECT_EQ(similar_hardware_names(all, "a100_sxm").front(), "a100_sxm_80gb");
+  // Nothing close: no guess; a vendor name alone is not the start of a model's name.
+  EXPECT_TRUE(similar_hardware_names(all, "Voodoo 2").empty());
+  EXPECT_TRUE(similar_hardware_names(all, "nvidia").empty());
+  EXPECT_EQ(unknown_hardware_message(all, "h300", "hw show"),
+            "hw show h300: unknown hardware model; did you mean h100_sxm or h200_sxm? Known: "
+            "a100_sxm_80gb, b200, gb200, h100_pcie, h100_sxm, h200_sxm, l40s, rtx_4090, rtx_5090");
+  EXPECT_EQ(unknown_hardware_message(all, "zzz", "--arch"),
+            "--arch zzz: unknown hardware model; known: a100_sxm_80gb, b200, gb200, h100_pcie, "
+            "h100_sxm, h200_sxm, l40s, rtx_4090, rtx_5090");
+  // select_hardware throws the usage error with the place the name came from;
+  // with no name and no GPU it asks for one there too.
+  try {
+    select_hardware("h300", std::nullopt, "hw show");
+    FAIL() << "accepted h300";
+  } catch (const HardwareChoiceError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("hw show h300: unknown hardware model", 0), 0u) << e.what();
+  }
+  try {
+    select_hardware("", std::nullopt, "hw show");
+    FAIL() << "chose a model without a name or a GPU";
+  } catch (const HardwareChoiceError& e) {
+    EXPECT_NE(std::string(e.what()).find("(hw show NAME)"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--arch"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(select_hardware("h300"), HardwareChoiceError);
 }
 
 }  // namespace
