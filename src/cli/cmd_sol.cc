@@ -31,6 +31,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "core/text.h"
+#include "score/tracer_process.h"
 #include "core/json.h"
 #include "core/problem.h"
 #include "core/settings.h"
@@ -58,40 +60,6 @@ struct SolOptions {
   bool no_cache = false;
   double timeout_s = 60;  // per workload trace; 0: no limit
   int jobs = 1;
-};
-
-// One job slot's tracer: a child `solbench __sol-trace` that takes requests on
-// a channel and answers with graphs. Started on first use; killed (with its
-// process group) when a trace passes the limit or the child dies, and started
-// afresh for the next request.
-class TraceSlot {
- public:
-  explicit TraceSlot(double timeout_s)
-      : child_({"__sol-trace", "tracer process", "the trace ", "--timeout"}, timeout_s) {}
-
-  sol::OpGraph trace(const json& request) {
-    std::string error;
-    const std::optional<json> m = child_.ask(request, error);
-    if (!m) return failed(error);
-    if (m->contains("graph")) {
-      try {
-        return sol::parse_op_graph((*m)["graph"], "tracer process answer");
-      } catch (const std::exception& e) {
-        return failed(e.what());
-      }
-    }
-    return failed(m->value("error", std::string("tracer process answered without a graph")));
-  }
-
- private:
-  static sol::OpGraph failed(const std::string& reason) {
-    sol::OpGraph g;
-    g.status = "error";
-    g.reason = reason;
-    return g;
-  }
-
-  harness::ServiceChild child_;
 };
 
 // `solbench __sol-trace`: the child side. Reads trace requests from the channel
@@ -122,16 +90,6 @@ double sum_obj(const json& j) {
   double s = 0;
   for (auto& [k, v] : j.items()) s += v.get<double>();
   return s;
-}
-
-// A table cell: 4 significant digits in fixed notation (every integer digit of
-// larger values), scientific only below 1e-4; `zero` for 0.
-std::string sig4(double v, const char* zero = "-") {
-  if (v == 0) return zero;
-  if (std::fabs(v) < 1e-4) return fmt::format("{:.3e}", v);
-  const double rounded = std::stod(fmt::format("{:.3e}", v));  // 9.9996 -> 10.00, not 10.000
-  const int integer_digits = static_cast<int>(std::floor(std::log10(std::fabs(rounded)))) + 1;
-  return fmt::format("{:.{}f}", rounded, std::max(0, 4 - integer_digits));
 }
 
 std::string shape_text(const json& shapes) {
@@ -170,10 +128,10 @@ void print_problem(const std::string& name, const json& results) {
     // The analysis reports TFLOP and MB; the table GFLOP (a matmul's 1,100 and an
     // elementwise op's 0.03 both read) and the DRAM term's MB.
     std::printf("  %-8s %-60s %9s %9s %9s %9s %9s %-6s %s%s\n", uuid.c_str(),
-                shape_text(r["shapes"]).c_str(), sig4(sum_obj(r["work"]["tensor_tflop"]) * 1e3).c_str(),
-                sig4(sum_obj(r["work"]["cuda_tflop"]) * 1e3).c_str(),
-                sig4(r["work"]["sfu_gop"].get<double>()).c_str(), sig4(num(r, "bytes", "dram_mb")).c_str(),
-                sig4(num(r, "time_us", "sol"), "0").c_str(), r.value("bottleneck", "").c_str(),
+                shape_text(r["shapes"]).c_str(), quantity_text(sum_obj(r["work"]["tensor_tflop"]) * 1e3).c_str(),
+                quantity_text(sum_obj(r["work"]["cuda_tflop"]) * 1e3).c_str(),
+                quantity_text(r["work"]["sfu_gop"].get<double>()).c_str(), quantity_text(num(r, "bytes", "dram_mb")).c_str(),
+                quantity_text(num(r, "time_us", "sol"), "0").c_str(), r.value("bottleneck", "").c_str(),
                 mode.c_str(), r.value("cached", false) ? " (cached)" : "");
   }
 }
@@ -305,9 +263,9 @@ int run_sol(const SolOptions& o) {
   std::condition_variable done_cv;
   std::atomic<size_t> next{0};
   auto slot_main = [&] {
-    TraceSlot slot(o.timeout_s);
+    score::TracerProcess slot(o.timeout_s);  // this job slot's tracer process
     sol::AnalysisOptions opt = aopt;
-    opt.trace = [&slot](const json& request) { return slot.trace(request); };
+    opt.trace = slot.fn();
     for (size_t t; (t = next++) < tasks.size();) {
       auto [pi, k] = tasks[t];
       const Problem& p = problems[pi].problem;

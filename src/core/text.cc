@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -33,13 +34,20 @@ std::string failure_line(const std::string& log, size_t max) {
   return lines.empty() ? "" : first_line(lines.back(), max);
 }
 
-std::string quantity_text(double v) {
+std::string quantity_text(double v, const char* zero) {
+  if (v == 0) return zero;
   if (!(v > 0)) return "-";
-  // Digits after the point for 4 significant ones; none at 1000 and above.
-  const int magnitude = static_cast<int>(std::floor(std::log10(v)));
-  const int decimals = std::clamp(3 - magnitude, 0, 12);
+  if (v < 1e-4) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+    return buf;
+  }
+  // Rounded to 4 significant digits first, so that 9.9996 reads 10.00, not 10.000.
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  const double rounded = std::strtod(buf, nullptr);
+  const int integer_digits = static_cast<int>(std::floor(std::log10(rounded))) + 1;
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, 4 - integer_digits), rounded);
   return buf;
 }
 

@@ -19,9 +19,10 @@ std::string first_line(const std::string& s, size_t max = 100);
 std::string failure_line(const std::string& log, size_t max = 100);
 
 // How tables print a quantity (microseconds, GFLOP, MB): 4 significant
-// digits in fixed notation (12345, 123.4, 1.234, 0.01234); "-" for zero,
-// negative or NaN (nothing to show). Columns carry the unit in their header.
-std::string quantity_text(double v);
+// digits in fixed notation (12345, 123.4, 1.234, 0.01234), scientific only
+// below 1e-4; `zero` for 0, "-" for a negative or NaN (nothing to show).
+// Columns carry the unit in their header.
+std::string quantity_text(double v, const char* zero = "-");
 
 // `s` in at most `width` characters for a table column; a cut keeps both ends
 // ("gemm_...fp8"), which tell problem and solution names apart better than

@@ -7,12 +7,15 @@ namespace solbench {
 namespace {
 
 TEST(QuantityText, FourSignificantDigitsInFixedNotation) {
-  EXPECT_EQ(quantity_text(12345.6), "12346");
+  EXPECT_EQ(quantity_text(12345.6), "12350");
   EXPECT_EQ(quantity_text(1234.6), "1235");  // rounded, no decimals at 1000 and above
   EXPECT_EQ(quantity_text(123.45), "123.5");
   EXPECT_EQ(quantity_text(1.2345), "1.234");
   EXPECT_EQ(quantity_text(0.017123), "0.01712");  // never 1.712e-02
+  EXPECT_EQ(quantity_text(9.9996), "10.00");      // rounded first: 4 digits, not 5
+  EXPECT_EQ(quantity_text(5e-5), "5.000e-05");    // scientific only below 1e-4
   EXPECT_EQ(quantity_text(0.0), "-");
+  EXPECT_EQ(quantity_text(0.0, "0"), "0");
   EXPECT_EQ(quantity_text(-1.0), "-");
 }
 

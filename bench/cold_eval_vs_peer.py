@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Cold `solbench eval` beside the peer (SOL-ExecBench's CLI) on the peer's own examples,
+on the GPU machine, in one call (issue #27 item 2). Every run starts with empty caches
+(build, Triton, TorchInductor, torch extensions), as a new user meets it.
+
+    bench/cold_eval_vs_peer.py --solbench BIN --peer-src DIR --peer-site DIR --out DIR \
+        [--examples triton/rmsnorm pytorch/gemma3_swiglu ...] [--deadline-s S]
+
+Prints, per example, both walls and their ratio, and solbench's timeline (seconds after
+start: build done, T_SOL ready, first worker ready, workloads done, T_b done); writes
+cold_eval.json under --out.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+DEFAULT = ["triton/rmsnorm", "pytorch/gemma3_swiglu", "pytorch/linear_backward",
+           "triton/olmo3_post_norm", "cuda_cpp/rmsnorm"]
+
+
+def fresh_env(cache: pathlib.Path) -> dict:
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    return {"TRITON_CACHE_DIR": str(cache / "triton"),
+            "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
+            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+            "SOLBENCH_CACHE_DIR": str(cache / "solbench")}
+
+
+def run(cmd, env, timeout):
+    t0 = time.time()
+    try:
+        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                           env={**os.environ, **env}, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.time() - t0
+    except subprocess.TimeoutExpired:
+        return 124, "", "timeout", time.time() - t0
+
+
+def timeline(doc: dict) -> dict:
+    t = doc.get("timeline_t_ns") or {}
+    start = t.get("start")
+    if start is None:
+        return {}
+    out = {k: round((v - start) / 1e9, 2) for k, v in t.items() if isinstance(v, (int, float))}
+    ready = [w.get("ready_t_ns") for w in doc.get("workers", []) if w.get("ready_t_ns")]
+    if ready:
+        out["first_worker_ready"] = round((min(ready) - start) / 1e9, 2)
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--solbench", required=True)
+    ap.add_argument("--peer-src", required=True)
+    ap.add_argument("--peer-site", required=True)
+    ap.add_argument("--examples-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--examples", nargs="*", default=DEFAULT)
+    ap.add_argument("--deadline-s", type=float, default=1e9)
+    a = ap.parse_args()
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t_end = time.time() + a.deadline_s
+    rows = []
+    for ex in a.examples:
+        left = t_end - time.time()
+        if left < 60:
+            print(f"{ex}: skipped, {left:.0f} s left", flush=True)
+            continue
+        d = pathlib.Path(a.examples_dir) / ex
+        sol = sorted(d.glob("solution*.json"))[0]
+        tag = ex.replace("/", "_")
+        penv = fresh_env(out / f"peer-{tag}")
+        penv["PYTHONPATH"] = f"{a.peer_site}:{a.peer_src}"
+        prc, pso, pse, pwall = run([sys.executable, "-c",
+                                    "from sol_execbench.cli.main import cli; cli()", d,
+                                    "--solution", sol, "-o", out / f"peer-{tag}" / "t.jsonl"],
+                                   penv, min(600, left))
+        senv = fresh_env(out / f"sb-{tag}")
+        src, sso, sse, swall = run([a.solbench, "eval", d, "-s", sol, "--device", "cuda:0",
+                                    "--json", "--no-db"], senv, min(600, t_end - time.time()))
+        try:
+            doc = json.loads(sso)
+        except ValueError:
+            doc = {}
+        statuses = {}
+        for r in doc.get("results", []):
+            s = "SKIPPED" if r.get("skipped") else r["evaluation"]["status"]
+            statuses[s] = statuses.get(s, 0) + 1
+        row = {"example": ex, "peer_s": round(pwall, 1), "peer_rc": prc,
+               "solbench_s": round(swall, 1), "solbench_rc": src,
+               "ratio": round(swall / pwall, 2) if pwall else None,
+               "statuses": statuses, "timeline_s": timeline(doc),
+               "build_s": (doc.get("build") or {}).get("seconds"),
+               "solbench_err_tail": sse[-800:] if src not in (0, 1) else ""}
+        rows.append(row)
+        print(f"{ex:26s} peer {row['peer_s']:6.1f} s (rc {prc})  solbench {row['solbench_s']:6.1f} s "
+              f"(rc {src})  ratio {row['ratio']}  {statuses}", flush=True)
+        print(f"    timeline: {row['timeline_s']}", flush=True)
+        if row["solbench_err_tail"]:
+            print("    " + row["solbench_err_tail"].replace("\n", "\n    "), flush=True)
+    (out / "cold_eval.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
