@@ -177,7 +177,7 @@ void select_workloads(std::vector<LoadedProblem>& problems, const std::vector<st
   if (wanted.empty()) {
     for (auto& lp : problems) {
       Diagnostics none;  // nothing is asked for, so nothing can be missing
-      lp.selected = score::select_workloads(lp.problem, {}, 0, none);
+      lp.selected = score::select_workloads(lp.problem, score::WorkloadSelection{}, none);
     }
     return;
   }
@@ -192,7 +192,9 @@ void select_workloads(std::vector<LoadedProblem>& problems, const std::vector<st
       origin.emplace_back(pi, i);
     }
   }
-  for (size_t k : score::select_workloads(all, wanted, 0, usage))
+  score::WorkloadSelection by_name;
+  by_name.wanted = wanted;
+  for (size_t k : score::select_workloads(all, by_name, usage))
     problems[origin[k].first].selected.push_back(origin[k].second);
   for (auto& lp : problems) std::sort(lp.selected.begin(), lp.selected.end());
 }
