@@ -82,6 +82,12 @@ def main() -> int:
                                     "from sol_execbench.cli.main import cli; cli()", d,
                                     "--solution", sol, "-o", out / f"peer-{tag}" / "t.jsonl"],
                                    penv, min(600, left))
+        pstat = {}
+        ptraces = out / f"peer-{tag}" / "t.jsonl"
+        if ptraces.exists():
+            for line in open(ptraces):
+                st = json.loads(line)["evaluation"]["status"]
+                pstat[st] = pstat.get(st, 0) + 1
         senv = fresh_env(out / f"sb-{tag}")
         src, sso, sse, swall = run([a.solbench, "eval", d, "-s", sol, "--device", "cuda:0",
                                     "--json", "--no-db"], senv, min(600, t_end - time.time()))
@@ -93,15 +99,25 @@ def main() -> int:
         for r in doc.get("results", []):
             s = "SKIPPED" if r.get("skipped") else r["evaluation"]["status"]
             statuses[s] = statuses.get(s, 0) + 1
-        row = {"example": ex, "peer_s": round(pwall, 1), "peer_rc": prc,
+        row = {"example": ex, "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
+               "peer_tail": (pso + pse)[-1500:] if prc != 0 else "",
                "solbench_s": round(swall, 1), "solbench_rc": src,
                "ratio": round(swall / pwall, 2) if pwall else None,
                "statuses": statuses, "timeline_s": timeline(doc),
                "build_s": (doc.get("build") or {}).get("seconds"),
                "solbench_err_tail": sse[-800:] if src not in (0, 1) else ""}
         rows.append(row)
-        print(f"{ex:26s} peer {row['peer_s']:6.1f} s (rc {prc})  solbench {row['solbench_s']:6.1f} s "
-              f"(rc {src})  ratio {row['ratio']}  {statuses}", flush=True)
+        print(f"{ex:26s} peer {row['peer_s']:6.1f} s (rc {prc}) {pstat}  solbench {row['solbench_s']:6.1f} s "
+              f"(rc {src}) {statuses}  ratio {row['ratio']}", flush=True)
+        if row["peer_tail"]:
+            print("    peer: " + row["peer_tail"][-700:].replace("\n", "\n    "), flush=True)
+        for w in doc.get("workers", []):
+            ph = w.get("phases_ms", {})
+            sp = w.get("spawn_t_ns")
+            rel = lambda k: round((w[k] - sp) / 1e9, 2) if sp and w.get(k) else None
+            print(f"    worker {w.get('role', '?')}: hello {rel('hello_t_ns')} sandboxed "
+                  f"{rel('sandboxed_t_ns')} ready {rel('ready_t_ns')} s after spawn; phases {ph}",
+                  flush=True)
         print(f"    timeline: {row['timeline_s']}", flush=True)
         if row["solbench_err_tail"]:
             print("    " + row["solbench_err_tail"].replace("\n", "\n    "), flush=True)

@@ -661,7 +661,12 @@ struct Zygote {
     for (const auto& [name, value] : import_env)
       if (environment_value(env, name) != value)
         return refuse(conn, "the zygote was started with another " + name);
-    if (req.contains("preload") && req["preload"].is_array())
+    // The module groups a worker will want are imported once, for every later
+    // worker; a worker asked for now is forked first (it imports what it uses on
+    // its own: torch.compile's Dynamo and Inductor alone take 4-7 s to import on
+    // the H200 machine, which were the first worker's wait), spares after.
+    const auto preload = [&] {
+      if (!req.contains("preload") || !req["preload"].is_array()) return;
       for (const auto& g : req["preload"]) {
         const std::string group = g.is_string() ? g.get<std::string>() : "";
         if (group.empty() || preloaded.count(group)) continue;
@@ -672,6 +677,7 @@ struct Zygote {
         }
         preloaded.insert(group);
       }
+    };
     try {
       const std::string why =
           py::module_::import("solbench_py.runtime").attr("zygote_check")().cast<std::string>();
@@ -684,12 +690,17 @@ struct Zygote {
       // Answered first: the requester (an evaluation about to exit) does not wait
       // for the forks.
       write_frame(conn, {{"type", "prepared"}}, deadline_after(std::chrono::seconds(5)));
+      preload();
       make_spares(req);
       return;
     }
-    if (req.contains("standby") && claim_spare(conn, req, fds)) return;
+    if (req.contains("standby") && claim_spare(conn, req, fds)) {
+      preload();
+      return;
+    }
     const pid_t k = fork_keeper([&] { run_keeper(conn, req, fds[0], fds[1]); });
     if (k < 0) refuse(conn, std::string("fork: ") + std::strerror(errno));
+    preload();
   }
 };
 
