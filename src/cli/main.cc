@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/diagnostics.h"
+#include "harness/interrupt.h"
 
 namespace solbench::cli {
 int& exit_code() {
@@ -13,6 +14,14 @@ int& exit_code() {
   return code;
 }
 }  // namespace solbench::cli
+
+namespace {
+// The exit status after an interrupt is its own (harness/interrupt.h).
+int finished(int rc) {
+  solbench::harness::await_interrupt_exit();
+  return rc;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"solbench: how far a GPU kernel is from the hardware's speed of light"};
@@ -27,18 +36,24 @@ int main(int argc, char** argv) {
   solbench::cli::add_run_command(app);
   solbench::cli::add_baseline_command(app);
   solbench::cli::add_report_command(app);
+  // Ctrl-C, SIGTERM and SIGHUP in the commands that start workers, builds and tracers:
+  // their children and scratch folders go with them (harness/interrupt.h). Never in
+  // the internal __worker, __zygote and tracer processes, which keep default signals.
+  for (const char* name : {"eval", "run", "baseline", "sol"})
+    app.get_subcommand(name)->preparse_callback(
+        [](std::size_t) { solbench::harness::install_interrupt_handling(); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     // CLI11 returns 0 for --help/--version; every other parse error is a usage error.
-    return rc == 0 ? 0 : 2;
+    return finished(rc == 0 ? 0 : 2);
   } catch (const solbench::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
+    return finished(1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
+    return finished(1);
   }
-  return solbench::cli::exit_code();
+  return finished(solbench::cli::exit_code());
 }
