@@ -3,8 +3,8 @@
 // the results store, and prints a summary (docs/run.md; engine: src/runset/).
 //
 // Exit codes: 0 every result PASSED (skipped aside), 1 a failure or invalid
-// input, 2 usage error, 130 interrupted by SIGINT (143 by SIGTERM) after
-// printing the summary so far.
+// input, 2 usage error, 130 interrupted by SIGINT (143 by SIGTERM, 129 by SIGHUP)
+// after printing the summary so far.
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
+#include "harness/interrupt.h"
 #include "runset/runset.h"
 #include "sol/hardware.h"
 #include "store/store.h"
@@ -49,38 +50,10 @@ struct RunCliOptions {
   eval::Settings settings;  // each child eval's (the same flags as eval's)
 };
 
-// Set from the signal handler; the slots poll it.
+// Set by the first SIGINT, SIGTERM or SIGHUP (harness/interrupt.h); the slots poll
+// it: no evaluation starts, the running ones get the signal and clean up (what they
+// finished is kept). A second signal ends the process at once.
 std::atomic<bool> g_stop{false};
-volatile sig_atomic_t g_signal = 0;
-
-void on_signal(int sig) {
-  g_signal = sig;
-  g_stop.store(true);
-}
-
-// First SIGINT/SIGTERM: stop starting evaluations and abandon the running ones
-// (what they finished is kept). The handler is reset on delivery, so a second
-// signal ends the process at once.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;  // restores the handlers once
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 std::string command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -203,7 +176,7 @@ int run_run(const RunCliOptions& c) {
 
   runset::RunReport r;
   try {
-    StopOnSignal signals;
+    harness::InterruptStop signals(&g_stop);
     r = runset::run_dataset(o);
   } catch (const eval::RequestError& e) {
     for (const auto& m : e.messages) std::fprintf(stderr, "error: %s\n", m.c_str());
@@ -229,7 +202,7 @@ int run_run(const RunCliOptions& c) {
                "%s (traces recorded by %s), %.1f s\n",
                all.evaluations, r.slots.size(), all.evaluated, all.resumed, r.db.c_str(),
                r.recording.empty() ? "-" : r.recording.c_str(), r.seconds);
-  if (r.interrupted) return g_signal == SIGTERM ? 128 + SIGTERM : 130;
+  if (r.interrupted) return 128 + (harness::interrupt_signal() ? harness::interrupt_signal() : SIGINT);
   return runset::exit_code(r);
 }
 

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/diagnostics.h"
 #include "core/text.h"
+#include "harness/interrupt.h"
 
 namespace solbench::cli {
 int& exit_code() {
@@ -51,6 +52,14 @@ void suggest(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
 }  // namespace
 }  // namespace solbench::cli
 
+namespace {
+// The exit status after an interrupt is its own (harness/interrupt.h).
+int finished(int rc) {
+  solbench::harness::await_interrupt_exit();
+  return rc;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"solbench: how far a GPU kernel is from the hardware's speed of light"};
   app.require_subcommand(1);
@@ -65,19 +74,25 @@ int main(int argc, char** argv) {
   solbench::cli::add_baseline_command(app);
   solbench::cli::add_report_command(app);
   solbench::cli::add_pack_command(app);
+  // Ctrl-C, SIGTERM and SIGHUP in the commands that start workers, builds and tracers:
+  // their children and scratch folders go with them (harness/interrupt.h). Never in
+  // the internal __worker, __zygote and tracer processes, which keep default signals.
+  for (const char* name : {"eval", "run", "baseline", "sol"})
+    app.get_subcommand(name)->preparse_callback(
+        [](std::size_t) { solbench::harness::install_interrupt_handling(); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     if (rc != 0) solbench::cli::suggest(app, e, argc, argv);
     // CLI11 returns 0 for --help/--version; every other parse error is a usage error.
-    return rc == 0 ? 0 : 2;
+    return finished(rc == 0 ? 0 : 2);
   } catch (const solbench::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
+    return finished(1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
+    return finished(1);
   }
-  return solbench::cli::exit_code();
+  return finished(solbench::cli::exit_code());
 }

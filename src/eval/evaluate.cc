@@ -14,6 +14,7 @@
 #include "eval/scoring.h"
 #include "harness/eval_plan.h"
 #include "harness/evaluate.h"
+#include "harness/interrupt.h"
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/timer.h"
 #include "harness/worker/worker_policy.h"
@@ -501,6 +502,9 @@ void Evaluation::finalize(size_t k) {
   if (finalized_[k] || !w.trace) return;
   finalized_[k] = true;
   score_trace(*w.trace, w.score, rep_.arch, !req_.settings.no_timing);
+  // An interrupted evaluation writes and records nothing more: what its killed
+  // workers "did" is no result (harness/interrupt.h).
+  if (harness::interrupted()) return;
   if (!req_.traces_file.empty()) append_traces(req_.traces_file, {*w.trace});
   ++rep_.traces_written;
   rec_->record(*w.trace, w.score);

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/interrupt.h"
+
 namespace solbench::eval {
 
 namespace {
@@ -39,7 +41,8 @@ StoreRecorder::StoreRecorder(const Request& o, const store::SolutionRecord& solu
 }
 
 void StoreRecorder::record(const Trace& t, const ScoreState& st) {
-  if (!db_) return;
+  // Interrupted: a workload whose worker the interrupt killed is no RUNTIME_ERROR.
+  if (!db_ || harness::interrupted()) return;
   try {
     store::EnvironmentInfo env = store::environment_from_trace(t);
     if (env.gpu_model.empty()) {
@@ -88,7 +91,7 @@ void StoreRecorder::put_baseline(const store::Baseline& b) {
 }
 
 void StoreRecorder::finish() {
-  if (!db_) return;
+  if (!db_ || harness::interrupted()) return;  // the run stays unfinished
   try {
     db_->finish_run(run_);
   } catch (const std::exception& e) {

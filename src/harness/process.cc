@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "core/settings.h"
+#include "harness/interrupt.h"
 
 extern char** environ;
 
@@ -231,6 +232,17 @@ struct Child::Impl {
   int control = -1;
   std::unique_ptr<FrameReader> control_reader;
   std::string launch_note;
+  // In interrupt.h's list of groups an interrupt kills, until reaped (or released).
+  bool tracked = false;
+
+  void track() {
+    track_child_group(pid);
+    tracked = true;
+  }
+  void untrack() {
+    if (tracked) untrack_child_group(pid);
+    tracked = false;
+  }
 
   // Child::spawn's steps (below it).
   void open_fds(const SpawnOptions& opts, SpawnFds& fds);
@@ -239,6 +251,7 @@ struct Child::Impl {
   void await_exec(const SpawnOptions& opts, SpawnFds& fds, const ExecImage& x);
 
   ~Impl() {
+    untrack();
     if (external) {
       // Signalled only while the control connection holds its pid reserved.
       if (pid > 0 && !status) {
@@ -277,6 +290,7 @@ struct Child::Impl {
     }
     s.timed_out = timed_out;
     if (pid > 0) ::kill(-pid, SIGKILL);  // still reserved: the connection is open
+    untrack();
     status = s;
     close_fd(control);
     stop_drain();
@@ -347,6 +361,7 @@ struct Child::Impl {
     s.timed_out = timed_out;
     // Whatever the child left behind in its group dies with it.
     ::kill(-pid, SIGKILL);
+    untrack();
     status = s;
     stop_drain();
     close_fd(pidfd);
@@ -369,6 +384,7 @@ struct Child::Impl {
         // Reaped elsewhere (e.g. SIGCHLD ignored): report what we know.
         ExitStatus s;
         s.timed_out = timed_out;
+        untrack();
         status = s;
         stop_drain();
         return s;
@@ -448,6 +464,7 @@ ExitStatus Child::wait(Deadline deadline) {
     if (r < 0 && errno == EINTR) continue;
     ExitStatus s;
     s.timed_out = true;
+    impl_->untrack();
     impl_->status = s;
     impl_->stop_drain();
     return s;
@@ -728,6 +745,7 @@ Child Child::spawn(const SpawnOptions& opts) {
   impl->open_fds(opts, fds);
   // The Child, with its log drained from now on.
   auto started = [&] {
+    impl->track();
     if (opts.output == OutputMode::Capture) {
       Impl* raw = impl.get();
       impl->drain = std::thread([raw] { raw->drain_loop(); });

@@ -183,10 +183,9 @@ class JudgedBatch {
               const fs::path& base, RunnerResult& result,
               std::vector<std::optional<WorkloadOutcome>>& final)
       : plan_(plan), batch_(batch), opts_(opts), result_(result), final_(final),
-        records_(StagingDir::create(base, "records-")) {
+        records_(StagingDir::create(base, "records-", opts.keep_scratch)) {
     // The records leave the solution's scratch folder as soon as its result frame
     // arrives: the parent's folder is not in the solution's writable domain.
-    if (opts.keep_scratch) records_.keep();
   }
   void run(uint64_t secret);
 

@@ -56,7 +56,8 @@ json zygote_request(const WorkerPlan& plan, const RunnerOptions& opts) {
   // seconds of imports the zygote then does once for every later worker.
   if (plan.entry.kind == EntryKind::Python || plan.role == WorkerRole::Baseline)
     request["preload"].push_back("compile");
-  if (opts.spares) {
+  // Not for a scratch folder to keep: a spare's is named (staging.h) by the zygote.
+  if (opts.spares && !opts.keep_scratch) {
     request["standby"] = standby_of(plan);
     request["staging_base"] = staging_base_of(opts).string();
   }
@@ -68,8 +69,7 @@ json zygote_request(const WorkerPlan& plan, const RunnerOptions& opts) {
 Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
   Launch l;
   l.record = {{"workloads", json::array()}};
-  l.scratch = StagingDir::create(staging_base_of(opts), "worker-");
-  if (opts.keep_scratch) l.scratch.keep();
+  l.scratch = StagingDir::create(staging_base_of(opts), "worker-", opts.keep_scratch);
 
   SpawnOptions so;
   so.argv = {self_exe().string(), "__worker", "--channel-fd", "3"};

@@ -10,7 +10,8 @@
 //   - run(): spawns the executable in a process group of its own, collects its
 //     stdout and stderr with the GIL released (other Python threads, e.g. an agent
 //     evaluating several candidates at once, keep running), honours a timeout and
-//     Ctrl-C by ending that whole group (the executable and its workers);
+//     Ctrl-C by ending that whole group: SIGTERM, on which the executable kills its
+//     workers and removes its scratch folders, then SIGKILL after a grace period;
 //   - parse_json(): the document is parsed by the same JSON library that wrote it
 //     (nlohmann, insertion-ordered) and converted to dicts and lists.
 #include <fcntl.h>
@@ -67,22 +68,11 @@ struct Finished {
   bool timed_out = false;
 };
 
-// Ends the child's process group: SIGTERM first (the executable then ends its
-// workers), SIGKILL to whatever is left after a grace period.
-void end_group(pid_t pid) {
-  ::kill(-pid, SIGTERM);
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  int status = 0;
-  while (Clock::now() < deadline) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      ::kill(-pid, SIGKILL);  // stragglers the executable left behind
-      return;
-    }
-    ::usleep(20 * 1000);
-  }
-  ::kill(-pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-}
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status); }
+
+// How long an executable asked to end (SIGTERM) may take to kill its workers and
+// remove its scratch folders (harness/interrupt.h) before it is killed.
+constexpr auto kEndGrace = std::chrono::seconds(5);
 
 // Spawns argv with stdin from /dev/null and stdout/stderr captured. env: the
 // child's whole environment ("K=V" each). timeout_s <= 0: no limit.
@@ -139,22 +129,30 @@ Finished run_process(const std::vector<std::string>& argv, const std::vector<std
                             ? std::optional(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                                std::chrono::duration<double>(timeout_s)))
                             : std::nullopt;
+  // A timeout or Ctrl-C in the caller ends the executable's group: SIGTERM first,
+  // SIGKILL after kEndGrace. Its output is read meanwhile, so that a full pipe never
+  // holds up its cleanup and its last words ("interrupted ...") are kept.
+  std::optional<Clock::time_point> kill_at;
+  bool caller_interrupted = false;
+  auto end_group = [&] {
+    ::kill(-pid, SIGTERM);
+    kill_at = Clock::now() + kEndGrace;
+  };
   bool out_open = true, err_open = true;
   char buf[65536];
   while (out_open || err_open) {
-    {
-      // Ctrl-C in the caller: end the whole group, then let KeyboardInterrupt out.
+    if (!kill_at) {
       py::gil_scoped_acquire gil;
-      if (PyErr_CheckSignals() != 0) {
-        end_group(pid);
-        throw py::error_already_set();
+      if (PyErr_CheckSignals() != 0) {  // KeyboardInterrupt, raised once the group is gone
+        caller_interrupted = true;
+        end_group();
       }
     }
-    if (deadline && Clock::now() >= *deadline) {
-      end_group(pid);
+    if (!kill_at && deadline && Clock::now() >= *deadline) {
       f.timed_out = true;
-      break;
+      end_group();
     }
+    if (kill_at && Clock::now() >= *kill_at) break;
     pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
     const int n = ::poll(fds, 2, 100);  // wakes up for signals and the deadline
     if (n < 0 && errno != EINTR) throw_errno("poll");
@@ -169,13 +167,26 @@ Finished run_process(const std::vector<std::string>& argv, const std::vector<std
     }
   }
   int status = 0;
-  if (!f.timed_out) {
-    while (::waitpid(pid, &status, 0) < 0)
-      if (errno != EINTR) throw_errno("waitpid");
-    f.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  } else {
-    f.exit_code = -SIGKILL;
+  if (kill_at) {
+    // Its output is closed; give it the rest of the grace period to exit.
+    pid_t r;
+    while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < *kill_at) ::usleep(20 * 1000);
+    if (r != pid) {
+      ::kill(-pid, SIGKILL);
+      while ((r = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+      }
+    }
+    ::kill(-pid, SIGKILL);  // stragglers the executable left behind
+    f.exit_code = r == pid ? exit_code_of(status) : -SIGKILL;
+    if (caller_interrupted) {
+      py::gil_scoped_acquire gil;
+      throw py::error_already_set();
+    }
+    return f;
   }
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw_errno("waitpid");
+  f.exit_code = exit_code_of(status);
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/diagnostics.h"
+#include "harness/interrupt.h"
 #include "harness/worker/zygote.h"
 
 namespace solbench::runset {
@@ -87,13 +88,21 @@ ChildResult run_child_eval(const ChildRequest& r) {
     harness::Child child = harness::Child::spawn(so);
     const auto deadline =
         t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(r.deadline);
+    std::chrono::steady_clock::time_point stopped_at;
     for (;;) {
       if (auto st = child.poll()) {
         res.status = *st;
         break;
       }
       if (r.stop && r.stop->load() && !res.interrupted) {
+        // The run's signal (SIGTERM when stopped otherwise), once (a second one would
+        // end it at once): the child ends its workers and removes its scratch
+        // (harness/interrupt.h); killed if it takes too long.
         res.interrupted = true;
+        stopped_at = std::chrono::steady_clock::now();
+        ::kill(child.pid(), harness::interrupt_signal() ? harness::interrupt_signal() : SIGTERM);
+      } else if (res.interrupted &&
+                 std::chrono::steady_clock::now() - stopped_at > std::chrono::seconds(10)) {
         child.kill_group(SIGKILL);
       } else if (std::chrono::steady_clock::now() >= deadline && !res.timed_out) {
         res.timed_out = true;

@@ -4,7 +4,9 @@ evaluated (no torch, no solution) in this process."""
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -209,6 +211,46 @@ def test_eval_timeout_ends_the_call():
         solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, timeout=0.5, arch=ARCH, no_baseline=True,
                       rounds=1, time_budget_ms=20000, target_rse=1e-6)
     assert time.monotonic() - start < 10
+
+
+def test_eval_timeout_leaves_no_scratch(tmp_path, monkeypatch):
+    """On timeout= the executable is asked to end (SIGTERM): it kills its workers and removes
+    its scratch folders itself before the grace period would SIGKILL it."""
+    staging = tmp_path / "staging"
+    monkeypatch.setenv("SOLBENCH_STAGING_DIR", str(staging))
+    simple = json.loads((PROBLEM / "solutions" / "pytorch_simple" / "solution.json").read_text())
+    fast = dict(workloads=[WORKLOAD], arch=ARCH, no_baseline=True, rounds=1, no_timing=True,
+                spare_workers=False)
+    # A warm zygote (torch and the compile stack imported): the call below reaches its
+    # solution's call within its timeout.
+    doc = solbench.eval(PROBLEM, simple, no_db=True, **fast)
+    assert doc["results"][0]["evaluation"]["status"] == "PASSED"
+    sleeper = json.loads(json.dumps(simple))
+    sleeper["name"] = "sleeper"
+    sleeper["sources"][0]["content"] = (
+        "import time\n\n\ndef run(hidden_states, weight):\n"
+        "    open('in_call', 'w').close()\n    time.sleep(600)\n")
+    seen = threading.Event()
+    done = threading.Event()
+
+    def watch():  # the solution's worker is in its call (its scratch folder says so)
+        while not done.is_set() and not seen.is_set():
+            if any((d / "in_call").exists() for d in staging.glob("worker-*")):
+                seen.set()
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        with pytest.raises(solbench.Timeout) as info:
+            solbench.eval(PROBLEM, sleeper, db=tmp_path / "t.db", timeout=10, **fast)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen.is_set(), "the solution never ran: nothing was tested"
+    assert info.value.exit_code == -signal.SIGTERM, info.value.stderr  # not SIGKILLed
+    assert "solbench: interrupted by SIGTERM; removed" in info.value.stderr
+    assert sorted(p.name for p in staging.iterdir()) == []
 
 
 # --- run -------------------------------------------------------------------------------

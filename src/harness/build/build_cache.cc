@@ -55,8 +55,8 @@ std::optional<json> BuildCache::metadata(const std::string& key) const {
   }
 }
 
-fs::path BuildCache::make_temp_dir() const {
-  return StagingDir::create(root_ / ".tmp", "build-").release();
+fs::path BuildCache::make_temp_dir(bool keep) const {
+  return StagingDir::create(root_ / ".tmp", "build-", keep).release();
 }
 
 fs::path BuildCache::publish(const std::string& key, const fs::path& built_dir, const json& meta) {

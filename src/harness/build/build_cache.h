@@ -36,7 +36,7 @@ class BuildCache {
   std::optional<json> metadata(const std::string& key) const;
 
   // A fresh private folder on the cache's file system to build into.
-  std::filesystem::path make_temp_dir() const;
+  std::filesystem::path make_temp_dir(bool keep = false) const;
   // Writes `meta` as build.json into `built_dir` and renames it to entry_dir(key).
   // When the entry already exists (a concurrent build won), `built_dir` is removed
   // and the existing entry is returned.

@@ -251,9 +251,12 @@ void Builder::finish_ok(const fs::path& work, const std::string& key, const std:
                  {"seconds", std::chrono::duration<double>(opts.timeout).count() - left_seconds()},
                  {"log", log}};
     fs::path entry = cache->publish(key, work, meta);
+    unregister_scratch(work);
     result.so_path = entry / artifact;
     if (opts.keep_staging) result.build_dir = entry;
   } else {
+    // The library lives in the work folder for this process: an interrupt removes it
+    // still, unless it is kept.
     result.so_path = work / artifact;
     result.build_dir = work;
   }
@@ -271,6 +274,7 @@ bool Builder::publish(const fs::path& work, const std::string& key, const std::s
 }
 
 void Builder::discard(const fs::path& work) {
+  unregister_scratch(work);
   if (opts.keep_staging) {
     result.build_dir = work;
     log += "build folder kept: " + work.string() + "\n";
@@ -282,11 +286,17 @@ void Builder::discard(const fs::path& work) {
 // ---------------------------------------------------------------- compiling
 
 // Where the build happens: the cache's temp area, or a staging folder.
+// Registered for an interrupt (staging.h) until it is published or discarded,
+// unless made to be kept (--keep-staging).
 fs::path Builder::make_work_dir() {
-  if (cache) return cache->make_temp_dir();
-  return StagingDir::create(opts.staging_base.empty() ? default_staging_base() : opts.staging_base,
-                            "build-")
-      .release();
+  const bool keep = opts.keep_staging;
+  fs::path work = cache ? cache->make_temp_dir(keep)
+                        : StagingDir::create(opts.staging_base.empty() ? default_staging_base()
+                                                                       : opts.staging_base,
+                                             "build-", keep)
+                              .release();
+  if (!keep) register_scratch(work);
+  return work;
 }
 
 std::optional<fs::path> Builder::stage_sources(std::string* why) {
