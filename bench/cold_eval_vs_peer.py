@@ -77,7 +77,8 @@ def main() -> int:
         sol = sorted(d.glob("solution*.json"))[0]
         tag = ex.replace("/", "_")
         penv = fresh_env(out / f"peer-{tag}")
-        penv["PYTHONPATH"] = f"{a.peer_site}:{a.peer_src}"
+        # Absolute: the peer's driver runs in a folder of its own.
+        penv["PYTHONPATH"] = f"{os.path.abspath(a.peer_site)}:{os.path.abspath(a.peer_src)}"
         prc, pso, pse, pwall = run([sys.executable, "-c",
                                     "from sol_execbench.cli.main import cli; cli()", d,
                                     "--solution", sol, "-o", out / f"peer-{tag}" / "t.jsonl"],
@@ -99,7 +100,11 @@ def main() -> int:
         for r in doc.get("results", []):
             s = "SKIPPED" if r.get("skipped") else r["evaluation"]["status"]
             statuses[s] = statuses.get(s, 0) + 1
-        row = {"example": ex, "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
+        phases = {}
+        for r in doc.get("results", []):
+            for k, v in (r.get("evaluation", {}).get("solbench_phases_ms") or {}).items():
+                phases[k] = round(phases.get(k, 0) + v / 1000, 2)
+        row = {"example": ex, "solution_phase_sums_s": phases, "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
                "peer_tail": (pso + pse)[-1500:] if prc != 0 else "",
                "solbench_s": round(swall, 1), "solbench_rc": src,
                "ratio": round(swall / pwall, 2) if pwall else None,
@@ -119,6 +124,7 @@ def main() -> int:
                   f"{rel('sandboxed_t_ns')} ready {rel('ready_t_ns')} s after spawn; phases {ph}",
                   flush=True)
         print(f"    timeline: {row['timeline_s']}", flush=True)
+        print(f"    per-workload phases, summed (s): {phases}", flush=True)
         if row["solbench_err_tail"]:
             print("    " + row["solbench_err_tail"].replace("\n", "\n    "), flush=True)
     (out / "cold_eval.json").write_text(json.dumps(rows, indent=1))

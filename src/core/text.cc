@@ -57,8 +57,6 @@ std::string fit(const std::string& s, size_t width) {
   return s.substr(0, head) + "..." + s.substr(s.size() - tail);
 }
 
-namespace {
-
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -73,8 +71,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   }
   return row[b.size()];
 }
-
-}  // namespace
 
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates) {

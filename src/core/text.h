@@ -29,6 +29,9 @@ std::string quantity_text(double v, const char* zero = "-");
 // either end alone.
 std::string fit(const std::string& s, size_t width);
 
+// Levenshtein distance (insertions, deletions, substitutions).
+size_t edit_distance(const std::string& a, const std::string& b);
+
 // The candidate closest to a mistyped `word` (edit distance, at most 2 and less
 // than half the word), for "did you mean ...?"; nullopt when none is close.
 std::optional<std::string> closest_match(const std::string& word,

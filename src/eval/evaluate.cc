@@ -71,7 +71,12 @@ class Evaluation {
   void load();
   void check_usage_and_start();
   void choose_hardware();
-  void bounds_ready();
+  void arch_ready();
+  // Applies T_SOL once the bounds thread is done (waits for it with `wait`);
+  // false when it is not done yet.
+  bool bounds_ready(bool wait);
+  void choose_baseline(size_t k);
+  void finalize_when_bounded(size_t k);
   void open_store();
   void build();
   void skip_all(const std::string& reason);
@@ -92,13 +97,14 @@ class Evaluation {
   std::vector<size_t> sel_;  // workload indices, by position
   json timer_options_ = json::object();
   std::future<void> toolchains_;
-  // What the bounds thread finds (choose_hardware): the model, then T_SOL by position.
+  // What the bounds thread finds (choose_hardware): T_SOL by position.
   struct Bounds {
-    score::ArchChoice arch;
     std::vector<score::SolBound> bounds;  // empty without a model
     int64_t done_ns = 0;
   };
   std::future<Bounds> bounds_;
+  std::future<score::ArchChoice> arch_found_;  // the model, before the bounds
+  std::vector<size_t> awaiting_bounds_;        // judged before T_SOL was known
   Device device_;
   std::optional<gpu::DeviceIdentity> gpu_;  // the cuda device, found before anything runs
   std::string driver_, def_hash_;
@@ -121,7 +127,7 @@ Report Evaluation::run() {
   if (req_.build_only && prep_.ok) {
     skip_all("--build-only: built, not evaluated");
   } else if (prep_.ok) {
-    if (device_.is_cpu()) bounds_ready();  // never a trace beside a timed CPU loop
+    if (device_.is_cpu()) bounds_ready(/*wait=*/true);  // never a trace beside a timed CPU loop
     run_workers();
     measure_baselines();
   } else {
@@ -217,45 +223,62 @@ void Evaluation::check_usage_and_start() {
 // GPU's asks NVML, 20-50 ms), then each workload's bound, its trace (on a cache
 // miss) in a tracer process (score/tracer_process.h: torch is imported there,
 // never in this process), so that it runs beside the build and the workers.
-// Nothing before the scores needs it; the first result collects it
-// (bounds_ready). On the CPU the workers wait for it before they start (after
-// the build): a trace beside a timed CPU loop would take its cores.
+// Nothing before the scores needs it: results that arrive before it wait for
+// their T_b decision (bounds_ready) while the workers go on. On the CPU the
+// workers wait for it before they start (after the build): a trace beside a
+// timed CPU loop would take its cores.
 void Evaluation::choose_hardware() {
   if (req_.build_only) return;  // no bound without an evaluation
-  bounds_ = std::async(std::launch::async, [this, arch = req_.settings.arch, device = device_] {
+  auto chosen = std::make_shared<std::promise<score::ArchChoice>>();
+  arch_found_ = chosen->get_future();
+  bounds_ = std::async(std::launch::async, [this, chosen, arch = req_.settings.arch, device = device_] {
     Bounds b;
-    b.arch = score::choose_arch(arch, device);
-    if (b.arch.model) {
+    const score::ArchChoice model = score::choose_arch(arch, device);
+    chosen->set_value(model);
+    if (model.model) {
       score::TracerProcess tracer(kTraceTimeoutS);
       sol::AnalysisOptions ao;
       ao.trace = tracer.fn();
       ao.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
-      for (size_t i : sel_) b.bounds.push_back(score::sol_bound(problem_, i, *b.arch.model, ao));
+      for (size_t i : sel_) b.bounds.push_back(score::sol_bound(problem_, i, *model.model, ao));
     }
     b.done_ns = harness::monotonic_ns();
     return b;
   });
 }
 
-void Evaluation::bounds_ready() {
-  if (!bounds_.valid()) return;
-  const Bounds b = bounds_.get();  // cannot throw: an unknown name was refused before
-  rep_.arch = b.arch;
-  score::ArchChoice& arch = rep_.arch;
+// The hardware model (milliseconds after the start; needed when the first worker
+// names its device).
+void Evaluation::arch_ready() {
+  if (arch_found_.valid()) rep_.arch = arch_found_.get();  // an unknown name was refused before
+}
+
+bool Evaluation::bounds_ready(bool wait) {
+  if (!bounds_.valid()) return true;
+  if (!wait && bounds_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  arch_ready();
+  const Bounds b = bounds_.get();
+  const score::ArchChoice& arch = rep_.arch;
   for (size_t k = 0; k < sel_.size(); ++k) {
     ScoreState& st = rep_.workloads[k].score;
     if (arch.model) st.bound = b.bounds[k];
     else st.bound.reason = "no T_SOL: " + arch.reason;
   }
   rep_.timeline["t_sol"] = b.done_ns;
-  if (!arch.model || !score::is_b200(*arch.model)) return;
-  try {
-    const auto pub = score::published_b200(problem_, req_.problem_dir, &rep_.published_note);
-    for (size_t k = 0; k < sel_.size(); ++k)
-      if (sel_[k] < pub.size()) rep_.workloads[k].score.published = pub[sel_[k]];
-  } catch (const std::exception& e) {
-    rep_.published_note = e.what();
+  if (arch.model && score::is_b200(*arch.model)) {
+    try {
+      const auto pub = score::published_b200(problem_, req_.problem_dir, &rep_.published_note);
+      for (size_t k = 0; k < sel_.size(); ++k)
+        if (sel_[k] < pub.size()) rep_.workloads[k].score.published = pub[sel_[k]];
+    } catch (const std::exception& e) {
+      rep_.published_note = e.what();
+    }
   }
+  // The results that arrived before T_SOL: final now.
+  const std::vector<size_t> waiting = std::move(awaiting_bounds_);
+  awaiting_bounds_.clear();
+  for (size_t k : waiting) finalize(k);
+  return true;
 }
 
 void Evaluation::open_store() {
@@ -390,7 +413,7 @@ void Evaluation::on_event(const harness::RunnerEvent& e) {
       last_env_ = *e.env;
       last_env_["device"] = req_.device;
       solution_env_ = last_env_;
-      bounds_ready();
+      arch_ready();
       score::confirm_device(rep_.arch, device_, last_env_);  // the worker names its device
     }
     ob_.status("worker ready");
@@ -418,8 +441,16 @@ void Evaluation::judge(size_t k, const WorkloadOutcome& out, const json& env) {
                                             {"seconds", prep_.build->seconds}};
   if (!driver_.empty()) t.evaluation.environment.extra["solbench_driver"] = driver_;
   w.trace = std::move(t);
-  bounds_ready();
-  ScoreState& st = w.score;
+  choose_baseline(k);
+}
+
+// A judged workload's T_b: from the store, measured later (pending_), or none and
+// why. Decided on the hardware model alone, not T_SOL, which may still be tracing:
+// a T_b is measured wherever there is a model to score against.
+void Evaluation::choose_baseline(size_t k) {
+  arch_ready();
+  const WorkloadOutcome& out = rep_.workloads[k].outcome;
+  ScoreState& st = rep_.workloads[k].score;
   const bool timed_pass =
       out.status == Status::Passed && out.timing && out.timing->stats.median_ms > 0;
   if (req_.settings.no_baseline) {
@@ -430,13 +461,21 @@ void Evaluation::judge(size_t k, const WorkloadOutcome& out, const json& env) {
   } else if (!timed_pass) {
     st.t_b_reason = out.status != Status::Passed ? "not measured: the workload did not pass"
                                                  : "not measured: the workload was not timed";
-  } else if (!st.bound.t_sol_ms) {
+  } else if (!rep_.arch.model) {
     st.t_b_reason = "not measured: there is no T_SOL, so no score would use it";
   } else {
     pending_.push_back(k);  // measured after the solution's worker, in a worker of its own
     return;
   }
-  finalize(k);
+  finalize_when_bounded(k);
+}
+
+// A result is final once T_SOL is known: one that arrives before it (a cold trace
+// takes seconds) waits while the workers and the T_b worker go on.
+void Evaluation::finalize_when_bounded(size_t k) {
+  if (bounds_ready(/*wait=*/false)) finalize(k);
+  else if (std::find(awaiting_bounds_.begin(), awaiting_bounds_.end(), k) == awaiting_bounds_.end())
+    awaiting_bounds_.push_back(k);
 }
 
 // T_b: the reference under torch.compile, in a worker that never saw the
@@ -476,7 +515,7 @@ void Evaluation::measure_baselines() {
           "solution's ({}, torch {}, timer {})",
           key->gpu_model, key->torch, key->timer, mine.gpu_model, mine.torch, mine.timer);
     }
-    finalize(k);
+    finalize_when_bounded(k);
   };
   std::string failure = "the baseline worker reported nothing";
   try {
@@ -491,7 +530,7 @@ void Evaluation::measure_baselines() {
     if (!finalized_[k]) {
       ScoreState& st = rep_.workloads[k].score;
       if (st.t_b_reason.empty()) st.t_b_reason = failure;
-      finalize(k);
+      finalize_when_bounded(k);
     }
 }
 
@@ -512,7 +551,7 @@ void Evaluation::finalize(size_t k) {
 
 void Evaluation::finish() {
   ob_.clear_status();
-  bounds_ready();
+  bounds_ready(/*wait=*/true);
   mark("baseline_done");
   for (size_t k = 0; k < sel_.size(); ++k) finalize(k);  // none left; be safe
   rec_->finish();

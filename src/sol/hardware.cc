@@ -12,6 +12,7 @@
 
 #include "core/diagnostics.h"
 #include "core/settings.h"
+#include "core/text.h"
 
 #ifndef SOLBENCH_SOURCE_DIR
 #define SOLBENCH_SOURCE_DIR ""
@@ -258,22 +259,6 @@ std::optional<std::string> detect_gpu_name() {
 }
 
 namespace {
-
-// Levenshtein distance (insertions, deletions, substitutions).
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::string known_names(const std::vector<HardwareModel>& all) {
   std::string known;

@@ -204,8 +204,8 @@ TEST_F(ScoreCli, TableShowsTheThreeColumnsAndTheScore) {
   CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
                  "' --smallest 1 --arch h100_sxm --db '" + db() + "'" + kFast);
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
-  EXPECT_TRUE(has(r.out, "T_SOL_ms")) << r.out;
-  EXPECT_TRUE(has(r.out, "T_b_ms")) << r.out;
+  EXPECT_TRUE(has(r.out, "T_SOL_us")) << r.out;
+  EXPECT_TRUE(has(r.out, "T_b_us")) << r.out;
   EXPECT_TRUE(has(r.out, "     S\n")) << r.out;  // the last column's header
   EXPECT_TRUE(has(r.out, "T_SOL: h100_sxm")) << r.out;
   EXPECT_TRUE(has(r.out, "not for this device (cpu")) << r.out;
@@ -218,7 +218,7 @@ TEST_F(ScoreCli, TableShowsTheThreeColumnsAndTheScore) {
       h.doc["history"][0]["trace"]["evaluation"]["environment"]["libs"].value("torch", "");
   if (torch.rfind("1.", 0) == 0) {
     const std::string why = "eager (torch.compile unavailable (torch " + torch + "))";
-    EXPECT_TRUE(has(r.out, " ms: " + why)) << r.out;
+    EXPECT_TRUE(has(r.out, " us: " + why)) << r.out;
     EXPECT_TRUE(has(r.out, "warning: T_b of 1 workload(s) is " + why)) << r.out;
   } else {
     EXPECT_FALSE(has(r.out, "eager")) << r.out;

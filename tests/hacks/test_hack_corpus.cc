@@ -150,11 +150,20 @@ Outcome evaluate(const fs::path& root, const json& e, const std::string& device 
     const json results = doc.value("results", json::array());
     const json* chosen = nullptr;
     for (const auto& r : results)
-      if (r.at("evaluation").at("status") != "PASSED") {
+      if (r.contains("evaluation") && r.at("evaluation").at("status") != "PASSED") {
         chosen = &r;
         break;
       }
-    if (!chosen && !results.empty()) chosen = &results.at(0);
+    if (!chosen)
+      for (const auto& r : results)
+        if (r.contains("evaluation")) {
+          chosen = &r;
+          break;
+        }
+    if (!chosen && !results.empty()) {  // every row skipped (e.g. --build-only)
+      o.status = "SKIPPED";
+      o.log = results.at(0).value("skip_reason", "");
+    }
     if (chosen) {
       const json& ev = chosen->at("evaluation");
       o.status = ev.at("status").get<std::string>();
