@@ -44,7 +44,7 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
         "solution_worker_spare": 1.0 if w.get("launch") == "spare" else 0.0,
         # executable start, problem load, build cache lookup, T_SOL and T_b look-ups, store open
         "before_worker": ms(t0, w["spawn_t_ns"]),
-        "build_cache_lookup": doc["build"]["seconds"] * 1e3,
+        "build_cache_lookup": (doc.get("build") or {}).get("seconds", 0) * 1e3,
         "worker_start": ms(w["spawn_t_ns"], w["hello_t_ns"]),
         "sandbox": ms(w["hello_t_ns"], w.get("sandboxed_t_ns", w["hello_t_ns"])),
         "python_torch_init": phases.get("python_init_ms", 0),
@@ -136,14 +136,16 @@ def main() -> None:
 
     doc, t0, t1 = call()
     status = doc["results"][0]["evaluation"]["status"]
+    built = doc.get("build") or {}  # null for a Python solution: nothing is compiled
     print(f"warm-up: {(t1 - t0) / 1e9:.2f} s, {status}, build "
-          f"{'cache hit' if doc['build']['cache_hit'] else 'compiled'}, "
+          f"{'none (Python)' if not built else 'cache hit' if built['cache_hit'] else 'compiled'}, "
           f"T_b {'cached' if doc['score']['baselines']['cached'] else 'measured'}")
     runs = []
     for _ in range(args.repeat):
         time.sleep(args.pause_s)
         doc, t0, t1 = call()
-        assert doc["build"]["cache_hit"], "the build should be cached after the warm-up"
+        assert not doc.get("build") or doc["build"]["cache_hit"], \
+            "the build should be cached after the warm-up"
         runs.append(breakdown(doc, t0, t1))
     if args.json:
         last = {"phases_ms": doc["results"][0]["evaluation"].get("solbench_phases_ms"),
