@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs the whole test suite (ctest).
+# Installs every dependency (the demo's and the tests'), builds every target with
+# the tests ON, and runs the whole suite (ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SOLBENCH_BUILD_TARGETS=all bash scripts/setup.sh
+bash scripts/setup.sh --tests
 ctest --test-dir build --output-on-failure -j "$(nproc)"
