@@ -28,11 +28,11 @@ build/src/cli/solbench eval "$problem" \
 t_demo=$(since "$t1")
 
 # Phase times: setup.sh wrote its own (build/setup-times.env).
-setup_install_first_s=0 setup_install_background_s=0 setup_build_s=0
+setup_installed_packages=0 setup_install_first_s=0 setup_install_background_s=0 setup_build_s=0
 [ -f build/setup-times.env ] && . build/setup-times.env
+install="install ${setup_install_first_s} s (build packages) + ${setup_install_background_s} s (python3-torch, beside the build)"
+[ "$setup_installed_packages" = 0 ] && install="install: nothing missing"
 echo
-echo "demo: install ${setup_install_first_s} s (build packages)" \
-  "+ ${setup_install_background_s} s (python3-torch, beside the build)," \
-  "configure+build ${setup_build_s} s; setup in all ${t_setup} s, demo ${t_demo} s," \
-  "total $(since "$t0") s"
+echo "demo: $install, configure+build ${setup_build_s} s;" \
+  "setup in all ${t_setup} s, demo ${t_demo} s, total $(since "$t0") s"
 exit "$status"

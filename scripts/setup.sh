@@ -8,11 +8,11 @@
 #                                   builds every target, tests ON (scripts/test.sh)
 #
 # Idempotent: apt runs only for packages that are missing. The packages the build
-# does not use (python3-torch: the references run in it; the tests' Chromium, Slurm,
-# ...) install in the background while solbench compiles. Environment: SOLBENCH_BUILD_TYPE (Release),
-# SOLBENCH_BUILD_TARGETS (solbench, or all with --tests). Phase times go to
-# build/setup-times.env (scripts/demo.sh prints them). Measurements:
-# bench/cold_start.md.
+# does not use (python3-torch: the references run in it; the tests' Chromium,
+# Slurm, ...) install in the background while solbench compiles. Environment:
+# SOLBENCH_BUILD_TYPE (Release), SOLBENCH_BUILD_TARGETS (solbench, or all with
+# --tests). Phase times go to build/setup-times.env (scripts/demo.sh prints them).
+# Measurements: bench/cold_start.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -121,6 +121,7 @@ if [ -n "$apt_pid" ]; then
   echo "setup: installed ${later[*]}"
 fi
 cat >build/setup-times.env <<EOF
+setup_installed_packages=$(( ${#first[@]} + ${#later[@]} ))
 setup_install_first_s=$t_first
 setup_install_background_s=$t_rest
 setup_build_s=$t_build

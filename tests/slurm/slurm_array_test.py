@@ -87,7 +87,7 @@ class Cluster:
         missing = [t for t, p in tools.items() if not p]
         if missing:
             raise Skip(f"cannot start a Slurm cluster: {', '.join(missing)} not installed "
-                       "(Debian: apt-get install slurm-wlm munge; scripts/setup.sh does)")
+                       "(Debian: apt-get install slurm-wlm munge; scripts/setup.sh --tests does)")
         self.tools = tools
         r = self.root
         # munged insists: the key private to its owner, the socket's folder (and
