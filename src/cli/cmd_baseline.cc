@@ -106,7 +106,7 @@ class BaselineCommand {
   Device device_;  // o_.device, parsed once
   std::optional<score::ArchChoice> arch_;
   // T_SOL beside T_b with --arch: traced in a child process, as eval's (never here).
-  score::TracerProcess tracer_{120};
+  score::TracerProcess tracer_{score::kTraceTimeoutS};
   sol::AnalysisOptions bounds_{.use_cache = true, .keep_graph = false, .trace = tracer_.fn(),
                                .memo = std::make_shared<sol::GraphMemo>()};
   json timer_options_ = json::object();

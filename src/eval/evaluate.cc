@@ -28,9 +28,6 @@ namespace solbench::eval {
 
 namespace {
 
-// Each trace for T_SOL, as `sol --timeout`: a reference that never finishes
-// leaves its workloads without a bound, not the evaluation without an end.
-constexpr double kTraceTimeoutS = 120;
 
 using harness::WorkloadOutcome;
 
@@ -236,7 +233,7 @@ void Evaluation::choose_hardware() {
     const score::ArchChoice model = score::choose_arch(arch, device);
     chosen->set_value(model);
     if (model.model) {
-      score::TracerProcess tracer(kTraceTimeoutS);
+      score::TracerProcess tracer(score::kTraceTimeoutS);
       sol::AnalysisOptions ao;
       ao.trace = tracer.fn();
       ao.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature

@@ -12,6 +12,11 @@
 
 namespace solbench::score {
 
+// Each trace's limit where a command has no --timeout of its own (eval, baseline):
+// a reference that never finishes leaves its workloads without a bound, not the
+// evaluation without an end.
+inline constexpr double kTraceTimeoutS = 120;
+
 class TracerProcess {
  public:
   // `timeout_s` bounds each trace (0: none).
