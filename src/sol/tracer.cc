@@ -1,5 +1,6 @@
 #include "sol/tracer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,7 +10,7 @@
 namespace solbench::sol {
 
 json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
-                   const std::string& mode) {
+                   const std::string& mode, const std::filesystem::path& dataset_root) {
   const json axes = axes_and_scalars(w, r);
   json inputs = json::array();
   for (size_t i = 0; i < r.inputs.size(); ++i) {
@@ -20,6 +21,21 @@ json trace_request(const Definition& def, const Workload& w, const ResolvedWorkl
     in["shape"] = t.scalar ? json(nullptr) : json(t.shape);
     if (src && src->kind == InputKind::Scalar) {
       in["value"] = src->value;
+    }
+    if (src && src->kind == InputKind::Safetensors && !dataset_root.empty() && !dtype_info(t.dtype).is_float) {
+      // Index values steer what the reference reads (sol.md, "Data-dependent
+      // reads"): the tracer reads an integer or bool blob when it is present.
+      // Its content hash makes the request (the graph's cache key) change with it.
+      std::filesystem::path blob = dataset_root / src->path;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(blob, ec)) {
+        std::ifstream f(blob, std::ios::binary);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        in["path"] = std::filesystem::absolute(blob, ec).string();
+        in["tensor_key"] = src->tensor_key;
+        in["blob_hash"] = content_hash({ss.str()});
+      }
     }
     inputs.push_back(in);
   }
