@@ -1189,6 +1189,11 @@ def _run_once(req, device: str):
                     graph.recording = False
     finally:
         _GRAPH = None
+    if isinstance(result, dict):
+        # Outputs by name, in definition order (as workload.normalize_outputs
+        # takes them); a dict used to give no outputs at all, so none was
+        # named and a broadcast one was counted in full.
+        result = [result[o["name"]] for o in req["outputs"] if o["name"] in result]
     outs = _flatten_tensors(result)
     if recorder.stubbed:
         notes.append(f"{recorder.stubbed} large matrix products were not computed on the CPU "

@@ -1913,7 +1913,7 @@ class Demand {
 
   void analyse(const TensorRef& in) {
     std::vector<int64_t> todo = {in.id};
-    std::set<int64_t> chain = {in.id};
+    std::set<int64_t> chain = {in.id}, computed;  // computed: made by elementwise ops
     std::set<size_t> ops;  // elementwise ops on the chain
     Reads reads;
     bool any = false;
@@ -1922,18 +1922,23 @@ class Demand {
       todo.pop_back();
       if (outputs_.count(id)) return;
       auto c = consumers_.find(id);
+      // A computed chain tensor nobody uses still counts as reading the input
+      // in full, as every operator reading an input does.
+      if (c == consumers_.end() && computed.count(id)) return;
       if (c == consumers_.end()) continue;
       for (auto& u : c->second) {
         const OpNode& n = g_.ops[u.op];
-        auto follow = [&] {
-          for (auto& o : n.outputs)
+        auto follow = [&](bool computes) {
+          for (auto& o : n.outputs) {
+            if (computes) computed.insert(o.id);
             if (chain.insert(o.id).second) todo.push_back(o.id);
+          }
         };
         if (is_shape_only(n.op)) continue;
         if (is_in_place(n.op) && u.arg == "self") return;
         if (is_view_op(n.op)) {
           if (keeps_order(n, u.t)) {
-            follow();
+            follow(false);
           } else if (auto k = cut(n, u.t); k && n.outputs.size() == 1 && !written(n.outputs[0].id)) {
             auto [d, a, b] = *k;
             std::vector<std::pair<int64_t, int64_t>> rows = {{a, b}};
@@ -1956,7 +1961,7 @@ class Demand {
         if (r != catalogue().rules.end() && periodic_elementwise(n.op, r->second.family) &&
             !is_in_place(n.op) && n.outputs.size() == 1 && n.outputs[0].shape == u.t.shape) {
           ops.insert(u.op);
-          follow();
+          follow(true);
           continue;
         }
         return;  // read otherwise: InputTraffic's rules

@@ -293,7 +293,8 @@ TEST(TracedBytes, MaterialisedBroadcastOutputCountsDistinctElements) {
   // m [4, 512] bool -> (1.0 - m[:, None, None, :].expand(4, 8, 512, 512)
   // .float()).contiguous() * -1e4, fp32 [4, 8, 512, 512] = 33,554,432 B as
   // written by the reference. Its values depend on (batch, key) only: a kernel
-  // returns them as a broadcast view of 4 x 512 fp32 = 8,192 B. Read m
+  // returns them as a broadcast view of 4 x 512 fp32 = 8,192 B. (Returned in
+  // a dict by name: the tracer used to name no output then.) Read m
   // 2,048 B. Minimum 10,240 B; the 8,192 B written fit in the L2: DRAM
   // 2,048 B -> 0.256 ns on B200.
   Problem p = temp_problem(
@@ -301,7 +302,7 @@ TEST(TracedBytes, MaterialisedBroadcastOutputCountsDistinctElements) {
       {{"mask", {{"shape", {"b", "h", "s", "s"}}, {"dtype", "float32"}}}},
       "import torch\n\ndef run(m):\n"
       "    e = m[:, None, None, :].expand(m.shape[0], 8, m.shape[1], m.shape[1]).float()\n"
-      "    return (1.0 - e).contiguous() * -1e4\n",
+      "    return {'mask': (1.0 - e).contiguous() * -1e4}\n",
       {{"b", 4}, {"h", 8}, {"s", 512}});
   AnalysisOptions opt;
   opt.use_cache = false;
