@@ -371,7 +371,7 @@ def _selection(base, args, kwargs):
     def arg(i, name):
         return a[i] if i < len(a) else kwargs.get(name)
     src = arg(0, "weight" if base == "embedding" else "self")
-    if not isinstance(src, torch.Tensor):
+    if not isinstance(src, torch.Tensor) or src.numel() == 0:
         return None
     shape = list(src.shape)
     if base in ("index", "_unsafe_index"):

@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
+#include <sstream>
 
 #include "bridge/python.h"
 #include "core/problem.h"
+#include "core/safetensors.h"
 #include "sol/analysis.h"
 #include "sol_test_util.h"
 
@@ -156,19 +159,21 @@ struct DataSetProblem {
   }
 };
 
-// A safetensors file of int32 tensors.
+// A safetensors file of int32 tensors, as bytes.
 std::string safetensors_int32(const std::vector<std::pair<std::string, std::vector<int32_t>>>& tensors) {
-  json header = json::object();
-  std::string data;
-  for (auto& [name, v] : tensors) {
-    size_t start = data.size();
-    data.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int32_t));
-    header[name] = {{"dtype", "I32"}, {"shape", {v.size()}}, {"data_offsets", {start, data.size()}}};
-  }
-  std::string h = header.dump();
-  uint64_t n = h.size();
-  std::string out(reinterpret_cast<const char*>(&n), 8);  // little-endian, as the hosts here
-  return out + h + data;
+  std::vector<SafetensorsWriteEntry> entries;
+  for (auto& [name, v] : tensors)
+    entries.push_back({name, DType::Int32, {int64_t(v.size())},
+                       std::as_bytes(std::span<const int32_t>(v.data(), v.size()))});
+  std::string tmpl = (std::filesystem::temp_directory_path() / "solbench-blob-XXXXXX").string();
+  int fd = ::mkstemp(tmpl.data());
+  ::close(fd);
+  write_safetensors(tmpl, entries);
+  std::ifstream in(tmpl, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::filesystem::remove(tmpl);
+  return ss.str();
 }
 
 TEST(DataDependentReads, PagedDecodeReadsTheSelectedPages) {
