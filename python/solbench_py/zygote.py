@@ -19,7 +19,11 @@ from .workload import Workload
 _PRELOAD_GROUPS = {
     # torch.compile (the baseline, Python solutions): Dynamo and Inductor take seconds
     # to import; Triton is what Inductor and Triton solutions generate code with.
-    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx"),
+    # torch.utils.cpp_extension: every Python solution's worker patches it before the
+    # solution loads (guard.block_extension_loading); its import (setuptools, hipify's
+    # regular expressions) took 0.35-0.7 s of each warm call's solution load.
+    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx",
+                "torch.utils.cpp_extension"),
 }
 
 
