@@ -27,6 +27,19 @@ _PRELOAD_GROUPS = {
 }
 
 
+def _triton_driver() -> None:
+    """Triton's CUDA driver object, which a Triton kernel's first launch in a worker
+    would otherwise make: its helper module (compiled into Triton's cache once, then
+    loaded) and the search for libcuda (`ldconfig -p`). It starts no CUDA context
+    (zygote_check still verifies that before every fork)."""
+    from triton.runtime import driver
+    driver.active.utils  # noqa: B018 - the attribute access makes the driver
+
+
+# Steps after a group's imports (same best effort).
+_PRELOAD_STEPS = {"compile": (_triton_driver,)}
+
+
 def zygote_preload(group: str) -> list:
     """Imports a group of modules in the zygote, so that the workers it forks find
     them imported. Best effort: a module this torch lacks is skipped (named in the
@@ -37,6 +50,11 @@ def zygote_preload(group: str) -> list:
             importlib.import_module(name)
         except Exception as e:  # noqa: BLE001 - any import failure only costs the worker the import
             missing.append(f"{name}: {type(e).__name__}: {e}")
+    for step in _PRELOAD_STEPS.get(group, ()):
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - as above: the worker does it itself then
+            missing.append(f"{step.__name__}: {type(e).__name__}: {e}")
     return missing
 
 
