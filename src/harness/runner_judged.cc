@@ -24,6 +24,7 @@ WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   rp.solution_name = plan.solution_name + "/reference";
   rp.entry = EntryPoint::reference();
   rp.time_solution = false;
+  rp.profile = false;  // nothing of the solution's runs there to profile
   rp.workloads.clear();
   rp.judge = JudgeOptions{};
   rp.sandbox = opts.reference_sandbox;
