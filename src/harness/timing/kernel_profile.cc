@@ -58,6 +58,11 @@ const std::vector<std::string>& profile_metrics() {
   return m;
 }
 
+const std::vector<std::string>& core_profile_metrics() {
+  static const std::vector<std::string> m = {kDuration, kDramRead, kDramWrite};
+  return m;
+}
+
 std::string demangle_kernel_name(const std::string& name) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> d(

@@ -60,6 +60,10 @@ struct CallCounters {
 // the kernel's duration as ncu reports it.
 const std::vector<std::string>& profile_metrics();
 
+// The few a single pass can read on every GPU the bound models (duration, DRAM
+// bytes read and written): the counter pass's fallback where kernel replay fails.
+const std::vector<std::string>& core_profile_metrics();
+
 // A kernel name made readable (the Itanium C++ demangling, else the name itself).
 std::string demangle_kernel_name(const std::string& name);
 
