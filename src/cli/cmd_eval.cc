@@ -91,7 +91,9 @@ void print_profile(const json& extra, bool verbose) {
   auto it = extra.find("solbench_profile");
   if (it == extra.end() || !it->is_object()) return;
   const json& p = *it;
-  fmt::print("     profile: {}\n", p.value("verdict", std::string("-")));
+  // The verdict, then what the profile's calls added to the workload's wall time.
+  fmt::print("     profile: {} [+{:.0f} ms]\n", p.value("verdict", std::string("-")),
+             p.value("added_wall_ms", 0.0));
   if (!verbose || !p.contains("activities")) return;
   std::vector<json> acts(p["activities"].begin(), p["activities"].end());
   std::stable_sort(acts.begin(), acts.end(), [](const json& a, const json& b) {
@@ -111,10 +113,9 @@ void print_profile(const json& extra, bool verbose) {
                share.is_number() ? fmt::format("{:.0f}%", share.get<double>() * 100) : "-",
                a.value("gap_before_us", 0.0), name, launch);
   }
-  fmt::print("       span {:.2f} us, busy {:.2f} us, gaps {:.2f} us, host {:.2f} us; profile added "
-             "{:.0f} ms\n",
+  fmt::print("       span {:.2f} us, busy {:.2f} us, gaps {:.2f} us, host {:.2f} us\n",
              p.value("span_us", 0.0), p.value("busy_us", 0.0), p.value("gaps_us", 0.0),
-             p.value("host_us", 0.0), p.value("added_wall_ms", 0.0));
+             p.value("host_us", 0.0));
 }
 
 void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {

@@ -360,6 +360,7 @@ TEST_F(ProfileCli, OnTheCpuTheProfileSaysWhyAndTheDefaultHasNone) {
   std::string text;
   eval("--profile", &text);
   EXPECT_NE(text.find("     profile: no profile: no GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find(" ms]\n"), std::string::npos) << text;  // the added wall time, stated
 }
 
 }  // namespace
