@@ -144,8 +144,20 @@ void WorkerSession::Impl::profile_pass(detail::WorkloadRun& run, const detail::T
     const py::list inputs = sets[0].cast<py::list>();
     const int device = plan.device.ordinal();
     auto call = [&] { c.invoke(); };
+    // Fresh poisoned outputs; a failure to make them (out of memory) costs the profile,
+    // never the workload, which has its verdict already.
+    auto outputs = [&] {
+      try {
+        return alloc_outputs(run.w, py::none());
+      } catch (const Finish& f) {
+        throw std::runtime_error("the profile's outputs could not be made: " + f.message);
+      } catch (py::error_already_set& e) {
+        throw std::runtime_error("the profile's outputs could not be made: " +
+                                 detail::python_error_text(e));
+      }
+    };
     try {
-      c.bind(inputs, alloc_outputs(run.w, py::none()));
+      c.bind(inputs, outputs());
       const CallTrace trace = gpu::trace_call(device, stream, plan.timer_options, call);
       c.release();
       p = kernel_breakdown(trace, t_k);
@@ -155,7 +167,7 @@ void WorkerSession::Impl::profile_pass(detail::WorkloadRun& run, const detail::T
         p["counters"] = counters_not_allowed(
             "the profiler timer (--timer profiler) holds CUPTI's range profiler in this worker");
       } else {
-        c.bind(inputs, alloc_outputs(run.w, py::none()));
+        c.bind(inputs, outputs());
         std::string why;
         const std::optional<CallCounters> counters =
             gpu::count_call(device, stream, plan.timer_options, call, &why);

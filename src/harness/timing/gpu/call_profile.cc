@@ -70,7 +70,15 @@ harness::CallTrace trace_call(int device, void* stream, const json& timer_option
   timer->prepare();
   const Clock::time_point t0 = Clock::now();
   timer->begin();
-  call();
+  try {
+    call();
+  } catch (...) {
+    // The window closed and the launch gate opened again before the error goes on:
+    // the collector and the stream are left as the timed loop leaves them.
+    timer->end();
+    timer->wait_idle();
+    throw;
+  }
   out.host_enqueue_ms = ms_since(t0);
   timer->end();       // opens the launch gate: the call's work runs now
   timer->wait_idle(); // the same bounded wait as elapsed_ms(), timed on the host's clock
