@@ -94,6 +94,18 @@ TEST(KernelBreakdown, RecordsAreOrderedByStartAndCopiesCarryBytes) {
   EXPECT_TRUE(j["gaps_share_of_t_k"].is_null());
 }
 
+TEST(KernelBreakdown, AThousandLaunchesListTheFirstAndCountEvery) {
+  CallTrace t;
+  for (uint64_t i = 0; i < 1000; ++i)
+    t.activities.push_back(kernel("k", i * 2'000, i * 2'000 + 1'000));  // 1 us each, 1 us apart
+  const json j = harness::kernel_breakdown(t, 2.0);
+  EXPECT_EQ(j["kernel_count"], 1000);
+  EXPECT_EQ(j["activities"].size(), 512u);
+  EXPECT_EQ(j["activities_omitted"], 488);
+  EXPECT_DOUBLE_EQ(j["busy_us"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(j["gaps_us"].get<double>(), 999.0);
+}
+
 TEST(KernelBreakdown, ACallWithoutGpuWorkHasAnEmptySpan) {
   CallTrace t;
   t.host_wall_ms = 0.2;

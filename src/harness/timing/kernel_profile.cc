@@ -44,6 +44,8 @@ bool has(const std::vector<std::string>& metrics, const std::string& m) {
   return std::find(metrics.begin(), metrics.end(), m) != metrics.end();
 }
 
+constexpr size_t kActivitiesListed = 512;
+
 json dims(const std::array<uint32_t, 3>& d) { return json::array({d[0], d[1], d[2]}); }
 
 }  // namespace
@@ -108,7 +110,15 @@ json kernel_breakdown(const CallTrace& trace, std::optional<double> t_k_ms) {
   }
   const double span_ms = static_cast<double>(last - first) / 1e6;
   const double busy_ms = static_cast<double>(busy) / 1e6;
+  // A trace is one line per workload: a call of thousands of launches lists its first
+  // kActivitiesListed (the totals above count every one).
+  size_t omitted = 0;
+  if (list.size() > kActivitiesListed) {
+    omitted = list.size() - kActivitiesListed;
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(kActivitiesListed), list.end());
+  }
   json j = {{"activities", list},
+            {"activities_omitted", omitted},
             {"kernel_count", kernels},
             {"streams", streams.size()},
             {"span_us", span_ms * 1e3},
@@ -168,6 +178,11 @@ json counter_summary(const CallCounters& c) {
     tot_sfu += sfu;
     tot_ns += ns;
   }
+  size_t omitted = 0;  // as in the breakdown: the first ones listed, the totals over all
+  if (kernels.size() > kActivitiesListed) {
+    omitted = kernels.size() - kActivitiesListed;
+    kernels.erase(kernels.begin() + static_cast<std::ptrdiff_t>(kActivitiesListed), kernels.end());
+  }
   json tt = json::object();
   for (const auto& [dtype, v] : tot_tensor) tt[dtype] = v;
   json total = {{"kernels", c.kernels.size()},
@@ -183,6 +198,7 @@ json counter_summary(const CallCounters& c) {
           {"replay", c.replay},
           {"passes", c.passes},
           {"kernels", kernels},
+          {"kernels_omitted", omitted},
           {"total", total}};
 }
 

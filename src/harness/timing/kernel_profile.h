@@ -71,7 +71,8 @@ std::string demangle_kernel_name(const std::string& name);
 // (solbench_profile.kernels, docs/profile.md): each activity in start order with its
 // duration, grid and block, the gap before it and its share of T_k; the span, the
 // GPU's busy time (union of intervals), the gaps (span - busy) and the host time
-// around the GPU work (host wall - busy). `t_k_ms`: the timed loop's median.
+// around the GPU work (host wall - busy). `t_k_ms`: the timed loop's median. At most
+// 512 activities are listed (the first by start; `activities_omitted` counts the rest).
 json kernel_breakdown(const CallTrace& trace, std::optional<double> t_k_ms);
 
 // Per kernel the derived quantities of the counter pass (DRAM bytes read and
