@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 import time
 import traceback
 
@@ -115,6 +116,9 @@ class _Graph:
         self.recording = False
         self.raw_ops = 0
         self.input_ids = {}  # tensor id -> definition input name
+        # (source id, first dim, dims) -> (source shape, bool mask of the
+        # positions selected over those dims); see select().
+        self.selections = {}
         # Outputs of an aggregated (repeated) call stand for the first call's
         # outputs, so later operators that consume them point at recorded ids.
         self.alias = {}
@@ -245,7 +249,7 @@ class _Graph:
                     raw = alias.get(raw, raw)
                 if raw != first["id"] and raw not in input_ids:
                     alias[raw] = first["id"]
-            return
+            return node
         if func is not None:
             bound = list(zip(keys, args))
             if kwargs:
@@ -261,6 +265,50 @@ class _Graph:
         }
         variants.append((in_ids, node))
         self.order.append(node)
+        return node
+
+    def select(self, node, base, args, kwargs):
+        """Records what a gather (`base`: index, index_select, embedding, gather,
+        take) selects of its source when its indices are real: the union over
+        every call of the positions it reads along the indexed dims, per source
+        tensor and dims. The node says which dims ("selects"), or False when
+        some call's indices were not real (meta) or not representable."""
+        sel = _selection(base, args, kwargs)
+        prior = node.get("selects")
+        if sel is None:
+            node["selects"] = False
+            return
+        src, d0, k, lin = sel
+        if prior is False or (prior is not None and (prior["dim"], prior["ndims"]) != (d0, k)):
+            node["selects"] = False
+            return
+        node["selects"] = {"dim": d0, "ndims": k}
+        key = (self.tid(src), d0, k)
+        entry = self.selections.get(key)
+        if entry is None:
+            n = math.prod(src.shape[d0:d0 + k])
+            entry = self.selections[key] = (list(src.shape), torch.zeros(n, dtype=torch.bool))
+        if lin.numel():
+            entry[1][lin.reshape(-1)] = True
+
+    def selection_list(self):
+        """The selections as the answer's "selections": the selected positions
+        as [start, end) runs over the flattened indexed dims (only their count
+        past _SELECT_RANGES runs)."""
+        out = []
+        for (tid, d0, k), (shape, mask) in self.selections.items():
+            pos = mask.nonzero().reshape(-1)
+            r = {"id": tid, "shape": shape, "dim": d0, "ndims": k, "selected": int(pos.numel())}
+            if pos.numel():
+                brk = (pos[1:] - pos[:-1]) != 1
+                starts = torch.cat([pos[:1], pos[1:][brk]])
+                ends = torch.cat([pos[:-1][brk], pos[-1:]]) + 1
+                if starts.numel() <= _SELECT_RANGES:
+                    r["ranges"] = torch.stack([starts, ends], 1).tolist()
+            else:
+                r["ranges"] = []
+            out.append(r)
+        return out
 
     def _sig_of(self, v, read):
         """An argument as it matters for cost: shapes and values, not
@@ -297,6 +345,93 @@ class _Graph:
         if isinstance(v, (bool, int, float, str)) or v is None:
             return v
         return str(v)
+
+
+# Gathers whose real indices are recorded (_Graph.select); id(operator) ->
+# (its base name if it is one, else "", the operator: kept alive).
+_SELECT_OPS = {"index", "_unsafe_index", "index_select", "embedding", "gather", "take"}
+_SELECTS: dict = {}
+# Positions tracked per source and dims (a bool mask each), and the most
+# [start, end) runs the answer lists per selection.
+_SELECT_MAX = 1 << 27
+_SELECT_RANGES = 1 << 16
+
+
+def _real_index(t):
+    return isinstance(t, torch.Tensor) and not t.is_meta and not (
+        t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def _selection(base, args, kwargs):
+    """What a gather reads of its source, from its real indices: (source, first
+    indexed dim, number of indexed dims, flat positions over those dims), or
+    None when an index is meta or the indexed dims are not adjacent."""
+    a = list(args)
+
+    def arg(i, name):
+        return a[i] if i < len(a) else kwargs.get(name)
+    src = arg(0, "weight" if base == "embedding" else "self")
+    if not isinstance(src, torch.Tensor) or src.numel() == 0:
+        return None
+    shape = list(src.shape)
+    if base in ("index", "_unsafe_index"):
+        pairs, d = [], 0  # (dim, index tensor) per indexed dim
+        for t in arg(1, "indices") or []:
+            if t is None:
+                d += 1
+                continue
+            if not _real_index(t):
+                return None
+            if t.dtype in (torch.bool, torch.uint8):
+                for j, p in enumerate(t.nonzero().unbind(1)):
+                    pairs.append((d + j, p))
+                d += t.dim()
+            else:
+                pairs.append((d, t))
+                d += 1
+        dims = [p[0] for p in pairs]
+        if not dims or dims != list(range(dims[0], dims[0] + len(dims))):
+            return None
+        d0, k = dims[0], len(dims)
+        idx = torch.broadcast_tensors(*[p[1].long() for p in pairs])
+        lin = torch.zeros(idx[0].shape, dtype=torch.long)
+        for (dim, _), t in zip(pairs, idx):
+            lin = lin * shape[dim] + t % shape[dim]
+    elif base == "index_select":
+        index = arg(2, "index")
+        if not _real_index(index) or not shape:
+            return None
+        d0, k = arg(1, "dim") % len(shape), 1
+        lin = index.long() % shape[d0]
+    elif base == "embedding":
+        index = arg(1, "indices")
+        if not _real_index(index) or not shape:
+            return None
+        d0, k = 0, 1
+        lin = index.long() % shape[0]
+    elif base == "gather":
+        index = arg(2, "index")
+        if not _real_index(index) or not shape or index.numel() > _SELECT_MAX:
+            return None
+        dim = arg(1, "dim") % len(shape)
+        d0, k = 0, len(shape)
+        lin = torch.zeros(index.shape, dtype=torch.long)
+        for j, size in enumerate(shape):
+            if j == dim:
+                c = index.long() % size
+            else:
+                c = torch.arange(index.shape[j]).reshape(
+                    [-1 if i == j else 1 for i in range(index.dim())])
+            lin = lin * size + c
+    else:  # take: flat positions
+        index = arg(1, "index")
+        if not _real_index(index):
+            return None
+        d0, k = 0, len(shape)
+        lin = index.long() % max(src.numel(), 1)
+    if math.prod(shape[d0:d0 + k]) > _SELECT_MAX:
+        return None
+    return src, d0, k, lin
 
 
 def _distinct_numel(t):
@@ -391,7 +526,13 @@ class _Recorder(TorchDispatchMode):
         else:
             out = self._cpu_execute(func, args, kwargs)
         if self.graph.recording:
-            self.graph.record(func, args, kwargs, out)
+            node = self.graph.record(func, args, kwargs, out)
+            sel = _SELECTS.get(id(func))
+            if sel is None:
+                base = func._schema.name.split("::")[-1]
+                sel = _SELECTS[id(func)] = (base if base in _SELECT_OPS else "", func)
+            if sel[0]:
+                self.graph.select(node, sel[0], args, kwargs)
         return out
 
     def _stand_in(self, t):
@@ -899,11 +1040,16 @@ _MISSING = object()
 
 class _StandIns:
     """The tracer's values for inputs.generate_inputs (its `rule`; the worker's is
-    inputs.ValueRule). Tensors for which `meta(dtype)` holds are meta; the others
-    are real CPU tensors after SOL-ExecBench's generator, simplified (one generator
-    for every input, floats drawn as float32: inputs.random_plain's float32_draws):
-    the bound depends on shapes, and values only steer data-dependent paths
-    (routing, lengths). Safetensors blobs are not read (each such input is noted)."""
+    inputs.ValueRule). Tensors for which `meta(dtype)` holds are meta. Integer
+    and bool tensors (indices, lengths, masks: the values that steer gathers,
+    slices and routing) are the values the evaluation uses: the worker's rule
+    for random ones (a generator per input seeded from (seed, round 0, index)),
+    the blob's values for safetensors ones whose blob is present, the custom
+    entry point called with the worker's seed. Real floating-point tensors (cpu
+    mode) are simplified random values (one generator for every such input,
+    drawn as float32: inputs.random_plain's float32_draws): the bound depends on
+    their shapes only. A float blob is never read; an absent index blob gets
+    structurally valid stand-in values (_index_tensor). Each is noted."""
 
     def __init__(self, req, meta, notes):
         self.req = req
@@ -911,34 +1057,54 @@ class _StandIns:
         self.meta = meta
         self.notes = notes
         self.gen = torch.Generator().manual_seed(self.seed)
+        self.worker = inputs_mod.ValueRule({}, self.seed, 0, torch.device("cpu"))
 
     def custom_seed(self) -> int:
-        return self.seed
+        return self.worker.custom_seed()
 
     def from_custom(self, index, inp, v):
         return v  # float tensors made under the recorder are meta (hybrid): not moved
 
     def from_safetensors(self, index, inp):
-        return self._tensor(inp, blob=True)
+        return self._tensor(index, inp, blob=True)
 
     def random(self, index, inp):
-        return self._tensor(inp, blob=False)
+        return self._tensor(index, inp, blob=False)
 
-    def _tensor(self, inp, blob):
+    def _tensor(self, index, inp, blob):
         name, shape = inp["name"], inp["shape"]
         if shape is None:
             return None  # a scalar input has a "scalar" source (core/workload.cc)
         dt = _torch_dtype(inp["dtype"])
         if self.meta(dt):
             return torch.empty(shape, dtype=dt, device="meta")
-        if blob and not dt.is_floating_point and dt != torch.bool:
-            self.notes.append(f"input {name}: safetensors blob not read; structurally valid "
+        values = not (dt.is_floating_point or dt.is_complex)  # indices, lengths, masks
+        if blob and values:
+            t = self._blob(inp)
+            if t is not None:
+                return t
+            self.notes.append(f"input {name}: safetensors blob absent; structurally valid "
                               "index values used")
             return _index_tensor(self.req, inp, dt)
         if blob:
             self.notes.append(f"input {name}: safetensors blob not read; random values of its "
                               "shape used")
+        if values:
+            return self.worker.random(index, inp)
         return inputs_mod.random_plain(shape, inp["dtype"], "cpu", self.gen, float32_draws=True)
+
+    def _blob(self, inp):
+        """The blob's tensor when its file is present (the request names it by
+        absolute path), else None."""
+        src = inp["source"]
+        path = src.get("path")
+        if not path or not os.path.isfile(path):
+            return None
+        t = inputs_mod.load_safetensors_tensor(path, src.get("tensor_key", inp["name"]))
+        if list(t.shape) != list(inp["shape"]) or t.dtype != _torch_dtype(inp["dtype"]):
+            raise ValueError(f"input {inp['name']}: safetensors tensor {list(t.shape)} {t.dtype}, "
+                             f"expected {inp['shape']} {inp['dtype']}")
+        return t
 
 
 def _index_tensor(req, spec, dt):
@@ -967,7 +1133,8 @@ def _make_inputs(req, device, reference, notes, input_mode=None):
     hybrid = device == "hybrid"
     if hybrid:
         device = "cpu"
-    spec = {"inputs": [dict(i, source={"type": i["source"], "value": i.get("value")})
+    spec = {"inputs": [dict(i, source={"type": i["source"], "value": i.get("value"),
+                                       "path": i.get("path"), "tensor_key": i.get("tensor_key")})
                        for i in req["inputs"]],
             "axes": req.get("axes_and_scalars", {})}
     custom = [i["name"] for i in req["inputs"] if i["source"] == "custom"]
@@ -1022,6 +1189,11 @@ def _run_once(req, device: str):
                     graph.recording = False
     finally:
         _GRAPH = None
+    if isinstance(result, dict):
+        # Outputs by name, in definition order (as workload.normalize_outputs
+        # takes them); a dict used to give no outputs at all, so none was
+        # named and a broadcast one was counted in full.
+        result = [result[o["name"]] for o in req["outputs"] if o["name"] in result]
     outs = _flatten_tensors(result)
     if recorder.stubbed:
         notes.append(f"{recorder.stubbed} large matrix products were not computed on the CPU "
@@ -1037,6 +1209,7 @@ def _run_once(req, device: str):
         "outputs": [_output_ref(graph, t, req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}")
                     for k, t in enumerate(outs)],
         "ops": graph.order,
+        "selections": graph.selection_list(),
         "raw_op_count": graph.raw_ops,
         "notes": notes,
     }

@@ -253,7 +253,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->traces_file, "append one trace per workload (JSONL) to this file");
   cmd->add_flag("--json", *json_output, "print the results as one JSON document");
   add_workload_options(cmd, o->workloads);
-  cmd->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "cpu, cuda:N, or cuda:any (the GPU with the fewest evaluations in flight)")
+      ->capture_default_str();
   cmd->add_option("--cuda-arch", o->cuda_arch,
                   "nvcc target of CUDA sources: auto (the GPU's compute capability, e.g. 90a), "
                   "default (nvcc's), or a capability such as 90a, 100a")

@@ -16,6 +16,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+std::vector<std::string> split_trimmed(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(s);
+  while (std::getline(in, item, sep)) out.push_back(trim(item));
+  return out;
+}
+
 std::string first_line(const std::string& s, size_t max) {
   const size_t start = s.find_first_not_of(" \n");
   if (start == std::string::npos) return "";

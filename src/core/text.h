@@ -10,6 +10,9 @@ namespace solbench {
 // `s` without leading and trailing white space.
 std::string trim(const std::string& s);
 
+// `s` cut at every `sep`, each piece trimmed ("" and a trailing `sep` add no piece).
+std::vector<std::string> split_trimmed(const std::string& s, char sep);
+
 // The first non-blank line of `s`, cut to `max` characters ("..." marks a cut).
 std::string first_line(const std::string& s, size_t max = 100);
 

@@ -16,6 +16,7 @@
 #include "harness/eval_plan.h"
 #include "harness/evaluate.h"
 #include "harness/interrupt.h"
+#include "harness/timing/device_lock.h"
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/timer.h"
 #include "harness/worker/worker_policy.h"
@@ -104,6 +105,8 @@ class Evaluation {
   std::future<score::ArchChoice> arch_found_;  // the model, before the bounds
   std::vector<size_t> awaiting_bounds_;        // judged before T_SOL was known
   Device device_;
+  std::string device_text_;       // as asked, or the GPU that cuda:any claimed
+  harness::GpuClaim gpu_claim_;   // cuda:any: held for the evaluation's length
   std::optional<gpu::DeviceIdentity> gpu_;  // the cuda device, found before anything runs
   std::string driver_, def_hash_;
   std::optional<json> predicted_;
@@ -177,7 +180,23 @@ void Evaluation::load() {
 }
 
 void Evaluation::check_usage_and_start() {
-  device_ = parse_device(req_.device, req_.settings.timer);
+  device_text_ = req_.device;
+  if (req_.device == kAnyGpu) {
+    // The GPU with the fewest evaluations in flight (device_lock.h GpuClaim);
+    // a build alone needs none (it targets the first GPU's architecture).
+    if (req_.build_only) {
+      device_text_ = Device::cuda(0).str();
+    } else {
+      try {
+        gpu_claim_ = harness::GpuClaim::least_busy_gpu();
+      } catch (const std::exception& e) {
+        throw RequestError(true, {fmt::format("--device {}", e.what())});
+      }
+      device_text_ = Device::cuda(gpu_claim_.ordinal()).str();
+    }
+    rep_.device = device_text_;
+  }
+  device_ = parse_device(device_text_, req_.settings.timer);
   // An unknown --arch is refused before anything runs (the name alone decides).
   if (!req_.settings.arch.empty()) {
     try {
@@ -202,7 +221,7 @@ void Evaluation::check_usage_and_start() {
                                 : std::string(e.what());
       throw RequestError(true, {fmt::format("--device {}: no such CUDA device here ({}); "
                                             "--build-only builds without one",
-                                            req_.device, why)});
+                                            device_text_, why)});
     }
   }
   // Workers fork from a process that imports torch while the build and T_SOL run.
@@ -343,7 +362,7 @@ void Evaluation::fail_build() {
       out.skip_reason = prep_.log;
       out.log.clear();
     }
-    judge(k, out, json{{"device", req_.device}});
+    judge(k, out, json{{"device", device_text_}, {"driver", driver_}});
   }
 }
 
@@ -377,13 +396,17 @@ void Evaluation::run_workers() {
   hr.keep_scratch = req_.keep_staging;
   hr.no_sandbox = req_.no_sandbox;
   if (!req_.reference) hr.cache_key = to_json(solution_).dump();
-  last_env_ = {{"device", req_.device}};
+  last_env_ = {{"device", device_text_}};
+  if (!driver_.empty()) last_env_["driver"] = driver_;
   hr.on_event = [this](const harness::RunnerEvent& e) { on_event(e); };
   mark("plan_ready");
   const harness::RunnerResult rr = harness::evaluate(hr);
   mark("workers_done");
   ob_.clear_status();
+  // The environment as traces record it (make_trace): `run` derives the store's
+  // environment from it to resume (a probe's), so it carries the driver too.
   rep_.environment = rr.env;
+  if (!driver_.empty() && rep_.environment.is_object()) rep_.environment["driver"] = driver_;
   rep_.sandbox = rr.sandbox;
   rep_.workers = rr.workers;
   rep_.reference_workers = rr.reference_workers;
@@ -410,7 +433,8 @@ void Evaluation::on_event(const harness::RunnerEvent& e) {
   } else if (e.kind == harness::EventKind::Ready) {
     if (e.env) {
       last_env_ = *e.env;
-      last_env_["device"] = req_.device;
+      last_env_["device"] = device_text_;
+      if (!driver_.empty()) last_env_["driver"] = driver_;
       solution_env_ = last_env_;
       arch_ready();
       score::confirm_device(rep_.arch, device_, last_env_);  // the worker names its device
@@ -438,7 +462,6 @@ void Evaluation::judge(size_t k, const WorkloadOutcome& out, const json& env) {
   if (prep_.build)
     t.evaluation.extra["solbench_build"] = {{"cache_hit", prep_.build->cache_hit},
                                             {"seconds", prep_.build->seconds}};
-  if (!driver_.empty()) t.evaluation.environment.extra["solbench_driver"] = driver_;
   w.trace = std::move(t);
   choose_baseline(k);
 }

@@ -43,12 +43,16 @@ struct Settings {
 // (as for `sol --timeout 0`), which is a month.
 std::chrono::duration<double> time_limit(double seconds);
 
+// --device cuda:any: the machine's GPU with the fewest evaluations in flight,
+// claimed for the evaluation (harness/timing/device_lock.h GpuClaim).
+inline constexpr const char* kAnyGpu = "cuda:any";
+
 struct Request {
   std::string problem_dir;
   std::string solution;   // solution.json; empty with `reference`
   bool reference = false; // the definition's own reference as the solution
   score::WorkloadSelection workloads;  // -w, --max-workloads, --smallest
-  std::string device = "cpu";
+  std::string device = "cpu";  // cpu, cuda:N, or kAnyGpu
   // nvcc target for CUDA sources: "auto" is the evaluated GPU's compute capability
   // (90a on an H100), "default" leaves nvcc's own default, else e.g. "90a", "100a".
   std::string cuda_arch = "auto";

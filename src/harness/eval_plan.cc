@@ -245,6 +245,8 @@ Trace make_trace(const Problem& problem, size_t workload_index, const std::strin
   if (env.contains("torch")) e.environment.libs.push_back({"torch", env["torch"].get<std::string>()});
   if (env.contains("python")) e.environment.libs.push_back({"python", env["python"].get<std::string>()});
   e.environment.extra["solbench_device"] = env.value("device", "cpu");
+  if (const std::string d = env.value("driver", std::string()); !d.empty())
+    e.environment.extra["solbench_driver"] = d;
   e.timestamp = iso8601_now();
   // [ext] keys, named so that public readers ignore them.
   if (o.status == Status::Passed) e.extra["solbench_timed"] = o.timing.has_value();

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "core/settings.h"
+#include "core/text.h"
 #include "harness/timing/device_lock.h"
+#include "harness/timing/gpu/device.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
 
@@ -22,11 +24,11 @@ json sandbox_for(const HarnessRequest& r, EntryKind kind, const std::string& con
   return worker_sandbox_plan(pr);
 }
 
-WorkerPlan plan_for(const HarnessRequest& r) {
+WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
   WorkerPlan plan;
   plan.definition = r.definition;
   plan.workloads = r.workloads;
-  plan.device = r.device;
+  plan.device = gpu.device;
   plan.rounds = std::max(1, r.rounds);
   plan.seed = r.seed;
   plan.timing = r.timing;
@@ -52,8 +54,9 @@ WorkerPlan plan_for(const HarnessRequest& r) {
   return plan;
 }
 
-RunnerOptions runner_options(const HarnessRequest& r) {
+RunnerOptions runner_options(const HarnessRequest& r, const WorkerGpu& gpu) {
   RunnerOptions ro;
+  ro.visible_gpu = gpu.visible;
   ro.zygote = process_zygote_address();
   ro.workload_timeout = r.workload_timeout;
   ro.keep_scratch = r.keep_scratch;
@@ -75,8 +78,30 @@ RunnerOptions runner_options(const HarnessRequest& r) {
 
 }  // namespace
 
+WorkerGpu worker_gpu(const Device& device) {
+  if (!device.is_cuda()) return {"", device};
+  const int ordinal = device.ordinal();
+  std::string visible;
+  try {
+    visible = gpu::identify_device(ordinal).uuid;
+  } catch (const std::exception&) {
+    // No NVML or driver here: the worker will say so; the ordinal names the GPU.
+  }
+  if (visible.empty()) {
+    // CUDA's own numbering: this process's list (entries up to the first
+    // invalid one count, as CUDA reads it), else the ordinal itself.
+    visible = std::to_string(ordinal);
+    if (const auto& list = settings().cuda_visible_devices) {
+      const std::vector<std::string> entries = split_trimmed(*list, ',');
+      if (static_cast<size_t>(ordinal) < entries.size()) visible = entries[ordinal];
+    }
+  }
+  return {visible, Device::cuda(0)};
+}
+
 RunnerResult evaluate(const HarnessRequest& request) {
-  return run_plan(plan_for(request), runner_options(request));
+  const WorkerGpu gpu = worker_gpu(request.device);
+  return run_plan(plan_for(request, gpu), runner_options(request, gpu));
 }
 
 }  // namespace solbench::harness

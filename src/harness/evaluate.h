@@ -56,4 +56,15 @@ struct HarnessRequest {
 
 RunnerResult evaluate(const HarnessRequest& request);
 
+// Where an evaluation's workers run. On a GPU each sees only that GPU, named in
+// its CUDA_VISIBLE_DEVICES by UUID (by this process's entry for it where NVML
+// cannot name it), and runs on cuda:0 there: a solution that asks for another
+// ordinal gets CUDA's invalid-device error, and one that crashes or hangs its
+// GPU reaches no other evaluation's. On the CPU they see no GPU ("").
+struct WorkerGpu {
+  std::string visible;  // CUDA_VISIBLE_DEVICES for the workers
+  Device device;        // the plan's device, as the workers see it
+};
+WorkerGpu worker_gpu(const Device& device);
+
 }  // namespace solbench::harness

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,10 @@ struct RunnerOptions {
   // worker, the reference worker), for the next evaluation. Each spare holds a
   // process and, on a GPU, a CUDA context until it is used or the zygote ends.
   bool spares = false;
+  // The workers' CUDA_VISIBLE_DEVICES (harness/evaluate.h worker_gpu): a GPU
+  // evaluation's name only its GPU, a CPU evaluation's none; nullopt: the
+  // environment as it is.
+  std::optional<std::string> visible_gpu;
 };
 
 struct RunnerResult {

@@ -64,6 +64,12 @@ json zygote_request(const WorkerPlan& plan, const RunnerOptions& opts) {
   return request;
 }
 
+// What every worker of these options gets in its environment besides the
+// parent's: its GPU alone (RunnerOptions::visible_gpu).
+void isolate(SpawnOptions& so, const RunnerOptions& opts) {
+  if (opts.visible_gpu) so.env_set.emplace_back("CUDA_VISIBLE_DEVICES", *opts.visible_gpu);
+}
+
 }  // namespace
 
 Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
@@ -79,6 +85,7 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
   so.output = OutputMode::Capture;
   so.log_limit_bytes = opts.log_limit_bytes;
   so.new_pid_namespace = new_pid_namespace_for(plan);
+  isolate(so, opts);
   // A spare's scratch folder, which this launch then owns (set by the starter).
   auto spare_cwd = std::make_shared<std::string>();
   if (!opts.zygote.empty()) {
@@ -105,6 +112,7 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
     l.scratch.keep(keep);
     l.record["launch"] = "spare";
   }
+  if (opts.visible_gpu) l.record["visible_gpus"] = *opts.visible_gpu;
   if (opts.keep_scratch) l.record["scratch"] = l.scratch.path().string();
   if (!l.child.launch_note().empty()) l.record["launch_note"] = l.child.launch_note();
   return l;
@@ -117,6 +125,7 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
   SpawnOptions worker;
   worker.channel = true;
   worker.channel_fd = 3;
+  isolate(worker, opts);
   const std::vector<std::string> env = child_environment(worker);
   // One request per recipe, with how many workers of it an evaluation starts (a
   // Python solution's worker and the reference worker share theirs).

@@ -2,30 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/device.h"
 #include "core/diagnostics.h"
 #include "core/settings.h"
+#include "core/text.h"
 #include "harness/process.h"
 
 namespace solbench::runset {
 
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(s);
-  while (std::getline(in, item, sep)) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
-  }
-  return out;
-}
 
 bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -41,7 +29,7 @@ std::vector<std::string> ordinals(size_t n) {
 
 std::vector<std::string> parse_gpu_list(const std::string& list) {
   std::vector<std::string> out;
-  for (const std::string& g : split(list, ',')) {
+  for (const std::string& g : split_trimmed(list, ',')) {
     if (!all_digits(g) || g.size() > 6)
       throw InputError("--gpus", 0, "",
                        fmt::format("\"{}\": \"{}\" is not a GPU number (expected \"all\" or a "
@@ -62,7 +50,7 @@ std::optional<std::vector<std::string>> gpus_from_visible_devices(const char* va
   // CUDA stops at the first entry it cannot use ("-1", "NoDevFiles", garbage);
   // entries may be numbers or GPU-/MIG- UUIDs.
   size_t n = 0;
-  for (const std::string& e : split(value, ',')) {
+  for (const std::string& e : split_trimmed(value, ',')) {
     const bool uuid = e.rfind("GPU-", 0) == 0 || e.rfind("MIG-", 0) == 0;
     if (!uuid && !all_digits(e)) break;
     ++n;
@@ -72,7 +60,7 @@ std::optional<std::vector<std::string>> gpus_from_visible_devices(const char* va
 
 std::vector<std::string> gpus_from_nvidia_smi(const std::string& output) {
   size_t n = 0;
-  for (const std::string& line : split(output, '\n'))
+  for (const std::string& line : split_trimmed(output, '\n'))
     if (line.rfind("GPU ", 0) == 0) ++n;
   return ordinals(n);
 }

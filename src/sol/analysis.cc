@@ -134,9 +134,10 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
   const ResolvedWorkload& r = *p.resolved[index];
   std::string def_text = to_json(p.definition).dump(), wl_text = to_json(w).dump();
   std::string tv = tracer_version();
-  const json request = trace_request(p.definition, w, r);
+  const json request = trace_request(p.definition, w, r, "auto", p.paths.dataset_root);
   std::string graph_key = content_hash({request.dump(), tv});
-  std::string result_key = content_hash({def_text, wl_text, tv, hw.content, kCostModelVersion});
+  // The request holds the index blobs' hashes, which the workload's text does not.
+  std::string result_key = content_hash({def_text, wl_text, tv, hw.content, kCostModelVersion, graph_key});
 
   if (opt.use_cache && !opt.keep_graph) {
     if (auto hit = cache_get("result", result_key)) {

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -1715,7 +1716,7 @@ struct Rewrites {
 // Op i's cost through its rule (nullptr: none); adds it to gc's total, or the op
 // to gc's uncosted ones.
 OpCost cost_op(size_t i, const OpNode& n, const Rule* rule, const Ctx& ctx, const Rewrites& rw,
-               GraphCost& gc) {
+               double selected, GraphCost& gc) {
   OpCost oc;
   oc.index = i;
   oc.op = n.op;
@@ -1735,6 +1736,13 @@ OpCost cost_op(size_t i, const OpNode& n, const Rule* rule, const Ctx& ctx, cons
       std::snprintf(buf, sizeof buf, "replicated values: %.4g distinct", f);
       append_note(oc.note, buf);
     }
+    if (selected < 1) {
+      // An elementwise op on an input of which selections read only part.
+      replace_compute(one, one.scaled(selected));
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "selected elements only: %.4g", selected);
+      append_note(oc.note, buf);
+    }
     rw.apply(i, n, ctx, one, oc.note);
     oc.family = rw.family(i, rule->family);
     oc.costed = true;
@@ -1747,11 +1755,241 @@ OpCost cost_op(size_t i, const OpNode& n, const Rule* rule, const Ctx& ctx, cons
   return oc;
 }
 
+// --- data-dependent reads ---------------------------------------------------------
+//
+// A reference may convert a whole input and then read only part of it: a paged
+// KV pool cast to fp32 of which each sequence gathers its pages, a ragged batch
+// cut into slices at offsets read with .item(). A kernel reads only what is
+// selected. Per definition input, its *chain* is the input, its whole views
+// that keep the row-major order of its elements (view, reshape, squeeze,
+// unsqueeze, flatten, a permute or transpose moving only size-1 dims, a select
+// or slice keeping every element) and the same-shaped results of elementwise
+// operators and casts on chain tensors: element e of each is computed from
+// element e of the input. When every use of the chain is one of these, a gather
+// whose indices were real (the tracer's selections) or a slice, select or narrow
+// (step 1), the input is read at the positions those selections touch: their
+// union in the input's flattened order where the selected dims lead (every dim
+// before them has size 1), else their count (summed; at most the input), and
+// elementwise work on the chain counts the same fraction. Any other use (a
+// reduction, a matmul, an in-place write, a graph output) leaves the input to
+// InputTraffic's rules.
+class Demand {
+ public:
+  explicit Demand(const OpGraph& g) : g_(g) {
+    for (size_t i = 0; i < g.ops.size(); ++i)
+      for (auto& [k, v] : g.ops[i].args.items()) {
+        OpNode tmp;
+        tmp.args = json::object({{k, v}});
+        for (auto& t : tmp.tensor_args()) consumers_[t.id].push_back({i, k, t});
+      }
+    for (auto& s : g.selections) selections_[{s.id, s.dim, s.ndims}] = &s;
+    for (auto& t : g.outputs) outputs_.insert(t.id);
+    for (auto& t : g.inputs) analyse(t);
+  }
+
+  // Elements of input `name` a kernel must read when selections alone read
+  // it; nullptr otherwise.
+  const double* elements(const std::string& name) const {
+    auto it = elements_.find(name);
+    return it == elements_.end() ? nullptr : &it->second;
+  }
+  // The fraction of op i's work a kernel needs (an elementwise op on a chain).
+  double work_fraction(size_t i) const {
+    auto it = fraction_.find(i);
+    return it == fraction_.end() ? 1.0 : it->second;
+  }
+
+ private:
+  struct Use {
+    size_t op;
+    std::string arg;
+    TensorRef t;
+  };
+  // Positions of the input read: [start, end) element runs, and element counts
+  // that cannot be placed (selected dims after a dim of size > 1).
+  struct Reads {
+    std::vector<std::pair<double, double>> runs;
+    double counted = 0;
+
+    // `rows` of [start, end) over the flattened dims [d0, d0 + k) of a chain
+    // tensor of `shape` (nullptr: only `count` rows are known).
+    void add(const std::vector<int64_t>& shape, int64_t d0, int64_t k,
+             const std::vector<std::pair<int64_t, int64_t>>* rows, double count) {
+      double outer = 1, inner = 1;
+      for (int64_t d = 0; d < d0; ++d) outer *= double(shape[size_t(d)]);
+      for (size_t d = size_t(d0 + k); d < shape.size(); ++d) inner *= double(shape[d]);
+      if (rows && outer == 1) {
+        for (auto& [a, b] : *rows) runs.emplace_back(double(a) * inner, double(b) * inner);
+      } else {
+        counted += count * outer * inner;
+      }
+    }
+    double total() {
+      std::sort(runs.begin(), runs.end());
+      double sum = 0, end = -1;
+      for (auto& [a, b] : runs) {
+        if (a >= end) {
+          sum += b - a;
+          end = b;
+        } else if (b > end) {
+          sum += b - end;
+          end = b;
+        }
+      }
+      return sum + counted;
+    }
+  };
+
+  static bool keeps_order(const OpNode& n, const TensorRef& in) {
+    static const std::set<std::string> reshapes = {
+        "view", "_unsafe_view", "reshape", "_reshape_alias", "squeeze", "unsqueeze", "flatten",
+        "unflatten", "alias", "detach", "lift_fresh", "expand", "expand_as", "view_as",
+        "reshape_as", "select", "slice", "narrow"};
+    if (n.outputs.size() != 1 || n.outputs[0].numel() != in.numel()) return false;
+    if (reshapes.count(n.op)) return true;
+    // A permutation keeps the order when the dims of size > 1 keep theirs.
+    const size_t r = in.shape.size();
+    std::vector<int64_t> perm(r);
+    std::iota(perm.begin(), perm.end(), 0);
+    if (n.op == "permute" && n.has("dims") && n.args["dims"].is_array() && n.args["dims"].size() == r) {
+      for (size_t d = 0; d < r; ++d) perm[d] = norm_dim(n.args["dims"][d].get<int64_t>(), r);
+    } else if ((n.op == "transpose" || n.op == "swapaxes" || n.op == "swapdims") && r > 0) {
+      int64_t a = norm_dim(int_arg(n, "dim0", 0), r), b = norm_dim(int_arg(n, "dim1", 0), r);
+      if (a < 0 || b < 0 || a >= int64_t(r) || b >= int64_t(r)) return false;
+      std::swap(perm[size_t(a)], perm[size_t(b)]);
+    } else if (n.op == "t" && r == 2) {
+      std::swap(perm[0], perm[1]);
+    } else {
+      return false;
+    }
+    int64_t last = -1;
+    for (int64_t d : perm) {
+      if (d < 0 || d >= int64_t(r)) return false;
+      if (in.shape[size_t(d)] == 1) continue;
+      if (d < last) return false;
+      last = d;
+    }
+    return true;
+  }
+
+  // A slice, select or narrow (step 1) of chain tensor `in`: the dim and the
+  // [start, end) it keeps.
+  static std::optional<std::tuple<int64_t, int64_t, int64_t>> cut(const OpNode& n, const TensorRef& in) {
+    if (n.op != "slice" && n.op != "select" && n.op != "narrow") return std::nullopt;
+    const size_t r = in.shape.size();
+    int64_t d = norm_dim(int_arg(n, "dim", 0), r);
+    if (d < 0 || d >= int64_t(r)) return std::nullopt;
+    const int64_t size = in.shape[size_t(d)];
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
+    int64_t start = 0, end = size;
+    if (n.op == "select") {
+      start = clamp(int_arg(n, "index", 0));
+      end = std::min(start + 1, size);
+    } else if (n.op == "narrow") {
+      start = clamp(int_arg(n, "start", 0));
+      end = std::min(start + int_arg(n, "length", 0), size);
+    } else {
+      if (int_arg(n, "step", 1) != 1) return std::nullopt;
+      if (n.has("start")) start = clamp(int_arg(n, "start", 0));
+      if (n.has("end")) end = clamp(int_arg(n, "end", size));
+    }
+    return std::make_tuple(d, start, std::max(start, end));
+  }
+
+  // Whether a view `id` or a view of it is written in place or returned.
+  bool written(int64_t id, int depth = 0) const {
+    if (depth > 32 || outputs_.count(id)) return true;
+    auto c = consumers_.find(id);
+    if (c == consumers_.end()) return false;
+    for (auto& u : c->second) {
+      const OpNode& n = g_.ops[u.op];
+      if (u.arg == "self" && is_in_place(n.op)) return true;
+      if (is_view_op(n.op))
+        for (auto& o : n.outputs)
+          if (written(o.id, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  void analyse(const TensorRef& in) {
+    std::vector<int64_t> todo = {in.id};
+    std::set<int64_t> chain = {in.id}, computed;  // computed: made by elementwise ops
+    std::set<size_t> ops;  // elementwise ops on the chain
+    Reads reads;
+    bool any = false;
+    while (!todo.empty()) {
+      const int64_t id = todo.back();
+      todo.pop_back();
+      if (outputs_.count(id)) return;
+      auto c = consumers_.find(id);
+      // A computed chain tensor nobody uses still counts as reading the input
+      // in full, as every operator reading an input does.
+      if (c == consumers_.end() && computed.count(id)) return;
+      if (c == consumers_.end()) continue;
+      for (auto& u : c->second) {
+        const OpNode& n = g_.ops[u.op];
+        auto follow = [&](bool computes) {
+          for (auto& o : n.outputs) {
+            if (computes) computed.insert(o.id);
+            if (chain.insert(o.id).second) todo.push_back(o.id);
+          }
+        };
+        if (is_shape_only(n.op)) continue;
+        if (is_in_place(n.op) && u.arg == "self") return;
+        if (is_view_op(n.op)) {
+          if (keeps_order(n, u.t)) {
+            follow(false);
+          } else if (auto k = cut(n, u.t); k && n.outputs.size() == 1 && !written(n.outputs[0].id)) {
+            auto [d, a, b] = *k;
+            std::vector<std::pair<int64_t, int64_t>> rows = {{a, b}};
+            reads.add(u.t.shape, d, 1, &rows, double(b - a));
+            any = true;
+          } else {
+            return;
+          }
+          continue;
+        }
+        if (n.select_dim >= 0 && is_gather_source(n, u.arg)) {
+          auto s = selections_.find({u.t.id, n.select_dim, n.select_ndims});
+          if (s == selections_.end() || s->second->shape != u.t.shape) return;
+          const Selection& sel = *s->second;
+          reads.add(u.t.shape, sel.dim, sel.ndims, sel.has_ranges ? &sel.ranges : nullptr, sel.selected);
+          any = true;
+          continue;
+        }
+        auto r = catalogue().rules.find(n.op);
+        if (r != catalogue().rules.end() && periodic_elementwise(n.op, r->second.family) &&
+            !is_in_place(n.op) && n.outputs.size() == 1 && n.outputs[0].shape == u.t.shape) {
+          ops.insert(u.op);
+          follow(true);
+          continue;
+        }
+        return;  // read otherwise: InputTraffic's rules
+      }
+    }
+    if (!any) return;
+    const double numel = in.numel(), read = std::min(numel, reads.total());
+    elements_[in.name] = read;
+    const double f = numel > 0 ? read / numel : 1.0;
+    for (size_t i : ops) {
+      auto [it, fresh] = fraction_.emplace(i, f);
+      if (!fresh) it->second = std::min(it->second, f);
+    }
+  }
+
+  const OpGraph& g_;
+  std::unordered_map<int64_t, std::vector<Use>> consumers_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, const Selection*> selections_;
+  std::set<int64_t> outputs_;
+  std::map<std::string, double> elements_;
+  std::unordered_map<size_t, double> fraction_;
+};
+
 // Which inputs are read in full, which only in part (through gathers or through
 // views smaller than the input), and which are written in place.
 class InputTraffic {
  public:
-  explicit InputTraffic(const OpGraph& g) {
+  InputTraffic(const OpGraph& g, const Demand& demand) : demand_(demand) {
     for (auto& t : g.inputs) {
       input_of_[t.id] = t.name;
       full_bytes_[t.name] = t.bytes();
@@ -1774,7 +2012,7 @@ class InputTraffic {
       tmp.args = json::object({{k, v}});
       for (auto& t : tmp.tensor_args()) {
         const std::string* name = root_input(t);
-        if (!name) continue;
+        if (!name || demand_.elements(*name)) continue;  // selections alone read it
         const bool dest = k == "self" && is_in_place(n.op);
         if (view) {
           // A view of an input aliases it; record the alias so later uses count.
@@ -1797,16 +2035,21 @@ class InputTraffic {
   }
 
   // gc's input_touched_bytes and output_written_bytes.
-  void finish(const OpGraph& g, GraphCost& gc) {
+  void finish(const OpGraph& g, const Ctx& ctx, GraphCost& gc) {
     for (auto& t : g.inputs) {
       double full = t.bytes();
       double touched =
           fully_read_.count(t.name) ? full : std::min(full, gathered_[t.name] + partial_[t.name]);
+      if (const double* e = demand_.elements(t.name)) touched = std::min(full, *e * dtype_bytes(t.dtype));
       gc.input_touched_bytes[t.name] = touched;
     }
     // Outputs a kernel may write in part: a broadcast view (stride 0) holds only
-    // its distinct elements; an output that aliases an input updated in place
-    // (a cache returned after filling a few slots) needs only the written bytes.
+    // its distinct elements, and so does an output whose values repeat along
+    // dims (Ctx::period 1: an expanded size-1 dim, carried through casts and
+    // elementwise operators) even where the reference materialised it, since
+    // a kernel may return it as such a view; an output that aliases an input
+    // updated in place (a cache returned after filling a few slots) needs only
+    // the written bytes.
     for (auto& t : g.outputs) {
       if (t.name.empty()) continue;
       double declared = t.bytes(), least = declared;
@@ -1814,6 +2057,14 @@ class InputTraffic {
       if (t.distinct_numel >= 0) {
         least = std::min(least, t.distinct_numel * dtype_bytes(t.dtype));
         refined = true;
+      }
+      if (auto p = ctx.period.find(t.id); p != ctx.period.end() && p->second.size() == t.shape.size()) {
+        double distinct = 1;
+        for (size_t d = 0; d < t.shape.size(); ++d) distinct *= p->second[d] == 1 ? 1.0 : double(t.shape[d]);
+        if (distinct < t.numel()) {
+          least = std::min(least, distinct * dtype_bytes(t.dtype));
+          refined = true;
+        }
       }
       if (const std::string* in = root_input(t)) {
         least = std::min(least, written_[*in]);
@@ -1831,6 +2082,7 @@ class InputTraffic {
   std::map<std::string, double> written_;   // input -> bytes written into it in place
   std::map<std::string, double> full_bytes_;
   std::set<std::string> fully_read_;
+  const Demand& demand_;
 };
 
 }  // namespace
@@ -1841,7 +2093,8 @@ GraphCost cost_graph(const OpGraph& g) {
   GraphCost gc;
   Ctx ctx;
   const auto& rules = catalogue().rules;
-  InputTraffic traffic(g);
+  const Demand demand(g);
+  InputTraffic traffic(g, demand);
   const Rewrites rewrites(g);
   UniqueIds unique(g);
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -1849,12 +2102,12 @@ GraphCost cost_graph(const OpGraph& g) {
     auto it = rules.find(n.op);
     const Rule* rule = it == rules.end() ? nullptr : &it->second;
     propagate_periods(n, rule ? rule->family : std::string(), unique, ctx);
-    gc.ops.push_back(cost_op(i, n, rule, ctx, rewrites, gc));
+    gc.ops.push_back(cost_op(i, n, rule, ctx, rewrites, demand.work_fraction(i), gc));
     // zeros_like(x) and the like use x's shape only: no read, no alias.
     if (!is_shape_only(n.op)) traffic.record(n);
     propagate_origin(n, ctx);
   }
-  traffic.finish(g, gc);
+  traffic.finish(g, ctx, gc);
   return gc;
 }
 

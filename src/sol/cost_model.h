@@ -15,7 +15,7 @@
 namespace solbench::sol {
 
 // Bumped whenever a rule changes: part of every result cache key.
-inline constexpr const char* kCostModelVersion = "sol-cost-12";
+inline constexpr const char* kCostModelVersion = "sol-cost-13";
 
 constexpr size_t kClasses = size_t(MathClass::Count);
 

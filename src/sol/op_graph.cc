@@ -132,7 +132,50 @@ OpGraph parse_op_graph(const json& j, const std::string& origin) {
       for (size_t k = 0; k < o["outputs"].size(); ++k)
         n.outputs.push_back(parse_ref(o["outputs"][k], origin, path + ".outputs[" + std::to_string(k) + "]"));
     }
+    if (o.contains("selects") && o["selects"].is_object()) {
+      const json& sel = o["selects"];
+      if (!sel.contains("dim") || !sel["dim"].is_number_integer() || !sel.contains("ndims") ||
+          !sel["ndims"].is_number_integer() || sel["dim"].get<int64_t>() < 0 || sel["ndims"].get<int64_t>() < 1)
+        fail(origin, path + ".selects", "expected {\"dim\": >= 0, \"ndims\": >= 1}");
+      n.select_dim = sel["dim"].get<int64_t>();
+      n.select_ndims = sel["ndims"].get<int64_t>();
+    }
     g.ops.push_back(std::move(n));
+  }
+  if (j.contains("selections")) {
+    if (!j["selections"].is_array()) fail(origin, "selections", "expected an array");
+    for (size_t i = 0; i < j["selections"].size(); ++i) {
+      const json& s = j["selections"][i];
+      std::string path = "selections[" + std::to_string(i) + "]";
+      auto integer = [&](const char* k) {
+        if (!s.contains(k) || !s[k].is_number_integer() || s[k].get<int64_t>() < 0)
+          fail(origin, path + "." + k, "expected a non-negative integer");
+        return s[k].get<int64_t>();
+      };
+      Selection sel;
+      sel.id = integer("id");
+      sel.dim = integer("dim");
+      sel.ndims = integer("ndims");
+      sel.selected = double(integer("selected"));
+      if (!s.contains("shape") || !s["shape"].is_array()) fail(origin, path + ".shape", "expected an array");
+      for (auto& d : s["shape"]) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) fail(origin, path + ".shape", "expected sizes");
+        sel.shape.push_back(d.get<int64_t>());
+      }
+      if (size_t(sel.dim + sel.ndims) > sel.shape.size())
+        fail(origin, path + ".ndims", "dims beyond the source's rank");
+      if (s.contains("ranges")) {
+        if (!s["ranges"].is_array()) fail(origin, path + ".ranges", "expected [start, end) pairs");
+        sel.has_ranges = true;
+        for (auto& r : s["ranges"]) {
+          if (!r.is_array() || r.size() != 2 || !r[0].is_number_integer() || !r[1].is_number_integer() ||
+              r[0].get<int64_t>() < 0 || r[1].get<int64_t>() < r[0].get<int64_t>())
+            fail(origin, path + ".ranges", "expected [start, end) pairs with 0 <= start <= end");
+          sel.ranges.emplace_back(r[0].get<int64_t>(), r[1].get<int64_t>());
+        }
+      }
+      g.selections.push_back(std::move(sel));
+    }
   }
   return g;
 }
@@ -150,8 +193,21 @@ json to_json(const OpGraph& g) {
     json os = json::array();
     for (auto& t : n.outputs) os.push_back(ref_json(t));
     o["outputs"] = os;
+    if (n.select_dim >= 0) o["selects"] = {{"dim", n.select_dim}, {"ndims", n.select_ndims}};
     ops.push_back(o);
   }
+  json sels = json::array();
+  for (auto& s : g.selections) {
+    json r = {{"id", s.id}, {"shape", s.shape}, {"dim", s.dim}, {"ndims", s.ndims},
+              {"selected", int64_t(s.selected)}};
+    if (s.has_ranges) {
+      json rs = json::array();
+      for (auto& [a, b] : s.ranges) rs.push_back({a, b});
+      r["ranges"] = rs;
+    }
+    sels.push_back(r);
+  }
+  if (!sels.empty()) j["selections"] = sels;
   j["inputs"] = ins;
   j["outputs"] = outs;
   j["ops"] = ops;

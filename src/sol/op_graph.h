@@ -36,12 +36,29 @@ struct OpNode {
   int64_t count = 1;     // identical calls aggregated
   json args = json::object();  // argument name -> encoded value, in schema order
   std::vector<TensorRef> outputs;
+  // A gather whose indices were real in every call (the tracer's "selects"):
+  // the source dims [select_dim, select_dim + select_ndims) it indexes, whose
+  // selected positions OpGraph::selections holds; select_dim -1 otherwise.
+  int64_t select_dim = -1, select_ndims = 0;
 
   // Tensor arguments in order (lists flattened).
   std::vector<TensorRef> tensor_args() const;
   // A tensor argument by schema name (nullopt-like: id -1 when absent/not a tensor).
   TensorRef tensor(const std::string& name) const;
   bool has(const std::string& name) const { return args.contains(name) && !args[name].is_null(); }
+};
+
+// What real indices selected of a gather source (tensor `id` of `shape`),
+// over every gather of it along dims [dim, dim + ndims): the positions over
+// those dims, flattened row-major, as sorted disjoint [start, end) runs, and
+// their number. `has_ranges` is false when the tracer listed only the count.
+struct Selection {
+  int64_t id = -1;
+  std::vector<int64_t> shape;
+  int64_t dim = 0, ndims = 0;
+  double selected = 0;
+  bool has_ranges = false;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
 };
 
 struct OpGraph {
@@ -56,6 +73,7 @@ struct OpGraph {
   std::vector<TensorRef> inputs;   // the definition's tensor inputs (named)
   std::vector<TensorRef> outputs;  // the reference's outputs (named)
   std::vector<OpNode> ops;
+  std::vector<Selection> selections;
 };
 
 // Reads the tracer's answer (or a hand-built graph). Errors name `origin` and

@@ -1,15 +1,17 @@
 #include "sol/tracer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "bridge/python.h"
+#include "core/safetensors.h"
 #include "sol/cache.h"
 
 namespace solbench::sol {
 
 json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
-                   const std::string& mode) {
+                   const std::string& mode, const std::filesystem::path& dataset_root) {
   const json axes = axes_and_scalars(w, r);
   json inputs = json::array();
   for (size_t i = 0; i < r.inputs.size(); ++i) {
@@ -20,6 +22,26 @@ json trace_request(const Definition& def, const Workload& w, const ResolvedWorkl
     in["shape"] = t.scalar ? json(nullptr) : json(t.shape);
     if (src && src->kind == InputKind::Scalar) {
       in["value"] = src->value;
+    }
+    if (src && src->kind == InputKind::Safetensors && !dataset_root.empty() && !dtype_info(t.dtype).is_float) {
+      // Index values steer what the reference reads (sol.md, "Index values"):
+      // the tracer reads an integer or bool blob when it is present. The
+      // tensor's content hash makes the request (the graph's cache key) follow it.
+      std::filesystem::path blob = dataset_root / src->path;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(blob, ec)) {
+        try {
+          SafetensorsFile f = SafetensorsFile::open(blob);
+          if (const SafetensorsFile::Tensor* st = f.find(src->tensor_key)) {
+            in["path"] = std::filesystem::absolute(blob, ec).string();
+            in["tensor_key"] = src->tensor_key;
+            in["blob_hash"] = content_hash(
+                {std::string(reinterpret_cast<const char*>(st->data.data()), st->data.size())});
+          }
+        } catch (const std::exception&) {
+          // A malformed blob: validation reports it; the tracer uses stand-ins.
+        }
+      }
     }
     inputs.push_back(in);
   }

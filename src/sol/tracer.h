@@ -2,6 +2,7 @@
 // embedded Python (src/bridge/python.h) and solbench_py.tracer.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "core/definition.h"
@@ -16,8 +17,11 @@ namespace solbench::sol {
 // value), the outputs, and the axis/scalar dict custom inputs are built from
 // (empty when the tracer does not read it: no custom inputs, no safetensors
 // index stand-ins). Two workloads with equal requests trace to equal graphs.
+// Integer and bool safetensors inputs whose blob is present under
+// `dataset_root` are named by absolute path, key and content hash (the tracer
+// reads their values).
 json trace_request(const Definition& def, const Workload& w, const ResolvedWorkload& r,
-                   const std::string& mode = "auto");
+                   const std::string& mode = "auto", const std::filesystem::path& dataset_root = {});
 
 // Runs the tracer. A missing Python or torch gives status "untraceable" with
 // the reason; an exception in the reference gives status "error".

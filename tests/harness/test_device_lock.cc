@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include "core/settings.h"
+#include "harness/evaluate.h"
 #include "harness/timing/device_lock.h"
 #include "test_support.h"
 
@@ -73,6 +75,81 @@ TEST(DeviceLock, NoFileMeansNoWaiting) {
   EXPECT_EQ(missing.acquire(), 0);
   EXPECT_TRUE(missing.try_acquire());
   EXPECT_EQ(gpu_timing_lock_path(Device::cpu()), "");
+}
+
+TEST(GpuClaim, EachClaimGoesToTheGpuWithFewestInFlightAndReleasesOnDestruction) {
+  testing::TempDir tmp;
+  Settings s = settings();
+  s.lock_dir = tmp.path() / "locks";
+  ScopedSettings scoped(s);
+  const std::vector<std::string> gpus = {"GPU-aaaa", "GPU-bbbb"};
+  GpuClaim a = GpuClaim::least_busy(gpus);
+  EXPECT_EQ(a.ordinal(), 0);  // all free: the lowest ordinal
+  GpuClaim b = GpuClaim::least_busy(gpus);
+  EXPECT_EQ(b.ordinal(), 1);
+  GpuClaim c = GpuClaim::least_busy(gpus);
+  EXPECT_EQ(c.ordinal(), 0);
+  {
+    GpuClaim d = GpuClaim::least_busy(gpus);
+    EXPECT_EQ(d.ordinal(), 1);
+  }
+  // d is gone: GPU 1 has one claim, GPU 0 two.
+  GpuClaim e = GpuClaim::least_busy(gpus);
+  EXPECT_EQ(e.ordinal(), 1);
+  // Claims of another process count as much as this one's.
+  a = GpuClaim();
+  c = GpuClaim();
+  int ready[2], done[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<GpuClaim> held;
+    for (int i = 0; i < 3; ++i) held.push_back(GpuClaim::least_busy(gpus));
+    char x = 1;
+    if (::write(ready[1], &x, 1) != 1 || ::read(done[0], &x, 1) != 1) ::_exit(2);
+    ::_exit(0);
+  }
+  char x;
+  ASSERT_EQ(::read(ready[0], &x, 1), 1);
+  // GPU 1 holds b and e (here), GPU 0 none: the child's three all went to GPU 0
+  // (0 < 2, 1 < 2, then 2 = 2 and the lowest ordinal), 3 against 2.
+  GpuClaim f = GpuClaim::least_busy(gpus);
+  EXPECT_EQ(f.ordinal(), 1);
+  ASSERT_EQ(::write(done[1], &x, 1), 1);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  // The child's claims died with it: GPU 0 has none, GPU 1 b, e and f.
+  GpuClaim g = GpuClaim::least_busy(gpus);
+  EXPECT_EQ(g.ordinal(), 0);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
+  EXPECT_THROW(GpuClaim::least_busy({}), std::runtime_error);
+}
+
+TEST(WorkerGpu, AGpuWorkerSeesOnlyItsGpuAsCudaZeroAndACpuWorkerNone) {
+  const WorkerGpu cpu = worker_gpu(Device::cpu());
+  EXPECT_EQ(cpu.visible, "");
+  EXPECT_TRUE(cpu.device.is_cpu());
+  // Without NVML (this test's machine may have none) the GPU is named by
+  // CUDA_VISIBLE_DEVICES's entry for it, else by its ordinal.
+  Settings s = settings();
+  s.cuda_visible_devices = "3, 5";
+  ScopedSettings scoped(s);
+  const WorkerGpu one = worker_gpu(Device::cuda(1));
+  EXPECT_EQ(one.device, Device::cuda(0));
+  if (one.visible.rfind("GPU-", 0) != 0 && one.visible.rfind("MIG-", 0) != 0) {
+    EXPECT_EQ(one.visible, "5");
+  }
+  Settings unset = settings();
+  unset.cuda_visible_devices.reset();
+  ScopedSettings scoped2(unset);
+  const WorkerGpu two = worker_gpu(Device::cuda(2));
+  EXPECT_EQ(two.device, Device::cuda(0));
+  if (two.visible.rfind("GPU-", 0) != 0) {
+    EXPECT_EQ(two.visible, "2");
+  }
 }
 
 }  // namespace

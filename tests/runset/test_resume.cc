@@ -101,5 +101,25 @@ TEST(Resume, OnlyTracesOfThisSolutionInThisEnvironment) {
   EXPECT_TRUE(done2.count(lp.uuids[1]));
 }
 
+// On a GPU the environment names the driver. eval records it in every trace and
+// reports it in its JSON's environment, from which `run` derives the environment a
+// probe finds: the two hashes must agree, or a GPU run never resumes.
+TEST(Resume, AProbesEnvironmentIsTheOneTracesAreRecordedIn) {
+  const LoadedProblem lp = load_for_run({"", kRms, kProblems / kRms}, first_n(1));
+  ASSERT_TRUE(lp.problem);
+  json gpu = {{"hardware", "NVIDIA H200"}, {"torch", "2.11.0"}, {"timer", "cupti"},
+              {"device", "cuda:1"}, {"driver", "580.159.04"}};
+  harness::WorkloadOutcome o;
+  o.status = Status::RuntimeError;
+  o.log = "x";
+  const Trace recorded = harness::make_trace(*lp.problem, lp.selected[0], "mine", o, gpu);
+  const store::EnvironmentInfo env = store::environment_from_trace(recorded);
+  EXPECT_EQ(env.driver, "580.159.04");
+  EXPECT_EQ(store_environment(*lp.problem, lp.selected[0], gpu).hash(), env.hash());
+  json other = gpu;
+  other["driver"] = "590.1";
+  EXPECT_NE(store_environment(*lp.problem, lp.selected[0], other).hash(), env.hash());
+}
+
 }  // namespace
 }  // namespace solbench::runset

@@ -714,6 +714,49 @@ TEST(CostModel, BroadcastProductThenSumIsAContraction) {
   EXPECT_DOUBLE_EQ(cost_graph(graph({c, b}, {gmat}, ops)).total.tensor_total(), 0.0);
 }
 
+TEST(CostModel, GathersWithRealIndicesReadTheSelectedRows) {
+  // A pool p[10, 16] bf16 (320 B, 32 B a row) cast whole to fp32, then
+  // gathered twice with real indices whose union the tracer recorded as rows
+  // [2, 4) and [7, 8) of the cast (3 of 10 rows): p counts 3 x 32 = 96 B, the
+  // index i[4] int64 32 B, and the cast 3/10 of its 160 conversions (48).
+  // When the cast is also summed (a use other than a selection), p is read in
+  // full: 320 B and 160 conversions, and so it is without the tracer's
+  // selection (indices not real: a meta trace).
+  auto build = [](bool summed, bool selected) {
+    json p = T(0, {10, 16}, "bfloat16"), i = T(1, {4}, "int64"), c = T(2, {10, 16}, "float32");
+    json g1 = T(3, {4, 16}, "float32"), g2 = T(4, {4, 16}, "float32"), o = T(5, {4, 16}, "float32");
+    json s = T(6, {16}, "float32"), o2 = T(7, {4, 16}, "float32");
+    json gather1 = op("index", {{"self", c}, {"indices", {i}}}, {g1});
+    json gather2 = op("index", {{"self", c}, {"indices", {i}}}, {g2});
+    if (selected) gather1["selects"] = gather2["selects"] = {{"dim", 0}, {"ndims", 1}};
+    std::vector<json> ops = {op("_to_copy", {{"self", p}, {"dtype", "float32"}}, {c}), gather1, gather2,
+                             op("add", {{"self", g1}, {"other", g2}}, {o})};
+    if (summed) {
+      ops.push_back(op("sum", {{"self", c}, {"dim", {0}}}, {s}));
+      ops.push_back(op("add", {{"self", o}, {"other", s}}, {o2}));
+    }
+    json j = {{"status", "ok"}, {"mode", "hybrid"}, {"inputs", {p, i}}, {"outputs", {summed ? o2 : o}},
+              {"ops", ops}};
+    j["inputs"][0]["name"] = "in0";
+    j["inputs"][1]["name"] = "in1";
+    j["outputs"][0]["name"] = "out0";
+    if (selected)
+      j["selections"] = {{{"id", 2}, {"shape", {10, 16}}, {"dim", 0}, {"ndims", 1}, {"selected", 3},
+                          {"ranges", {{2, 4}, {7, 8}}}}};
+    OpGraph g = parse_op_graph(j, "test graph");
+    EXPECT_EQ(parse_op_graph(to_json(g), "round trip").selections.size(), selected ? 1u : 0u);
+    return g;
+  };
+  GraphCost sel = cost_graph(build(false, true));
+  EXPECT_DOUBLE_EQ(sel.input_touched_bytes.at("in0"), 96.0);
+  EXPECT_DOUBLE_EQ(sel.input_touched_bytes.at("in1"), 32.0);
+  EXPECT_DOUBLE_EQ(sel.ops[0].work.int_ops + sel.ops[0].work.cuda_total(), 48.0);
+  GraphCost full = cost_graph(build(true, true));
+  EXPECT_DOUBLE_EQ(full.input_touched_bytes.at("in0"), 320.0);
+  EXPECT_DOUBLE_EQ(full.ops[0].work.int_ops + full.ops[0].work.cuda_total(), 160.0);
+  EXPECT_DOUBLE_EQ(cost_graph(build(false, false)).input_touched_bytes.at("in0"), 320.0);
+}
+
 TEST(CostModel, ShapeOnlyOperatorsDoNotReadTheirInput) {
   // zeros_like(x) and empty_like(x) with x[1024,1024] fp32 (4,194,304 B) use x's
   // shape only: x is not read (0 B). Before, zeros_like counted x as read and

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <utility>
 
 #include "core/settings.h"
@@ -16,27 +17,118 @@
 namespace solbench::harness {
 namespace fs = std::filesystem;
 
-std::string gpu_timing_lock_path(const Device& device) {
-  if (!device.is_cuda()) return "";
-  const int ordinal = device.ordinal();
-  // By UUID: cuda:0 of one process may be cuda:1 of another (CUDA_VISIBLE_DEVICES).
-  std::string key = "cuda-" + std::to_string(ordinal);
-  try {
-    const std::string uuid = gpu::identify_device(ordinal).uuid;
-    if (!uuid.empty()) key = uuid;
-  } catch (const std::exception&) {
-    // No driver here: the worker will say so; the ordinal names the lock.
-  }
-  // One folder for the machine, not per cache folder: evaluations with different
-  // caches (users, tests, agents) share the GPU all the same. Sticky and open to
-  // all, like /tmp; a worker only needs to read its file.
+namespace {
+
+// The machine's lock folder: one for every cache folder, so that evaluations
+// with different caches (users, tests, agents) share the GPU all the same.
+// Sticky and open to all, like /tmp; a worker only needs to read its files.
+fs::path lock_dir() {
   std::error_code ec;
   const fs::path dir = settings().lock_dir;
   if (!fs::exists(dir, ec) && fs::create_directories(dir, ec))
     fs::permissions(dir, fs::perms::all | fs::perms::sticky_bit, ec);
-  const fs::path p = dir / (key + ".lock");
+  return dir;
+}
+
+// A GPU's name in lock files: its UUID, the ordinal where it cannot be read.
+std::string gpu_key(int ordinal) {
+  try {
+    const std::string uuid = gpu::identify_device(ordinal).uuid;
+    if (!uuid.empty()) return uuid;
+  } catch (const std::exception&) {
+    // No driver here: the worker will say so; the ordinal names the lock.
+  }
+  return "cuda-" + std::to_string(ordinal);
+}
+
+int open_lock_file(const fs::path& p, bool create) {
+  return ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+}
+
+bool try_flock(int fd, int op) {
+  int r;
+  while ((r = ::flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
+  }
+  return r == 0;
+}
+
+}  // namespace
+
+std::string gpu_timing_lock_path(const Device& device) {
+  if (!device.is_cuda()) return "";
+  // By UUID: cuda:0 of one process may be cuda:1 of another (CUDA_VISIBLE_DEVICES).
+  const fs::path p = lock_dir() / (gpu_key(device.ordinal()) + ".lock");
+  std::error_code ec;
   if (!fs::exists(p, ec)) std::ofstream(p).flush();
   return fs::exists(p, ec) ? p.string() : "";
+}
+
+GpuClaim GpuClaim::least_busy(const std::vector<std::string>& keys) {
+  if (keys.empty()) throw std::runtime_error("cuda:any: no CUDA device here");
+  const fs::path dir = lock_dir();
+  const auto slot = [&](size_t gpu, int k) {
+    return dir / (keys[gpu] + ".eval-" + std::to_string(k));
+  };
+  // One chooser at a time (a blocking lock, held for milliseconds).
+  const int chooser = open_lock_file(dir / "gpu-claim.lock", true);
+  if (chooser >= 0)
+    while (::flock(chooser, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  // Slot files are made in order, so the first missing one ends a GPU's list.
+  size_t best = 0;
+  int fewest = -1;
+  for (size_t g = 0; g < keys.size(); ++g) {
+    int busy = 0;
+    for (int k = 0;; ++k) {
+      const int fd = open_lock_file(slot(g, k), false);
+      if (fd < 0) break;
+      if (!try_flock(fd, LOCK_SH)) ++busy;  // an exclusive holder: a claim in flight
+      ::close(fd);
+    }
+    if (fewest < 0 || busy < fewest) {
+      fewest = busy;
+      best = g;
+    }
+  }
+  GpuClaim c;
+  for (int k = 0; k < 4096 && c.fd_ < 0; ++k) {
+    const int fd = open_lock_file(slot(best, k), true);
+    if (fd < 0) break;
+    if (try_flock(fd, LOCK_EX))
+      c.fd_ = fd;
+    else
+      ::close(fd);
+  }
+  if (chooser >= 0) ::close(chooser);
+  if (c.fd_ < 0)
+    throw std::runtime_error("cuda:any: cannot make a slot file in " + dir.string() +
+                             " (SOLBENCH_LOCK_DIR)");
+  c.ordinal_ = static_cast<int>(best);
+  return c;
+}
+
+GpuClaim GpuClaim::least_busy_gpu() {
+  const gpu::DeviceCount n = gpu::device_count();
+  if (n.count == 0) throw std::runtime_error("cuda:any: no CUDA device here (" + n.reason + ")");
+  std::vector<std::string> keys;
+  for (int i = 0; i < n.count; ++i) keys.push_back(gpu_key(i));
+  return least_busy(keys);
+}
+
+GpuClaim::~GpuClaim() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+GpuClaim::GpuClaim(GpuClaim&& o) noexcept
+    : ordinal_(std::exchange(o.ordinal_, -1)), fd_(std::exchange(o.fd_, -1)) {}
+
+GpuClaim& GpuClaim::operator=(GpuClaim&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    ordinal_ = std::exchange(o.ordinal_, -1);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
 }
 
 DeviceLock::DeviceLock(const std::string& path) {

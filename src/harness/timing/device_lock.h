@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/device.h"
 
@@ -45,6 +46,34 @@ class DeviceLock {
  private:
   int fd_ = -1;
   bool held_ = false;
+};
+
+// `--device cuda:any`: the GPU with the fewest evaluations in flight on the
+// machine, and one of its slots held until this object goes. Every claim holds
+// an flock on a slot file (<lock dir>/<key>.eval-<k>, the first slot free) for
+// its length, so claims from other threads, processes and users count; a claim
+// file's lock dies with its process. Choosing and claiming are one step under
+// <lock dir>/gpu-claim.lock, so two claims at once do not pick the same GPU.
+class GpuClaim {
+ public:
+  GpuClaim() = default;
+  // `keys` name the GPUs by ordinal (their UUIDs); picks the one with the fewest
+  // held slots, the lowest ordinal among equals. Throws std::runtime_error for
+  // no keys or a lock folder where no slot file can be made.
+  static GpuClaim least_busy(const std::vector<std::string>& keys);
+  // The same over this machine's CUDA devices; throws where there are none.
+  static GpuClaim least_busy_gpu();
+  ~GpuClaim();
+  GpuClaim(const GpuClaim&) = delete;
+  GpuClaim& operator=(const GpuClaim&) = delete;
+  GpuClaim(GpuClaim&& o) noexcept;
+  GpuClaim& operator=(GpuClaim&& o) noexcept;
+
+  int ordinal() const { return ordinal_; }
+
+ private:
+  int ordinal_ = -1;
+  int fd_ = -1;
 };
 
 }  // namespace solbench::harness

@@ -46,10 +46,12 @@ namespace {
 
 // Read when Python starts or when torch is imported: a request whose values differ
 // would get a worker that imported the wrong things, so it is refused (and the
-// requester execs a worker instead).
+// requester execs a worker instead). CUDA_VISIBLE_DEVICES is not among them:
+// CUDA reads it when it starts, which the zygote never does (zygote_check), so
+// each worker gets its own GPU from its environment (harness/evaluate.h worker_gpu).
 constexpr const char* kImportTimeEnv[] = {
     "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "SOLBENCH_PYTHON",
-    "SOLBENCH_PYTHON_DIR", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES", "HOME",
+    "SOLBENCH_PYTHON_DIR", "LD_LIBRARY_PATH", "LD_PRELOAD", "HOME",
 };
 
 void close_fd(int& fd) {
