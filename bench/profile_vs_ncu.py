@@ -128,6 +128,11 @@ def main():
     print(f"   T_k ms: off (cold) {tk(off[0][1])}, --profile {tk(prof_ev)}, off {tk(off[1][1])}")
     print(f"   eval wall s: off (cold) {off[0][2]:.2f}, --profile {prof_wall:.2f}, off {off[1][2]:.2f}; "
           f"profile's own added_wall_ms {p.get('added_wall_ms')}")
+    rl = p.get("roofline") or {}
+    print("   roofline: " + json.dumps({k: rl.get(k) for k in (
+        "t_k_over_t_sol", "bytes_over_bound", "bytes_over_min", "dram_share_of_peak",
+        "tensor_flops_over_bound", "tensor_share_of_peak", "fp32_share_of_peak", "intensity",
+        "gaps_share_of_t_k")}))
     print(f"   counters: {json.dumps(p.get('counters', {}).get('reason') or 'allowed')}, replay "
           f"{p.get('counters', {}).get('replay')}, unavailable {p.get('counters', {}).get('unavailable')}")
     for k in p.get("activities", []):
