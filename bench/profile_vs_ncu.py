@@ -102,6 +102,33 @@ def base_name(demangled):
     return s[-1] if s else demangled
 
 
+def overhead(a, out):
+    ws = [a.workload] + [w for w in a.overhead.split(",") if w]
+    docs = {}
+    for tag, extra in (("plain", []), ("profiled", ["--profile"])):
+        args = [a.solbench, "eval", a.problem, "-s", a.solution, "--device", "cuda:0", "--json",
+                "--no-db"]
+        for w in ws:
+            args += ["-w", w]
+        rc, so, _, wall = sh(args + extra, out / f"overhead-{tag}.log")
+        try:
+            docs[tag] = (json.loads(so).get("results", []), wall)
+        except ValueError:
+            docs[tag] = ([], wall)
+    print(f"   overhead over {len(ws)} workloads in one eval (wall s: plain {docs['plain'][1]:.1f}, "
+          f"--profile {docs['profiled'][1]:.1f}):")
+    for i in range(max(len(docs["plain"][0]), len(docs["profiled"][0]))):
+        row = []
+        for tag in ("plain", "profiled"):
+            res = docs[tag][0]
+            ev = res[i].get("evaluation", {}) if i < len(res) else {}
+            row.append(((ev.get("solbench_timing") or {}).get("median_ms"),
+                        (ev.get("solbench_profile") or {}).get("added_wall_ms")))
+        uuid = (docs["plain"][0][i] if i < len(docs["plain"][0]) else {}).get("workload", {}).get("uuid", "?")
+        print(f"     {uuid[:8]}: T_k plain {row[0][0]} ms, with --profile {row[1][0]} ms; "
+              f"profile added {row[1][1]} ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--solbench", required=True)
@@ -111,6 +138,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--ncu", choices=["driver", "eval", "none"], default="driver")
     ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--overhead", default="",
+                    help="more workloads (comma-separated uuid prefixes): one eval of all of them "
+                         "with --profile and one without, T_k side by side; a workload after a "
+                         "profiled one shows whether the profile pass disturbs later timing")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -142,6 +173,8 @@ def main():
           f"host {p.get('host_us')} us")
     ours = p.get("counters", {}).get("kernels", [])
     (out / "profile.json").write_text(json.dumps(p, indent=1))
+    if a.overhead:
+        overhead(a, out)
     if a.ncu == "none" or not ours:
         print("   ncu: not run" + ("" if ours else " (no counters from the profile)"))
         return
