@@ -78,6 +78,7 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
     return o;
   }
   if (judge.status != Status::Passed) {
@@ -90,12 +91,14 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     else o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
     return o;
   }
   if (o.status != Status::Passed) {  // the solution's own failure stands
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
     return o;
   }
   o.correctness = judge.correctness;
