@@ -529,8 +529,19 @@ RunReport Runner::run() {
   // executable the evaluations run.
   harness::start_process_zygote(program_);
 
-  run_on_slots(o_.slots.size(), tasks_.size(),
-               [this](size_t task, size_t slot) { evaluate(task, slot); }, o_.stop);
+  // One slot: the data set's order. Several: the largest evaluations first (the
+  // bytes their workloads' inputs and outputs hold, a proxy for their time known
+  // before anything runs), so that the last to start are short.
+  std::vector<double> cost(tasks_.size(), 0);
+  if (o_.slots.size() > 1)
+    for (size_t t = 0; t < tasks_.size(); ++t) {
+      const LoadedProblem& lp = problems_[tasks_[t].problem];
+      for (size_t i : lp.selected)
+        if (const auto& r = lp.problem->resolved.at(i)) cost[t] += double(r->input_bytes + r->output_bytes);
+    }
+  const std::vector<size_t> order = costliest_first(cost);
+  run_on_slots(o_.slots.size(), order.size(),
+               [&](size_t i, size_t slot) { evaluate(order[i], slot); }, o_.stop);
   retry_out_of_memory_alone();
   progress_->clear();
   db_->finish_run(run_id_);

@@ -49,4 +49,11 @@ ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
   return {next, stopped};
 }
 
+std::vector<size_t> costliest_first(const std::vector<double>& cost) {
+  std::vector<size_t> order(cost.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  return order;
+}
+
 }  // namespace solbench::runset

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace solbench::runset {
 
@@ -27,5 +28,10 @@ struct ScheduleResult {
 ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
                             const std::function<void(size_t task, size_t slot)>& run,
                             const std::atomic<bool>* stop = nullptr);
+
+// The order to start tasks in on several slots: the costliest first (ties in task
+// order), so that a long task does not start last and leave the other slots idle
+// while it runs (longest-processing-time-first list scheduling).
+std::vector<size_t> costliest_first(const std::vector<double>& cost);
 
 }  // namespace solbench::runset

@@ -4,6 +4,7 @@
 // stops the dispatch and comes back to the caller.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -132,6 +133,21 @@ TEST(Scheduler, AnExceptionStopsDispatchAndIsRethrown) {
                             }),
                std::runtime_error);
   EXPECT_LT(ran.load(), 10);
+}
+
+TEST(Scheduler, CostliestFirstKeepsTiesInOrder) {
+  EXPECT_EQ(costliest_first({1, 5, 3, 5, 0}), (std::vector<size_t>{1, 3, 2, 0, 4}));
+  EXPECT_TRUE(costliest_first({}).empty());
+  // Two slots, tasks of 10, 10, 10, 40: in order the 40 starts third and ends at
+  // 50; costliest first it starts at once and the three others end by 40.
+  const std::vector<double> t = {10, 10, 10, 40};
+  auto makespan = [&](const std::vector<size_t>& order) {
+    double slot[2] = {0, 0};
+    for (size_t k : order) *std::min_element(slot, slot + 2) += t[k];
+    return std::max(slot[0], slot[1]);
+  };
+  EXPECT_EQ(makespan({0, 1, 2, 3}), 50);
+  EXPECT_EQ(makespan(costliest_first(t)), 40);
 }
 
 }  // namespace
