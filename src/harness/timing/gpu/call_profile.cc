@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/cupti_params.h"
 #include "harness/timing/gpu/cupti_timer.h"
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
@@ -106,14 +107,6 @@ harness::CallTrace trace_call(int device, void* stream, const json& timer_option
 
 namespace {
 
-template <typename P>
-P zeroed(size_t struct_size) {
-  P p{};
-  p.structSize = struct_size;
-  return p;
-}
-#define SB_PARAMS(T) zeroed<T>(T##_STRUCT_SIZE)
-
 // Kernels one counter pass records (auto range: one range per kernel).
 constexpr size_t kMaxRanges = 1024;
 
@@ -146,7 +139,7 @@ struct HostSetup {
 };
 
 CUpti_Profiler_Host_Object* host_object(const HostSetup& s) {
-  auto init = SB_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  auto init = SB_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
   init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   init.pChipName = s.chip.c_str();
   init.pCounterAvailabilityImage = s.availability.data();
@@ -155,17 +148,17 @@ CUpti_Profiler_Host_Object* host_object(const HostSetup& s) {
 }
 
 void release_host(CUpti_Profiler_Host_Object* h) {
-  auto d = SB_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  auto d = SB_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
   d.pHostObject = h;
   (void)cuptiProfilerHostDeinitialize(&d);
 }
 
 void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::string>& wanted) {
-  auto chip = SB_PARAMS(CUpti_Device_GetChipName_Params);
+  auto chip = SB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<size_t>(device);
   check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
   s.chip = chip.pChipName;
-  auto avail = SB_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  auto avail = SB_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
   avail.ctx = ctx;
   check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
   s.availability.resize(avail.counterAvailabilityImageSize);
@@ -174,7 +167,7 @@ void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::
   // Each metric on a host object of its own: one this chip lacks is listed, not fatal.
   for (const std::string& m : wanted) {
     CUpti_Profiler_Host_Object* h = host_object(s);
-    auto add = SB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+    auto add = SB_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     const char* names[] = {m.c_str()};
     add.pHostObject = h;
     add.ppMetricNames = names;
@@ -187,21 +180,21 @@ void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::
   s.host = host_object(s);
   std::vector<const char*> names;
   for (const auto& m : s.metrics) names.push_back(m.c_str());
-  auto add = SB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  auto add = SB_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   add.pHostObject = s.host;
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();
   check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-  auto size = SB_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  auto size = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   size.pHostObject = s.host;
   check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
   s.config.resize(size.configImageSize);
-  auto img = SB_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  auto img = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
   img.pHostObject = s.host;
   img.configImageSize = s.config.size();
   img.pConfigImage = s.config.data();
   check(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage");
-  auto passes = SB_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  auto passes = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   passes.configImageSize = s.config.size();
   passes.pConfigImage = s.config.data();
   check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
@@ -212,13 +205,13 @@ void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::
 class Session {
  public:
   explicit Session(CUcontext ctx) {
-    auto en = SB_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    auto en = SB_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
     en.ctx = ctx;
     check(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable");
     obj_ = en.pRangeProfilerObject;
   }
   ~Session() {
-    auto d = SB_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    auto d = SB_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
     d.pRangeProfilerObject = obj_;
     (void)cuptiRangeProfilerDisable(&d);
   }
@@ -235,7 +228,7 @@ harness::CallCounters collect(const HostSetup& s, CUcontext ctx, harness::Timer&
   Session session(ctx);
   std::vector<const char*> names;
   for (const auto& m : s.metrics) names.push_back(m.c_str());
-  auto dsize = SB_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  auto dsize = SB_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   dsize.pRangeProfilerObject = session.get();
   dsize.pMetricNames = names.data();
   dsize.numMetrics = names.size();
@@ -243,13 +236,13 @@ harness::CallCounters collect(const HostSetup& s, CUcontext ctx, harness::Timer&
   dsize.maxNumRangeTreeNodes = kMaxRanges;
   check(cuptiRangeProfilerGetCounterDataSize(&dsize), "cuptiRangeProfilerGetCounterDataSize");
   std::vector<uint8_t> data(dsize.counterDataSize);
-  auto init = SB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  auto init = SB_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
   init.pRangeProfilerObject = session.get();
   init.counterDataSize = data.size();
   init.pCounterData = data.data();
   check(cuptiRangeProfilerCounterDataImageInitialize(&init),
         "cuptiRangeProfilerCounterDataImageInitialize");
-  auto cfg = SB_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  auto cfg = SB_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
   cfg.pRangeProfilerObject = session.get();
   cfg.configSize = s.config.size();
   cfg.pConfig = s.config.data();
@@ -272,27 +265,27 @@ harness::CallCounters collect(const HostSetup& s, CUcontext ctx, harness::Timer&
   flush_timer.begin();
   flush_timer.end();
   flush_timer.wait_idle();
-  auto st = SB_PARAMS(CUpti_RangeProfiler_Start_Params);
+  auto st = SB_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   st.pRangeProfilerObject = session.get();
   check(cuptiRangeProfilerStart(&st), "cuptiRangeProfilerStart");
   try {
     call();
   } catch (...) {
-    auto sp = SB_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    auto sp = SB_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
     sp.pRangeProfilerObject = session.get();
     (void)cuptiRangeProfilerStop(&sp);
     throw;
   }
   flush_timer.wait_idle();  // bounded, as after every call
-  auto sp = SB_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  auto sp = SB_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   sp.pRangeProfilerObject = session.get();
   check(cuptiRangeProfilerStop(&sp), "cuptiRangeProfilerStop");
   if (!sp.isAllPassSubmitted) throw CounterFailure("the range profiler asked for another pass");
 
-  auto dec = SB_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  auto dec = SB_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   dec.pRangeProfilerObject = session.get();
   check(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData");
-  auto info = SB_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  auto info = SB_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = data.data();
   info.counterDataImageSize = data.size();
   check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
@@ -310,14 +303,14 @@ harness::CallCounters collect(const HostSetup& s, CUcontext ctx, harness::Timer&
   std::vector<double> values(names.size());
   for (size_t r = 0; r < info.numTotalRanges; ++r) {
     harness::KernelCounters k;
-    auto ri = SB_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
+    auto ri = SB_CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
     ri.pCounterDataImage = data.data();
     ri.counterDataImageSize = data.size();
     ri.rangeIndex = r;
     ri.rangeDelimiter = "/";
     if (cuptiRangeProfilerCounterDataGetRangeInfo(&ri) == CUPTI_SUCCESS && ri.rangeName)
       k.name = ri.rangeName;
-    auto ev = SB_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+    auto ev = SB_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
     ev.pHostObject = s.host;
     ev.pCounterDataImage = data.data();
     ev.counterDataImageSize = data.size();
@@ -355,9 +348,9 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
       if (setup_device == -1) {
         setup_device = device;
         try {
-          auto pinit = SB_PARAMS(CUpti_Profiler_Initialize_Params);
+          auto pinit = SB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
           check(cuptiProfilerInitialize(&pinit), "cuptiProfilerInitialize");
-          auto sup = SB_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+          auto sup = SB_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
           sup.cuDevice = device;
           sup.api = CUPTI_PROFILER_RANGE_PROFILING;
           check(cuptiProfilerDeviceSupported(&sup), "cuptiProfilerDeviceSupported");

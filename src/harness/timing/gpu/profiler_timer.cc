@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/cupti_params.h"
 
 namespace solbench::gpu {
 
@@ -50,15 +51,6 @@ class KernelDurationProfiler {
 namespace {
 
 KernelDurationProfiler* g_profiler = nullptr;
-
-// A zeroed CUPTI parameter block with its size set (the API's versioning).
-template <typename P>
-P params(size_t struct_size) {
-  P p{};
-  p.structSize = struct_size;
-  return p;
-}
-#define SB_CUPTI_PARAMS(T) params<T>(T##_STRUCT_SIZE)
 
 // `what` failed with `r`: the reason, with a hint for the failures users can fix.
 std::string failure(const char* what, CUptiResult r) {
