@@ -215,7 +215,7 @@ int run_calibrate(const CalibrateOptions& o) {
       const gpu::GpuCeilings g = gpu::measure_gpu_ceilings(device->ordinal(), go);
       const auto ds = sol::find_hardware(all, g.name);
       c.kind = "gpu";
-      c.key = g.uuid.empty() ? uuid : g.uuid;
+      c.key = uuid.empty() ? g.uuid : uuid;  // the key the lookup above (and eval) uses
       c.display_name = g.name;
       c.architecture = ds ? ds->architecture : "sm_" + g.compute_capability;
       c.datasheet = ds ? &*ds : nullptr;

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <vector>
@@ -100,7 +101,16 @@ struct CublasLt {
   CublasLt() {
     // The toolkit's major version first: the header these types come from.
     const std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-    for (const std::string& name : {soname, std::string("libcublasLt.so")})
+    // By name (the loader's path), then beside the cudart this process uses (the
+    // toolkit's lib64, often not on the loader's path), then the default toolkit.
+    std::vector<std::string> names = {soname, "libcublasLt.so"};
+    Dl_info where{};
+    if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &where) && where.dli_fname) {
+      const std::string cudart = where.dli_fname;
+      names.push_back(cudart.substr(0, cudart.rfind('/') + 1) + soname);
+    }
+    names.push_back("/usr/local/cuda/lib64/" + soname);
+    for (const std::string& name : names)
       if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
     if (!lib) {
       error = "cannot open " + soname + " (" + dlerror() + ")";
@@ -176,6 +186,12 @@ double time_gemm(const CublasLt& lt, cublasLtHandle_t handle, const GemmType& g,
     const cublasOperation_t trans = CUBLAS_OP_T, no = CUBLAS_OP_N;
     lt_check(lt.desc_set(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans), "TRANSA");
     lt_check(lt.desc_set(desc, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no), "TRANSB");
+    if (g.ab == CUDA_R_8F_E4M3) {
+      // FP8 at the tensor cores' full rate: accumulation without the periodic
+      // promotion to FP32 (what the datasheet's FP8 figure assumes).
+      const int8_t fast = 1;
+      lt_check(lt.desc_set(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast), "FAST_ACCUM");
+    }
     lt_check(lt.layout_create(&la, g.ab, n, n, n), "layout A");
     lt_check(lt.layout_create(&lb, g.ab, n, n, n), "layout B");
     lt_check(lt.layout_create(&ld, g.cd, n, n, n), "layout D");
@@ -236,12 +252,18 @@ GpuCeilings measure_gpu_ceilings(int ordinal, const GpuCalibrationOptions& opt) 
   watch.before();
   const unsigned sms = unsigned(std::max(1, info.sm_count));
 
-  // Launch floor: an empty kernel between two events, GPU time.
+  // Warm-up: an idle GPU starts at a low clock; about 0.2 s of FMA work first, so
+  // that the first measurement does not include the ramp.
   {
-    const Timed t = time_repeated([](cudaStream_t st) { launch_calib_empty(st); }, s,
-                                  opt.quick ? 0.02 : 0.1, ordinal);
-    c.launch_us = t.median_ms * 1e3;
-    c.detail["launch"] = timed_json(t);
+    CudaEvent a, b;
+    a.record(s);
+    launch_calib_fma(opt.quick ? 64 : 1024, sms * 32, s);
+    b.record(s);
+    b.synchronize();
+    const double ms = std::max(1e-3, double(CudaEvent::elapsed_ms(a, b)));
+    const int more = std::clamp(int((opt.quick ? 20 : 200) / ms), 1, 2000);
+    for (int i = 0; i < more; ++i) launch_calib_fma(opt.quick ? 64 : 1024, sms * 32, s);
+    SB_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   // DRAM: buffers of 16x the L2 (at least 1 GiB; a third of the free memory at
@@ -288,10 +310,14 @@ GpuCeilings measure_gpu_ceilings(int ordinal, const GpuCalibrationOptions& opt) 
     c.detail["gemm_skipped"] = lt.error;
   } else {
     cublasLtHandle_t handle = nullptr;
-    lt_check(lt.create(&handle), "cublasLtCreate");
+    if (const cublasStatus_t st = lt.create(&handle); st != CUBLAS_STATUS_SUCCESS) {
+      c.detail["gemm_skipped"] = "cublasLtCreate failed (cublasStatus " + std::to_string(int(st)) + ")";
+      handle = nullptr;
+    }
     const int cc = info.cc_major * 10 + info.cc_minor;
     const int64_t n = opt.quick ? 2048 : 8192;
     for (const GemmType& g : kGemms) {
+      if (!handle) break;
       if (cc < g.min_cc) {
         c.detail["gemm"][g.cls] = {{"skipped", "compute capability " + info.compute_capability() +
                                                    " has no " + g.cls + " tensor cores"}};
@@ -305,7 +331,16 @@ GpuCeilings measure_gpu_ceilings(int ordinal, const GpuCalibrationOptions& opt) 
       }
       c.detail["gemm"][g.cls] = d;
     }
-    lt.destroy(handle);
+    if (handle) lt.destroy(handle);
+  }
+
+  // Launch floor: an empty kernel between two events, GPU time (last: the clocks
+  // are up by now).
+  {
+    const Timed t = time_repeated([](cudaStream_t st) { launch_calib_empty(st); }, s,
+                                  opt.quick ? 0.02 : 0.1, ordinal);
+    c.launch_us = t.median_ms * 1e3;
+    c.detail["launch"] = timed_json(t);
   }
   SB_CUDA_CHECK(cudaStreamSynchronize(s));
   watch.after();
