@@ -85,23 +85,23 @@ void print_list(const std::vector<sol::HardwareModel>& all, const std::optional<
                                          : "none (NVML absent or no device)");
 }
 
+// Measured models: the full name (what --arch takes; a GPU's holds its UUID), the
+// date and the measured rates, in at most 100 columns.
+constexpr const char* kMeasuredRow = "{:<45} {:<10} {:>4} {:>6} {:>6} {:>6} {:>5} {:>6}\n";
+
 void print_measured_list(const std::vector<sol::HardwareModel>& measured) {
   fmt::print("\nmeasured (solbench hw calibrate) in {}:\n", sol::calibration_dir().string());
   if (measured.empty()) {
     fmt::print("  none\n");
     return;
   }
-  fmt::print(kListRow, "name", "device (date)", "SMs", "MHz", "BF16", "FP8", "FP4", "FP32", "GB/s",
-             "L2_MB");
-  for (const auto& m : measured) {
-    const std::string date = m.calibration.value("date", std::string("?")).substr(0, 10);
-    fmt::print(kListRow, fit(m.name, 14), fit(m.calibration.value("device_name", m.display_name), 19) +
-                                              " (" + date + ")",
-               m.sm_count, fmt::format("{:.0f}", m.boost_clock_mhz), rate3(m.tensor_tflops, "bf16"),
-               rate3(m.tensor_tflops, "fp8"), rate3(m.tensor_tflops, "fp4"),
+  fmt::print(kMeasuredRow, "name", "date", "SMs", "BF16", "FP8", "FP32", "GB/s", "launch");
+  for (const auto& m : measured)
+    fmt::print(kMeasuredRow, m.name, m.calibration.value("date", std::string("?")).substr(0, 10),
+               m.sm_count, rate3(m.tensor_tflops, "bf16"), rate3(m.tensor_tflops, "fp8"),
                fmt::format("{:.3g}", m.cuda_core_flops(sol::MathClass::FP32) / 1e12),
-               fmt::format("{:.0f}", m.dram_bandwidth_gbs), fmt::format("{:.3g}", m.l2_mb));
-  }
+               fmt::format("{:.0f}", m.dram_bandwidth_gbs),
+               m.launch_us > 0 ? fmt::format("{:.2f}us", m.launch_us) : "-");
 }
 
 // The newest calibration of a chip whose datasheet model is `name` (hw show of a

@@ -220,6 +220,24 @@ TEST(HwCalibrate, ShowPutsTheDatasheetBesideAGpuCalibration) {
   EXPECT_EQ(json::parse(j.out)["measured"]["name"], m.name);
 }
 
+TEST(HwCalibrate, ListShowsAFullGpuUuidNameIn100Columns) {
+  TempDir t;
+  const HardwareModel ds = testing::model("h100_sxm");
+  const HardwareModel m = write_calibration(
+      h100_ceilings(ds, "GPU-12345678-1234-1234-1234-123456789abc"), t.path() / "cache" / "hardware");
+  EXPECT_EQ(m.name, "gpu_gpu-12345678-1234-1234-1234-123456789abc");
+  const CliRun r = solbench("hw list", t.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, m.name + " ");  // whole, not cut
+  EXPECT_HAS(r.out, "2026-11-26");
+  EXPECT_HAS(r.out, "2.50us");
+  size_t start = 0;
+  for (size_t nl; (nl = r.out.find('\n', start)) != std::string::npos; start = nl + 1)
+    EXPECT_LE(nl - start, 100u) << r.out.substr(start, nl - start);
+  // --arch takes the name or the UUID.
+  EXPECT_EQ(solbench("hw show GPU-12345678-1234-1234-1234-123456789abc", t.path()).exit_code, 0);
+}
+
 TEST(HwCalibrate, AGpuWithoutOneSaysSoAndNamesTheCpu) {
   if (detect_gpu_name()) GTEST_SKIP() << "a GPU is present";
   TempDir t;
