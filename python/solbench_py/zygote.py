@@ -19,8 +19,25 @@ from .workload import Workload
 _PRELOAD_GROUPS = {
     # torch.compile (the baseline, Python solutions): Dynamo and Inductor take seconds
     # to import; Triton is what Inductor and Triton solutions generate code with.
-    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx"),
+    # torch.utils.cpp_extension: every Python solution's worker patches it before the
+    # solution loads (guard.block_extension_loading); its import (setuptools, hipify's
+    # regular expressions) took 0.35-0.7 s of each warm call's solution load.
+    "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx",
+                "torch.utils.cpp_extension"),
 }
+
+
+def _triton_driver() -> None:
+    """Triton's CUDA driver object, which a Triton kernel's first launch in a worker
+    would otherwise make: its helper module (compiled into Triton's cache once, then
+    loaded) and the search for libcuda (`ldconfig -p`). It starts no CUDA context
+    (zygote_check still verifies that before every fork)."""
+    from triton.runtime import driver
+    driver.active.utils  # noqa: B018 - the attribute access makes the driver
+
+
+# Steps after a group's imports (same best effort).
+_PRELOAD_STEPS = {"compile": (_triton_driver,)}
 
 
 def zygote_preload(group: str) -> list:
@@ -33,6 +50,11 @@ def zygote_preload(group: str) -> list:
             importlib.import_module(name)
         except Exception as e:  # noqa: BLE001 - any import failure only costs the worker the import
             missing.append(f"{name}: {type(e).__name__}: {e}")
+    for step in _PRELOAD_STEPS.get(group, ()):
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - as above: the worker does it itself then
+            missing.append(f"{step.__name__}: {type(e).__name__}: {e}")
     return missing
 
 

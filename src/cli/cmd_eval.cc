@@ -8,6 +8,7 @@
 // failed or the input is invalid, 2 usage error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -85,6 +86,38 @@ std::string score_text(const eval::WorkloadReport& w) {
   return score::score_text(w.score.s.score, failed) + (w.score.s.sol_violation ? "!" : "");
 }
 
+// `--profile`: the verdict line; with -v also the kernels (at most 8, longest first).
+void print_profile(const json& extra, bool verbose) {
+  auto it = extra.find("solbench_profile");
+  if (it == extra.end() || !it->is_object()) return;
+  const json& p = *it;
+  // The verdict, then what the profile's calls added to the workload's wall time.
+  fmt::print("     profile: {} [+{:.0f} ms]\n", p.value("verdict", std::string("-")),
+             p.value("added_wall_ms", 0.0));
+  if (!verbose || !p.contains("activities")) return;
+  std::vector<json> acts(p["activities"].begin(), p["activities"].end());
+  std::stable_sort(acts.begin(), acts.end(), [](const json& a, const json& b) {
+    return a.value("duration_us", 0.0) > b.value("duration_us", 0.0);
+  });
+  for (size_t i = 0; i < acts.size() && i < 8; ++i) {
+    const json& a = acts[i];
+    std::string name = a.value("name", std::string("?"));
+    if (name.size() > 60) name = name.substr(0, 57) + "...";
+    std::string launch;
+    if (a.contains("grid"))
+      launch = fmt::format(" <<<{},{},{} x {},{},{}>>>", a["grid"][0].get<int>(), a["grid"][1].get<int>(),
+                           a["grid"][2].get<int>(), a["block"][0].get<int>(),
+                           a["block"][1].get<int>(), a["block"][2].get<int>());
+    const json share = a.value("share_of_t_k", json(nullptr));
+    fmt::print("       {:>10.2f} us {:>5} gap {:>8.2f} us  {}{}\n", a.value("duration_us", 0.0),
+               share.is_number() ? fmt::format("{:.0f}%", share.get<double>() * 100) : "-",
+               a.value("gap_before_us", 0.0), name, launch);
+  }
+  fmt::print("       span {:.2f} us, busy {:.2f} us, gaps {:.2f} us, host {:.2f} us\n",
+             p.value("span_us", 0.0), p.value("busy_us", 0.0), p.value("gaps_us", 0.0),
+             p.value("host_us", 0.0));
+}
+
 void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
   const harness::WorkloadOutcome& o = w.outcome;
   std::string axes = axes_text(w.axes);
@@ -117,6 +150,7 @@ void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
                o.timing->stats.count, us_text(o.timing->stats.mean_ms),
                us_text(o.timing->stats.min_ms), us_text(o.timing->stats.stddev_ms),
                o.timing->stats.rse * 100, o.timing->stop_reason);
+  if (w.trace) print_profile(w.trace->evaluation.extra, verbose);
   if (verbose && st.published)
     fmt::print("     published B200: T_b {} us, T_SOL {} us\n", us_text(st.published->baseline_ms),
                us_text(st.published->sol_ms));

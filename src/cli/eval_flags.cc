@@ -49,6 +49,10 @@ void add_settings_options(CLI::App* cmd, eval::Settings& s) {
                   "SOL-ExecBench's published numbers (metadata.json)");
   cmd->add_flag("--no-baseline", s.no_baseline,
                 "do not measure or look up the scoring baseline T_b (S stays null)");
+  cmd->add_flag("--profile", s.profile,
+                "after each workload's timed loop, one call traced kernel by kernel (name, grid, "
+                "block, duration, gaps, host time) and one with hardware counters where they are "
+                "allowed; a roofline verdict per workload (docs/profile.md)");
 }
 
 void add_store_options(CLI::App* cmd, std::string& db, bool& no_db, const std::string& what) {

@@ -10,6 +10,7 @@
 #include "core/problem.h"
 #include "core/solution.h"
 #include "eval/baselines.h"
+#include "eval/profile_verdict.h"
 #include "eval/recorder.h"
 #include "eval/scoring.h"
 #include "harness/eval_plan.h"
@@ -391,6 +392,7 @@ void Evaluation::run_workers() {
   hr.timing.target_rse = req_.settings.target_rse;
   hr.timing.budget_ms = req_.settings.time_budget_ms;
   hr.timer_options = timer_options_;
+  hr.profile = req_.settings.profile;
   hr.workload_timeout = req_.settings.workload_timeout();
   hr.keep_scratch = req_.keep_staging;
   hr.no_sandbox = req_.no_sandbox;
@@ -562,6 +564,7 @@ void Evaluation::finalize(size_t k) {
   if (finalized_[k] || !w.trace) return;
   finalized_[k] = true;
   score_trace(*w.trace, w.score, rep_.arch, !req_.settings.no_timing);
+  if (req_.settings.profile) add_profile_verdict(*w.trace, w.score, rep_.arch);
   // An interrupted evaluation writes and records nothing more: what its killed
   // workers "did" is no result (harness/interrupt.h).
   if (harness::interrupted()) return;

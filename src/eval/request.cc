@@ -23,6 +23,7 @@ std::vector<std::string> Settings::flags() const {
   if (no_timing) a.push_back("--no-timing");
   if (!arch.empty()) a.insert(a.end(), {"--arch", arch});
   if (no_baseline) a.push_back("--no-baseline");
+  if (profile) a.push_back("--profile");
   return a;
 }
 

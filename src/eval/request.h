@@ -27,6 +27,7 @@ struct Settings {
   bool no_timing = false;          // correctness only
   std::string arch;                // hardware model for T_SOL; empty: the device's own
   bool no_baseline = false;        // no T_b measured or looked up (S stays null)
+  bool profile = false;            // per workload a kernel breakdown and counters (docs/profile.md)
 
   // The limits as durations: 0 ("no limit", as for `sol --timeout 0`) is a month.
   std::chrono::duration<double> workload_timeout() const;

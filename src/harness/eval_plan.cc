@@ -256,6 +256,7 @@ Trace make_trace(const Problem& problem, size_t workload_index, const std::strin
   if (env.contains("code_seal")) e.extra["solbench_code_seal"] = env["code_seal"];
   if (!o.phases_ms.empty()) e.extra["solbench_phases_ms"] = o.phases_ms;
   if (!o.extra.empty()) e.extra["solbench_checks"] = o.extra;
+  if (!o.profile.is_null()) e.extra["solbench_profile"] = o.profile;
   return t;
 }
 

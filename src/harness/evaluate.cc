@@ -48,6 +48,7 @@ WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
     plan.entry = r.entry;
     plan.time_solution = r.timed;
     plan.time_reference = r.timed;
+    plan.profile = r.profile && r.timed;  // the profile follows a timed loop
     plan.sandbox = sandbox_for(r, r.entry.kind, r.cache_key.empty() ? definition : r.cache_key);
   }
   return plan;

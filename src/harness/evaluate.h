@@ -43,6 +43,7 @@ struct HarnessRequest {
   bool timed = true;                 // time the candidate (and, as a solution, T_ref)
   TimingOptions timing;              // the stopping rule
   json timer_options = json::object();  // GPU timer keys (make_timer)
+  bool profile = false;                 // WorkerPlan::profile (solutions only, not Baseline)
   std::chrono::duration<double> workload_timeout = std::chrono::seconds(300);
   bool keep_scratch = false;
   bool no_sandbox = false;           // debugging only

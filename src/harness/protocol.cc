@@ -381,6 +381,7 @@ json WorkerPlan::to_json() const {
   j["time_reference"] = time_reference;
   j["timing"] = timing.to_json();
   j["timer_options"] = timer_options;
+  if (profile) j["profile"] = true;  // absent when off: the plan as before
   j["timing_lock"] = timing_lock;
   j["sandbox"] = sandbox;
   if (role == WorkerRole::Judge) j["judge"] = judge_json(judge);
@@ -418,6 +419,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.time_reference = j.value("time_reference", true);
     p.timing = TimingOptions::from_json(j.value("timing", json::object()));
     p.timer_options = j.value("timer_options", json::object());
+    p.profile = j.value("profile", false);
     p.timing_lock = j.value("timing_lock", "");
     p.sandbox = j.value("sandbox", json::object());
     if (auto it = j.find("judge"); it != j.end() && !it->is_null()) {
@@ -454,6 +456,7 @@ json WorkloadOutcome::to_json() const {
   j["reference_timing"] = timing_json(reference_timing);
   j["phases_ms"] = phases_ms;
   j["extra"] = extra;
+  if (!profile.is_null()) j["profile"] = profile;
   if (record) j["record"] = record->to_json();
   return j;
 }
@@ -481,6 +484,7 @@ WorkloadOutcome WorkloadOutcome::from_json(const json& j) {
     o.reference_timing = timing_from(j, "reference_timing");
     o.phases_ms = j.value("phases_ms", json::object());
     o.extra = j.value("extra", json::object());
+    if (auto it = j.find("profile"); it != j.end()) o.profile = *it;
     if (auto it = j.find("record"); it != j.end() && !it->is_null()) {
       o.record = CallRecord::from_json(*it);
       o.record->dir.clear();  // the parent says where the files are, not the worker

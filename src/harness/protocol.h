@@ -229,6 +229,9 @@ struct WorkerPlan {
   bool time_reference = true;
   TimingOptions timing;
   json timer_options = json::object();  // make_timer(device, stream, options): GPU timer keys
+  // `eval --profile`: after each workload's timed loop, one call traced kernel by
+  // kernel and one with hardware counters (WorkloadOutcome::profile, docs/profile.md).
+  bool profile = false;
   // The GPU's timing lock (timing/device_lock.h), held for each timed loop; "": none.
   std::string timing_lock;
   json sandbox = json::object(); // SandboxOptions overrides: {"seccomp": false, ...}
@@ -268,6 +271,9 @@ struct WorkloadOutcome {
   std::optional<TimingResult> reference_timing;
   json phases_ms = json::object();               // inputs, reference, correctness, timing, ...
   json extra = json::object();                   // verification, threads, ...
+  // `--profile`: the kernel breakdown and counters of one extra call
+  // (harness/timing/kernel_profile.h); null when not asked for.
+  json profile = nullptr;
   // A Recorder's evidence for the judge (a skipped workload has none). The
   // status is then only the solution's own failure (a call that raised, a thread
   // left running, ...), or PASSED for "nothing wrong seen in this process".

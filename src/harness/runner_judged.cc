@@ -24,6 +24,7 @@ WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   rp.solution_name = plan.solution_name + "/reference";
   rp.entry = EntryPoint::reference();
   rp.time_solution = false;
+  rp.profile = false;  // nothing of the solution's runs there to profile
   rp.workloads.clear();
   rp.judge = JudgeOptions{};
   rp.sandbox = opts.reference_sandbox;
@@ -77,6 +78,7 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
     return o;
   }
   if (judge.status != Status::Passed) {
@@ -89,12 +91,14 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     else o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
     return o;
   }
   if (o.status != Status::Passed) {  // the solution's own failure stands
     o.correctness.reset();
     o.timing.reset();
     o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
     return o;
   }
   o.correctness = judge.correctness;

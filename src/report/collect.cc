@@ -33,6 +33,24 @@ const json* at(const json& j, std::initializer_list<const char*> path) {
   return p;
 }
 
+// (achieved intensity, achieved FLOP/s) from a profile's roofline position, or
+// nullopt where the counters gave no FLOPs or no bytes.
+std::optional<std::pair<double, double>> measured_point(const json& profile, double t_k_ms) {
+  const json* r = at(profile, {"roofline"});
+  if (!r) return std::nullopt;
+  const json* in = at(*r, {"intensity", "achieved"});
+  const json* ach = at(*r, {"achieved"});
+  if (!in || !in->is_number() || !ach || !ach->is_object()) return std::nullopt;
+  double flops = 0;
+  if (auto it = ach->find("tensor_flops"); it != ach->end() && it->is_object())
+    for (const auto& [k, v] : it->items())
+      if (v.is_number()) flops += v.get<double>();
+  if (auto it = ach->find("fp32_flops"); it != ach->end() && it->is_number())
+    flops += it->get<double>();
+  if (!(flops > 0) || !(in->get<double>() > 0)) return std::nullopt;
+  return std::make_pair(in->get<double>(), flops / (t_k_ms / 1e3));
+}
+
 std::string string_at(const json& j, std::initializer_list<const char*> path) {
   const json* v = at(j, path);
   return v && v->is_string() ? v->get<std::string>() : std::string();
@@ -320,6 +338,8 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
                            : string_at(trace, {"evaluation", "solbench_score_reason"});
     row.log = string_at(trace, {"evaluation", "log"});
     row.recorded = t.recorded;
+    if (const json* prof = at(trace, {"evaluation", "solbench_profile"}); prof && prof->is_object())
+      row.profile = *prof;
     w.rows.push_back(std::move(row));
   }
   std::sort(w.rows.begin(), w.rows.end(),
@@ -364,6 +384,15 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
     row.not_placed = add(PointKind::Solution, row.series, what,
                          row.status == Status::Passed ? row.t_k_ms : std::nullopt, missing,
                          row.anchor);
+    // With --profile's counters: the same call where it really stands, at the intensity
+    // it achieved (FLOP per DRAM byte it moved) and its FLOPs over T_k.
+    if (row.status == Status::Passed && row.t_k_ms && *row.t_k_ms > 0)
+      if (const auto m = measured_point(row.profile, *row.t_k_ms))
+        p.points.push_back({PointKind::Measured, row.series, m->first, m->second,
+                            fmt::format("{} on {}, as measured (eval --profile): {} at {:.3g} "
+                                        "FLOP/byte",
+                                        what, w.label, rate(m->second), m->first),
+                            row.anchor});
   }
   p.workloads.push_back(std::move(w));
 }

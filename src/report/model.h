@@ -15,7 +15,9 @@
 
 namespace solbench::report {
 
-enum class PointKind { Sol, Baseline, Solution };
+// Measured: a solution at its achieved intensity and FLOP rate from `eval --profile`'s
+// counters (docs/profile.md), beside its point at the workload's own intensity.
+enum class PointKind { Sol, Baseline, Solution, Measured };
 
 struct ChartPoint {
   PointKind kind = PointKind::Solution;
@@ -58,6 +60,7 @@ struct Row {
   std::string log;           // the evaluation's log (failures say why)
   std::string recorded;
   std::string not_placed;    // empty: the row has a point on the chart
+  json profile = nullptr;    // the trace's solbench_profile (eval --profile); null without
 };
 
 struct WorkloadReport {

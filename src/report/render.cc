@@ -103,6 +103,8 @@ figcaption{font-size:12px;color:#555}
 .off{color:#8a5a00}
 .eager{color:#a33}
 .why{color:#666;font-size:12px}
+tr.profile td{border-top:none;font-size:12px;color:#333}
+table.kernels td,table.kernels th{font-size:11px;padding:1px 6px}
 details summary{cursor:pointer;color:#1a5fb4;font-size:12px}
 pre{white-space:pre-wrap;max-width:520px;font-size:11.5px;background:#f6f7f9;padding:4px 6px;margin:2px 0}
 tbody.workload{border-top:2px solid #d4d8de}
@@ -256,6 +258,42 @@ std::string t_sol_cell(const WorkloadReport& w, const Row& row) {
   return s;
 }
 
+// `eval --profile`'s verdict under a solution's row, its kernels folded below it.
+std::string profile_row(const Row& row) {
+  if (!row.profile.is_object()) return "";
+  const json& p = row.profile;
+  std::string s = fmt::format("<tr class=\"profile\"><td></td><td colspan=\"7\"><span "
+                              "class=\"verdict\">profile: {}</span>",
+                              escape(p.value("verdict", std::string("-"))));
+  if (auto it = p.find("activities"); it != p.end() && it->is_array() && !it->empty()) {
+    s += fmt::format("<details><summary>{} kernel(s), span {:.2f} us, gaps {:.2f} us, host {:.2f} "
+                     "us</summary><table class=\"kernels\"><thead><tr><th>kernel</th><th>grid x "
+                     "block</th><th>us</th><th>share of T_k</th><th>gap before (us)</th></tr>"
+                     "</thead>",
+                     p.value("kernel_count", 0), p.value("span_us", 0.0), p.value("gaps_us", 0.0),
+                     p.value("host_us", 0.0));
+    size_t n = 0;
+    for (const json& a : *it) {
+      if (++n > 32) break;  // a call of hundreds of kernels: the first 32
+      std::string launch = "-";
+      if (a.contains("grid") && a["grid"].is_array() && a["grid"].size() == 3 &&
+          a.contains("block") && a["block"].is_array() && a["block"].size() == 3)
+        launch = fmt::format("{}x{}x{} x {}x{}x{}", a["grid"][0].dump(), a["grid"][1].dump(),
+                             a["grid"][2].dump(), a["block"][0].dump(), a["block"][1].dump(),
+                             a["block"][2].dump());
+      const json share = a.value("share_of_t_k", json(nullptr));
+      s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.2f}</td><td "
+                       "class=\"num\">{}</td><td class=\"num\">{:.2f}</td></tr>",
+                       escape(a.value("name", std::string("?"))), escape(launch),
+                       a.value("duration_us", 0.0),
+                       share.is_number() ? fmt::format("{:.0f}%", share.get<double>() * 100) : "-",
+                       a.value("gap_before_us", 0.0));
+    }
+    s += "</table></details>";
+  }
+  return s + "</td></tr>\n";
+}
+
 std::string workload_table(const ProblemReport& p) {
   std::string s = fmt::format(
       "<h3 id=\"{}-table\">Workloads</h3>\n<table class=\"workloads\"><thead><tr><th>workload</th>"
@@ -282,6 +320,7 @@ std::string workload_table(const ProblemReport& p) {
           "<td class=\"num\">{}</td><td>{}</td></tr>\n",
           row.anchor, workload_cell, series_colour(row.series), escape(sol.name), status_cell(row),
           ms(row.t_k_ms), t_b_cell(row), t_sol_cell(w, row), score_cell(row), chart_cell);
+      s += profile_row(row);
     }
     s += "</tbody>\n";
   }

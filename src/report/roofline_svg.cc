@@ -47,6 +47,11 @@ std::string marker(PointKind kind, int series, double x, double y, bool legend =
           legend ? "legend-marker" : "point baseline", x - 4.5, y - 4.5);
     case PointKind::Solution:
       return solution_marker(series, x, y, legend ? "legend-marker" : "point solution");
+    case PointKind::Measured:  // a ring in the solution's colour (grey in the legend)
+      return fmt::format(
+          R"(<circle class="{}" cx="{:.1f}" cy="{:.1f}" r="5" fill="none" stroke="{}" stroke-width="2"/>)",
+          legend ? "legend-marker" : "point measured", x, y,
+          series < 0 ? std::string("#555") : series_colour(series));
   }
   return "";
 }
@@ -81,7 +86,10 @@ std::string roofline_svg(const RooflineChart& c) {
   const auto X = [&](double intensity) { return xs.px(intensity); };
   const auto Y = [&](double flops) { return ys.px(flops / 1e12); };
 
-  const int legend_items = 2 + int(c.series.size());
+  const bool measured = std::any_of(c.points.begin(), c.points.end(), [](const ChartPoint& p) {
+    return p.kind == PointKind::Measured;
+  });
+  const int legend_items = 2 + int(c.series.size()) + (measured ? 1 : 0);
   const int legend_rows = (legend_items + kLegendPerRow - 1) / kLegendPerRow;
   const double height = kLegendTop + legend_rows * kLegendRow + 6;
 
@@ -163,7 +171,8 @@ std::string roofline_svg(const RooflineChart& c) {
                    kRight + 6, kTop - 10, escape(roofs.hardware));
 
   // Points: T_SOL and the baseline first, the solutions on top.
-  for (PointKind kind : {PointKind::Sol, PointKind::Baseline, PointKind::Solution})
+  for (PointKind kind :
+       {PointKind::Sol, PointKind::Baseline, PointKind::Measured, PointKind::Solution})
     for (const auto& p : c.points) {
       if (p.kind != kind) continue;
       s += fmt::format(R"(<a href="#{}"><title>{}</title>{}</a>)" "\n", p.target, escape(p.label),
@@ -182,6 +191,9 @@ std::string roofline_svg(const RooflineChart& c) {
       {marker(PointKind::Baseline, -1, 0, 0, true), "baseline T_b"}};
   for (size_t i = 0; i < c.series.size(); ++i)
     items.push_back({marker(PointKind::Solution, int(i), 0, 0, true), c.series[i]});
+  if (measured)
+    items.push_back({marker(PointKind::Measured, -1, 0, 0, true),
+                     "as measured (eval --profile: achieved FLOP/byte)"});
   for (size_t i = 0; i < items.size(); ++i) {
     const double x = kLeft + double(i % kLegendPerRow) * kLegendColumn;
     const double y = kLegendTop + double(i / kLegendPerRow) * kLegendRow;

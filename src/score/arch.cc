@@ -134,6 +134,9 @@ SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareMode
     b.t_sol_ms = us / 1000.0;
     b.bottleneck = r.value("bottleneck", "");
     b.uncosted = r.value("uncosted", json::object());
+    b.counts = {{"work", r.value("work", json::object())},
+                {"bytes", r.value("bytes", json::object())},
+                {"time_us", r.value("time_us", json::object())}};
     if (measured)
       if (auto t = sol::attainable_from_analysis(r, *measured)) b.t_attainable_ms = *t * 1e3;
   } catch (const std::exception& e) {

@@ -47,6 +47,9 @@ struct SolBound {
   std::string bottleneck;
   json uncosted = json::object();  // operators costed as nothing (the bound is weaker)
   bool cached = false;
+  // The bound's own counts (the analysis's work, bytes, time_us): what `--profile`
+  // compares the achieved counters with. In memory only: not in to_json().
+  json counts = nullptr;
   json to_json() const;  // {t_sol_ms, reason?, bottleneck?, uncosted?}
 };
 

@@ -320,3 +320,24 @@ def test_query_of_a_missing_store_raises_the_cli_message(cli, tmp_path):
     assert str(e.value) == message
     assert str(missing) in message
     assert not missing.exists()  # a query never creates a store
+
+
+def test_eval_profile_reaches_the_worker_and_says_why_on_the_cpu():
+    """profile=True is --profile: the worker profiles after the timed loop; on the CPU the
+    trace's solbench_profile says why there is no kernel profile, and the default has none."""
+    doc = solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, profile=True, **FAST)
+    ev = doc["results"][0]["evaluation"]
+    assert ev["status"] == "PASSED"
+    prof = ev["solbench_profile"]
+    assert prof["available"] is False
+    assert prof["reason"].startswith("no GPU")
+    assert prof["verdict"].startswith("no profile: no GPU")
+
+
+def test_run_passes_profile_to_the_cli(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(solbench, "command", lambda args, **kw: seen.append(list(args)) or {})
+    solbench.run(tmp_path, reference=True, profile=True)
+    solbench.run(tmp_path, reference=True)
+    assert "--profile" in seen[0]
+    assert "--profile" not in seen[1]

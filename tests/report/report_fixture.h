@@ -56,13 +56,14 @@ class ReportTest : public ::testing::Test {
   void record(const std::string& definition, const std::string& solution, const json& workload,
               Status status, double t_k_ms, std::optional<double> t_sol_ms, double t_b_ms,
               const std::string& log = "", const std::string& t_b_method = "torch.compile",
-              const std::string& t_b_reason = "",
+              const std::string& t_b_reason = "", const json& profile = nullptr,
               std::optional<double> t_attainable_ms = std::nullopt) {
     Trace t = store::testing::make_trace(definition, solution, workload["uuid"], status, t_k_ms,
                                          t_b_ms * 1.3);
     t.workload = workload;
     if (!log.empty()) t.evaluation.log = log;
     t.evaluation.extra["solbench_score"] = {{"arch", {{"model", "h100_sxm"}}}};
+    if (!profile.is_null()) t.evaluation.extra["solbench_profile"] = profile;  // eval --profile
     const std::string hash =
         store_->put_solution(store::testing::solution_record(solution, definition));
     store::TraceExtras x;

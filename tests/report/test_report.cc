@@ -168,7 +168,7 @@ TEST_F(ReportTest, TAttainableStandsBesideTSolWhereItWasRecorded) {
   const json w2 = {{"uuid", "0000dddd-1111-2222-3333-444455556666"}, {"axes", {{"n", 128}}},
                    {"inputs", json::object()}};
   record(kOrphan, "orphan_kernel", w1, Status::Passed, 0.01, 0.004, 0.02, "", "torch.compile", "",
-         0.0065);
+         nullptr, 0.0065);
   record(kOrphan, "orphan_kernel", w2, Status::Passed, 0.01, 0.004, 0.03);
   const Report r = collect_sample(options());
   const ProblemReport* p = find_problem(r, kOrphan);
@@ -335,6 +335,61 @@ TEST_F(ReportTest, CommandWritesThePage) {
   EXPECT_EQ(run("--db '" + (dir_.path() / "missing.db").string() + "' -o '" + out.string() + "'"), 1);
   EXPECT_FALSE(fs::exists(dir_.path() / "missing.db"));  // a report never creates a store
   EXPECT_EQ(run("--db '" + db_.string() + "'"), 2);       // -o is required
+}
+
+}  // namespace
+}  // namespace solbench::report::testing
+
+namespace solbench::report::testing {
+namespace {
+
+// A trace made with `eval --profile`: the row shows the verdict and the kernels, and
+// the chart has the solution a second time, at the intensity its counters measured.
+TEST_F(ReportTest, AProfiledTraceShowsItsKernelsAndWhereItReallyStands) {
+  Diagnostics diags;
+  const Problem prob = load_problem(problem_paths(problems_dir() / kRmsnorm), diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  const json w = to_json(prob.workloads[12]);
+  const json profile = {
+      {"available", true},
+      {"kernel_count", 1},
+      {"span_us", 40.0},
+      {"gaps_us", 0.0},
+      {"host_us", 12.0},
+      {"activities",
+       {{{"kind", "kernel"}, {"name", "rms_kernel<<b>>(float*)"}, {"grid", {4096, 1, 1}},
+         {"block", {256, 1, 1}}, {"duration_us", 40.0}, {"share_of_t_k", 0.95},
+         {"gap_before_us", 0.0}}}},
+      {"roofline",
+       {{"achieved", {{"tensor_flops", json::object()}, {"fp32_flops", 2.0e8}}},
+        {"intensity", {{"achieved", 2.0}, {"bound", 1.5}}}}},
+      {"verdict", "T_k is 1.2x T_SOL; 1 kernel; moves 1.3x the minimum bytes"}};
+  record(kRmsnorm, "cuda_rmsnorm", w, Status::Passed, 0.042, 0.035, 0.08, "", "torch.compile", "",
+         profile);
+  record(kRmsnorm, "triton_rmsnorm", w, Status::Passed, 0.05, 0.035, 0.08);
+  const Report r = collect_sample(options());
+  const ProblemReport* p = find_problem(r, kRmsnorm);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->workloads.size(), 1u);
+  size_t profiled = 0;
+  for (const Row& row : p->workloads[0].rows) profiled += row.profile.is_object() ? 1 : 0;
+  EXPECT_EQ(profiled, 1u);  // the store kept the profile with its trace; the other has none
+  const std::string page = render_html(r);
+  EXPECT_HAS(page, "profile: T_k is 1.2x T_SOL; 1 kernel; moves 1.3x the minimum bytes");
+  EXPECT_HAS(page, "rms_kernel&lt;&lt;b&gt;&gt;(float*)");  // a name from the trace is text
+  EXPECT_HAS(page, "4096x1x1 x 256x1x1");
+  EXPECT_EQ(count(page, "<tr class=\"profile\">"), 1u);
+  if (!analysis_available()) return;  // no work, no chart points
+  size_t measured = 0;
+  for (const ChartPoint& pt : p->points)
+    if (pt.kind == PointKind::Measured) {
+      ++measured;
+      EXPECT_DOUBLE_EQ(pt.intensity, 2.0);
+      EXPECT_NEAR(pt.flops_per_s, 2.0e8 / 42e-6, 1.0);
+    }
+  EXPECT_EQ(measured, 1u);
+  EXPECT_HAS(page, "class=\"point measured\"");
+  EXPECT_HAS(page, "as measured (eval --profile");
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ class InProcess : public RoleVerdict {
     PoolSamples samples(s_, t, run.w);
     s_.verify_sampled_calls(run, samples, t.sets);
     run.o.timing = t.result;
+    s_.profile_pass(run, t);  // after the checks on the timed calls: it changes nothing they saw
     // In-worker T_ref only where the parent runs no reference worker (runner.h).
     if (s_.plan.time_reference)
       s_.time_reference(run.index, run.w, t.input_sets, t.ref_sets, run.o);
@@ -178,6 +179,7 @@ class Recording final : public RoleVerdict {
     run.o.phases_ms["record_samples_ms"] = rsw.ms();
     run.o.extra["verification"] = {{"recorded_calls", t.kept.size()}, {"input_sets", t.sets}};
     run.o.timing = t.result;
+    s_.profile_pass(run, t);  // the samples are written: nothing recorded depends on it
   }
 
   // Writes one call's record; returns its SHA-256.

@@ -259,6 +259,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // measure() while holding the GPU's timing lock: no other evaluation on this GPU
   // times at the same moment (timing/device_lock.h); the wait is a phase of its own.
   TimingResult locked_measure(Measurable& m, WorkloadOutcome& o);
+  // `--profile` (plan.profile): after the timed loop, one call on the first timing
+  // input set traced kernel by kernel, one with hardware counters; into run.o.profile.
+  void profile_pass(detail::WorkloadRun& run, const detail::TimedRun& t);
   // T_ref on the timing sets (after the timing gate, once).
   void time_reference(size_t index, py::object& w, const py::list& input_sets,
                       const py::list& ref_sets, WorkloadOutcome& o);

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/timing/gpu/call_profile.h"
+#include "harness/timing/gpu/gpu_errors.h"  // WorkLeftRunning
+#include "harness/timing/kernel_profile.h"
 #include "harness/worker/session_state.h"
 
 namespace solbench::harness {
@@ -101,6 +104,92 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
     o.log += std::string("timing the reference failed: ") + e.what() + "\n";
   }
   o.phases_ms["reference_timing_ms"] = rsw.ms();
+}
+
+}  // namespace solbench::harness
+
+namespace solbench::harness {
+
+namespace {
+constexpr const char* kNoGpu =
+    "no GPU: the profile reads CUDA kernels and their counters (evaluate with --device cuda:N)";
+}
+
+// Two calls more, after the timed loop and its checks, never inside it: their
+// results change no verdict and no time. Values: the first timing input set (its
+// seed was asked for already; the parent hands out no seed beyond the loop's, and
+// a profile needs the workload's shapes, not unseen values). Outputs poisoned and
+// fresh for each call. What the solution does in them is checked as after the timed
+// calls (threads, processes, libraries, torch), and work it leaves running is
+// refused as after any call.
+void WorkerSession::Impl::profile_pass(detail::WorkloadRun& run, const detail::TimedRun& t) {
+  if (!plan.profile) return;
+  Stopwatch sw;
+  json p;
+  const double median = t.result.stats.median_ms;
+  const std::optional<double> t_k = median > 0 ? std::optional<double>(median) : std::nullopt;
+  if (!plan.device.is_cuda()) {
+    p = {{"available", false}, {"reason", kNoGpu}};
+  } else {
+    progress(run.index, WorkloadPhase::Timing);
+    // Under the GPU's timing lock: the replayed kernels must not run beside another
+    // evaluation's timed loop on this GPU (nor theirs beside these counters).
+    const double waited = timing_lock.acquire();
+    struct Release {
+      DeviceLock& l;
+      ~Release() { l.release(); }
+    } release{timing_lock};
+    detail::Candidate& c = *run.candidate;
+    const py::list sets = t.input_sets;
+    const py::list inputs = sets[0].cast<py::list>();
+    const int device = plan.device.ordinal();
+    auto call = [&] { c.invoke(); };
+    // Fresh poisoned outputs; a failure to make them (out of memory) costs the profile,
+    // never the workload, which has its verdict already.
+    auto outputs = [&] {
+      try {
+        return alloc_outputs(run.w, py::none());
+      } catch (const Finish& f) {
+        throw std::runtime_error("the profile's outputs could not be made: " + f.message);
+      } catch (py::error_already_set& e) {
+        throw std::runtime_error("the profile's outputs could not be made: " +
+                                 detail::python_error_text(e));
+      }
+    };
+    try {
+      c.bind(inputs, outputs());
+      const CallTrace trace = gpu::trace_call(device, stream, plan.timer_options, call);
+      c.release();
+      p = kernel_breakdown(trace, t_k);
+      p["available"] = true;
+      if (timer->name() == "cupti-profiler") {
+        // One range-profiler session per context, and the timer's holds it.
+        p["counters"] = counters_not_allowed(
+            "the profiler timer (--timer profiler) holds CUPTI's range profiler in this worker");
+      } else {
+        c.bind(inputs, outputs());
+        std::string why;
+        const std::optional<CallCounters> counters =
+            gpu::count_call(device, stream, plan.timer_options, call, &why);
+        c.release();
+        p["counters"] = counters ? counter_summary(*counters) : counters_not_allowed(why);
+      }
+    } catch (const CallError& e) {
+      c.release();
+      p = {{"available", false}, {"reason", std::string("the profiled call failed: ") + e.what()}};
+    } catch (const gpu::WorkLeftRunning&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      c.release();
+      p = {{"available", false}, {"reason", e.what()}};
+    }
+    if (waited > 0) run.o.phases_ms["profile_lock_wait_ms"] = waited;
+    after_timed_calls("");
+  }
+  // What --profile added to this workload's wall time (issue #30 item 5).
+  p["added_wall_ms"] = sw.ms();
+  run.o.phases_ms["profile_ms"] = sw.ms();
+  run.o.profile = std::move(p);
 }
 
 }  // namespace solbench::harness

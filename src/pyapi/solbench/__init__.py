@@ -254,7 +254,7 @@ def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any
          workload_timeout: Optional[float] = None, compile_timeout: Optional[float] = None,
          timer: Optional[str] = None, cuda_arch: Optional[str] = None,
          keep_staging: bool = False, verbose: bool = False, spare_workers: bool = True,
-         timeout: Optional[float] = None) -> dict:
+         profile: bool = False, timeout: Optional[float] = None) -> dict:
     """``solbench eval PROBLEM_DIR --solution FILE --json``: build, run in sandboxed workers,
     check, time and score; the document has one trace per workload in ``results``, the
     ``summary`` and the ``score``.
@@ -269,7 +269,11 @@ def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any
     their start; each holds a process and, on a GPU, a CUDA context (docs/python.md).
 
     ``solution`` is a solution.json path, or the solution itself as a dict (as an agent
-    holds it): it is written to a private temporary file for the call."""
+    holds it): it is written to a private temporary file for the call.
+
+    ``profile`` (--profile): per workload the kernel breakdown of one call, hardware
+    counters where they are allowed, and the roofline verdict, in each trace's
+    ``evaluation.solbench_profile`` (docs/profile.md)."""
     if solution is None and not reference:
         raise TypeError("eval() needs a solution file or reference=True")
     if isinstance(solution, Mapping):
@@ -300,6 +304,7 @@ def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any
     _opt(args, "--cuda-arch", cuda_arch)
     _opt(args, "--keep-staging", keep_staging)
     _opt(args, "--verbose", verbose)
+    _opt(args, "--profile", profile)
     spares = "1" if spare_workers else "0"
     return command(args, timeout=timeout,
                    env=None if "SOLBENCH_SPARE_WORKERS" in os.environ
@@ -338,9 +343,10 @@ def run(dataset_dir: PathLike, solutions: Optional[PathLike] = None, *,
         seed: Optional[int] = None, target_rse: Optional[float] = None,
         time_budget_ms: Optional[float] = None, timer: Optional[str] = None,
         no_timing: bool = False, arch: Optional[str] = None, no_baseline: bool = False,
-        timeout: Optional[float] = None) -> dict:
+        profile: bool = False, timeout: Optional[float] = None) -> dict:
     """``solbench run DATASET_DIR --solutions DIR --json``: a data set, each evaluation in a child
-    eval, resumed from the store; returns the run's summary document."""
+    eval, resumed from the store; returns the run's summary document. ``profile``: --profile
+    in every child eval (the traces carry ``solbench_profile``)."""
     if solutions is None and not reference:
         raise TypeError("run() needs a solutions folder or reference=True")
     args = ["run", os.fspath(dataset_dir), "--json"]
@@ -366,6 +372,7 @@ def run(dataset_dir: PathLike, solutions: Optional[PathLike] = None, *,
     _opt(args, "--no-timing", no_timing)
     _opt(args, "--arch", arch)
     _opt(args, "--no-baseline", no_baseline)
+    _opt(args, "--profile", profile)
     return command(args, timeout=timeout)
 
 

@@ -270,6 +270,12 @@ void CuptiCollector::on_buffer(uint8_t* buffer, size_t valid_size) {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
         copy_common(a, GpuActivity::Kind::Kernel, *k);
         a.name = k->name ? k->name : "?";
+        a.grid[0] = static_cast<uint32_t>(k->gridX);
+        a.grid[1] = static_cast<uint32_t>(k->gridY);
+        a.grid[2] = static_cast<uint32_t>(k->gridZ);
+        a.block[0] = static_cast<uint32_t>(k->blockX);
+        a.block[1] = static_cast<uint32_t>(k->blockY);
+        a.block[2] = static_cast<uint32_t>(k->blockZ);
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -32,6 +32,8 @@ struct GpuActivity {
   uint32_t context_id = 0;
   uint32_t stream_id = 0;
   uint64_t bytes = 0;  // memcpy / memset
+  uint32_t grid[3] = {0, 0, 0};   // kernel: grid and block dimensions (the profile's breakdown)
+  uint32_t block[3] = {0, 0, 0};
   std::string name;    // kernel: its (mangled) name; memcpy: "memcpy HtoD" etc.; memset: "memset"
 };
 

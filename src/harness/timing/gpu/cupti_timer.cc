@@ -104,6 +104,7 @@ double CuptiTimer::elapsed_ms() {
   std::vector<GpuActivity> acts = collector_->take(pending_calls_);
   dropped_records_ += collector_->take_dropped();
   last_ = summarize(acts);
+  if (keep_activities_) last_activities_ = std::move(acts);
   last_events_ms_ = options_.events_crosscheck ? CudaEvent::elapsed_ms(start_, stop_) : -1.0;
   ++iterations_;
   if (last_.activities == 0) {

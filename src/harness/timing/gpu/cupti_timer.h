@@ -63,6 +63,10 @@ class CuptiTimer final : public harness::Timer {
   json take_findings() override { return guards_.take_findings(); }
 
   const SpanSummary& last_span() const { return last_; }
+  // Keep the last span's records (the profile pass, call_profile.h); off in the
+  // timed loop, which needs only the summary.
+  void keep_activities(bool keep) { keep_activities_ = keep; }
+  const std::vector<detail::GpuActivity>& last_activities() const { return last_activities_; }
   double last_events_ms() const { return last_events_ms_; }
 
  private:
@@ -80,6 +84,8 @@ class CuptiTimer final : public harness::Timer {
   uint64_t empty_iterations_ = 0;  // spans without any GPU activity (time = events)
   uint64_t dropped_records_ = 0;
   bool in_span_ = false;
+  bool keep_activities_ = false;
+  std::vector<detail::GpuActivity> last_activities_;
   detail::WindowCalls pending_calls_;  // the last span's API calls, read in elapsed_ms()
 };
 

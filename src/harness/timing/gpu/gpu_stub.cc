@@ -2,6 +2,7 @@
 // off): everything links, GPU entry points report that this build has no CUDA.
 #include <stdexcept>
 
+#include "harness/timing/gpu/call_profile.h"
 #include "harness/timing/gpu/device.h"
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
@@ -19,6 +20,16 @@ std::unique_ptr<harness::Timer> make_gpu_timer(int, void*, const json&) {
 }
 
 bool work_left_running(std::string*) { return false; }
+
+harness::CallTrace trace_call(int, void*, const json&, const std::function<void()>&) {
+  throw std::runtime_error(kNoCuda);
+}
+
+std::optional<harness::CallCounters> count_call(int, void*, const json&,
+                                                const std::function<void()>&, std::string* why) {
+  if (why) *why = kNoCuda;
+  return std::nullopt;
+}
 
 CudaErrorStatus poll_cuda_error(bool) {
   CudaErrorStatus s;

@@ -1,0 +1,379 @@
+// `eval --profile` (issue #30, docs/profile.md) without a GPU: the kernel breakdown
+// and the counters' arithmetic from synthetic records, the roofline position and its
+// verdict line, the flag through the settings and the worker protocol, and the
+// whole path on the CPU, where the profile says why there is none.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/json.h"
+#include "eval/profile_verdict.h"
+#include "eval/request.h"
+#include "harness/protocol.h"
+#include "harness/timing/kernel_profile.h"
+#include "test_support.h"
+
+namespace solbench {
+namespace {
+
+namespace fs = std::filesystem;
+using harness::CallCounters;
+using harness::CallTrace;
+using harness::KernelCounters;
+using harness::TracedActivity;
+
+TracedActivity kernel(const std::string& name, uint64_t start_ns, uint64_t end_ns,
+                      uint32_t stream = 7) {
+  TracedActivity a;
+  a.name = name;
+  a.start_ns = start_ns;
+  a.end_ns = end_ns;
+  a.stream = stream;
+  a.grid = {132, 1, 1};
+  a.block = {256, 1, 1};
+  return a;
+}
+
+// ------------------------------------------------------------ the breakdown
+
+TEST(KernelBreakdown, GapsBusyTimeAndHostTimeFromSyntheticRecords) {
+  CallTrace t;
+  const uint64_t base = 1'000'000;
+  // A 0-10 us, B 15-25 us, C on another stream 20-30 us (overlapping B).
+  t.activities = {kernel("_Z1Av", base, base + 10'000),
+                  kernel("_Z1Bv", base + 15'000, base + 25'000),
+                  kernel("_Z1Cv", base + 20'000, base + 30'000, 9)};
+  t.host_wall_ms = 0.050;
+  t.host_enqueue_ms = 0.012;
+  const json j = harness::kernel_breakdown(t, 0.040);
+  EXPECT_EQ(j["kernel_count"], 3);
+  EXPECT_EQ(j["streams"], 2);
+  EXPECT_DOUBLE_EQ(j["span_us"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(j["busy_us"].get<double>(), 25.0);  // the union: 10 + 10 + 5
+  EXPECT_DOUBLE_EQ(j["gaps_us"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(j["host_us"].get<double>(), 25.0);  // 50 us of wall less 25 us busy
+  EXPECT_DOUBLE_EQ(j["host_enqueue_us"].get<double>(), 12.0);
+  EXPECT_NEAR(j["gaps_share_of_t_k"].get<double>(), 5.0 / 40.0, 1e-12);
+  const json& a = j["activities"];
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0]["name"], "A()");  // demangled
+  EXPECT_DOUBLE_EQ(a[0]["gap_before_us"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(a[1]["gap_before_us"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(a[2]["gap_before_us"].get<double>(), 0.0);  // overlaps B: no gap
+  EXPECT_DOUBLE_EQ(a[1]["start_us"].get<double>(), 15.0);
+  EXPECT_DOUBLE_EQ(a[0]["share_of_t_k"].get<double>(), 0.25);
+  EXPECT_EQ(a[0]["grid"], json::array({132, 1, 1}));
+  EXPECT_EQ(a[0]["block"], json::array({256, 1, 1}));
+  EXPECT_EQ(a[2]["stream"], 9);
+}
+
+TEST(KernelBreakdown, RecordsAreOrderedByStartAndCopiesCarryBytes) {
+  CallTrace t;
+  TracedActivity copy;
+  copy.kind = "memcpy";
+  copy.name = "memcpy DtoD";
+  copy.start_ns = 5'000;
+  copy.end_ns = 6'000;
+  copy.bytes = 4096;
+  t.activities = {kernel("late", 10'000, 12'000), copy};
+  t.host_wall_ms = 0.001;  // shorter than the busy time: no negative host time
+  const json j = harness::kernel_breakdown(t, std::nullopt);
+  ASSERT_EQ(j["activities"].size(), 2u);
+  EXPECT_EQ(j["activities"][0]["kind"], "memcpy");
+  EXPECT_EQ(j["activities"][0]["bytes"], 4096);
+  EXPECT_FALSE(j["activities"][0].contains("grid"));
+  EXPECT_EQ(j["activities"][1]["name"], "late");  // not a mangled name: kept
+  EXPECT_DOUBLE_EQ(j["activities"][1]["gap_before_us"].get<double>(), 4.0);
+  EXPECT_EQ(j["kernel_count"], 1);
+  EXPECT_DOUBLE_EQ(j["host_us"].get<double>(), 0.0);
+  EXPECT_TRUE(j["share_of_t_k"].is_null() || !j.contains("share_of_t_k"));
+  EXPECT_TRUE(j["activities"][1]["share_of_t_k"].is_null());
+  EXPECT_TRUE(j["gaps_share_of_t_k"].is_null());
+}
+
+TEST(KernelBreakdown, AThousandLaunchesListTheFirstAndCountEvery) {
+  CallTrace t;
+  for (uint64_t i = 0; i < 1000; ++i)
+    t.activities.push_back(kernel("k", i * 2'000, i * 2'000 + 1'000));  // 1 us each, 1 us apart
+  const json j = harness::kernel_breakdown(t, 2.0);
+  EXPECT_EQ(j["kernel_count"], 1000);
+  EXPECT_EQ(j["activities"].size(), 512u);
+  EXPECT_EQ(j["activities_omitted"], 488);
+  EXPECT_DOUBLE_EQ(j["busy_us"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(j["gaps_us"].get<double>(), 999.0);
+}
+
+TEST(KernelBreakdown, ACallWithoutGpuWorkHasAnEmptySpan) {
+  CallTrace t;
+  t.host_wall_ms = 0.2;
+  const json j = harness::kernel_breakdown(t, 0.1);
+  EXPECT_EQ(j["kernel_count"], 0);
+  EXPECT_DOUBLE_EQ(j["span_us"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j["host_us"].get<double>(), 200.0);
+}
+
+TEST(KernelBreakdown, KernelNamesAreDemangled) {
+  EXPECT_EQ(harness::demangle_kernel_name("_Z6kernelPfi"), "kernel(float*, int)");
+  EXPECT_EQ(harness::demangle_kernel_name("triton_poi_fused_0"), "triton_poi_fused_0");
+}
+
+// ------------------------------------------------------------ the counters
+
+CallCounters two_kernels() {
+  CallCounters c;
+  c.metrics = harness::profile_metrics();
+  c.replay = "kernel";
+  c.passes = 3;
+  KernelCounters a{"_Z4gemmv", {}};
+  a.values = {{"gpu__time_duration.sum", 10'000},
+              {"dram__bytes_read.sum", 2e6},
+              {"dram__bytes_write.sum", 1e6},
+              {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 4e9},
+              {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 10},
+              {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 3},
+              {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 2},
+              {"sm__inst_executed_pipe_xu.sum", 4}};
+  KernelCounters b{"epilogue", {}};
+  b.values = {{"gpu__time_duration.sum", 2'000},
+              {"dram__bytes_read.sum", 0.5e6},
+              {"dram__bytes_write.sum", 0.2e6},
+              {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 1e9}};
+  c.kernels = {a, b};
+  return c;
+}
+
+TEST(CounterSummary, DerivesBytesFlopsByUnitAndRates) {
+  const json j = harness::counter_summary(two_kernels());
+  EXPECT_TRUE(j["allowed"].get<bool>());
+  ASSERT_EQ(j["kernels"].size(), 2u);
+  const json& k = j["kernels"][0];
+  EXPECT_EQ(k["name"], "gemm()");
+  EXPECT_DOUBLE_EQ(k["dram_read_bytes"].get<double>(), 2e6);
+  EXPECT_DOUBLE_EQ(k["fp32_flops"].get<double>(), 2 * 10 + 3 + 2);  // an FMA is two FLOPs
+  EXPECT_DOUBLE_EQ(k["sfu_ops"].get<double>(), 4 * 32);
+  EXPECT_DOUBLE_EQ(k["tensor_flops"]["bf16"].get<double>(), 4e9);
+  EXPECT_DOUBLE_EQ(k["dram_gb_per_s"].get<double>(), 3e6 / 10'000);  // bytes per ns
+  const json& t = j["total"];
+  EXPECT_DOUBLE_EQ(t["dram_read_bytes"].get<double>(), 2.5e6);
+  EXPECT_DOUBLE_EQ(t["dram_write_bytes"].get<double>(), 1.2e6);
+  EXPECT_DOUBLE_EQ(t["duration_ns"].get<double>(), 12'000);
+  EXPECT_DOUBLE_EQ(t["tensor_flops"]["bf16"].get<double>(), 4e9);
+  EXPECT_DOUBLE_EQ(t["tensor_flops"]["fp16"].get<double>(), 1e9);
+  EXPECT_EQ(j["passes"], 3);
+}
+
+TEST(CounterSummary, AMetricTheGpuLacksIsNullNotZero) {
+  CallCounters c = two_kernels();
+  c.metrics.erase(std::remove(c.metrics.begin(), c.metrics.end(),
+                              "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"),
+                  c.metrics.end());
+  c.unavailable = {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"};
+  const json j = harness::counter_summary(c);
+  EXPECT_TRUE(j["kernels"][0]["fp32_flops"].is_null());
+  EXPECT_TRUE(j["total"]["fp32_flops"].is_null());
+  EXPECT_EQ(j["unavailable"].size(), 1u);
+  EXPECT_FALSE(j["total"]["dram_read_bytes"].is_null());
+}
+
+// ------------------------------------------------------------ roofline and verdict
+
+sol::HardwareModel model() {
+  sol::HardwareModel hw;
+  hw.name = "test_gpu";
+  hw.sm_count = 100;
+  hw.boost_clock_mhz = 1000;
+  hw.sfu_ops_per_clock_per_sm = 16;
+  hw.tensor_tflops = {{"fp16", 1000}, {"bf16", 1000}};
+  hw.cuda_core_tflops = {{"fp32", 50}};
+  hw.dram_bandwidth_gbs = 1000;  // 1e12 B/s
+  return hw;
+}
+
+// A profile as the worker writes it: 2 kernels, counters allowed.
+json gemm_profile(double dram_bytes, double bf16_flops, double gaps_share) {
+  CallCounters c;
+  c.metrics = harness::profile_metrics();
+  KernelCounters k{"gemm", {}};
+  k.values = {{"gpu__time_duration.sum", 9'000},
+              {"dram__bytes_read.sum", dram_bytes},
+              {"dram__bytes_write.sum", 0},
+              {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", bf16_flops}};
+  c.kernels = {k};
+  json p = {{"available", true}, {"kernel_count", 2}, {"gaps_share_of_t_k", gaps_share}};
+  p["counters"] = harness::counter_summary(c);
+  return p;
+}
+
+// The bound's counts as score::SolBound keeps them (the analysis's units).
+json bound_counts(double dram_mb, double bf16_tflop) {
+  return {{"work", {{"tensor_tflop", {{"bf16", bf16_tflop}}}, {"cuda_tflop", json::object()},
+                    {"sfu_gop", 0.0}}},
+          {"bytes", {{"dram_mb", dram_mb}, {"min_mb", dram_mb * 2}}},
+          {"time_us", {{"sol", 5.0}}}};
+}
+
+TEST(ProfileVerdict, BytesAndTensorCoresAgainstTheBoundAndThePeaks) {
+  const sol::HardwareModel hw = model();
+  // T_k 10 us; 2.7 MB moved where the bound moves 1 MB; 4.1 GFLOP bf16 in 10 us
+  // is 410 TFLOP/s, 41% of a 1000 TFLOP/s peak.
+  const json p = gemm_profile(2.7e6, 4.1e9, 0.02);
+  const json r = eval::roofline_position(p, 0.010, 0.005, bound_counts(1.0, 0.0041), &hw);
+  EXPECT_NEAR(r["bytes_over_bound"].get<double>(), 2.7, 1e-9);
+  EXPECT_NEAR(r["bytes_over_min"].get<double>(), 1.35, 1e-9);
+  EXPECT_NEAR(r["tensor_share_of_peak"]["bf16"].get<double>(), 0.41, 1e-9);
+  EXPECT_NEAR(r["tensor_flops_over_bound"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(r["dram_share_of_peak"].get<double>(), 2.7e6 / 1e-5 / 1e12, 1e-9);
+  EXPECT_NEAR(r["t_k_over_t_sol"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(r["intensity"]["achieved"].get<double>(), 4.1e9 / 2.7e6, 1e-6);
+  EXPECT_NEAR(r["intensity"]["bound"].get<double>(), 4.1e9 / 1e6, 1e-6);
+  EXPECT_EQ(r["tensor_dtype"], "bf16");
+  const std::string v = eval::verdict_line(p, r);
+  EXPECT_NE(v.find("moves 2.7x the minimum bytes (DRAM at 27% of peak)"), std::string::npos) << v;
+  EXPECT_NE(v.find("tensor cores at 41% of peak (bf16)"), std::string::npos) << v;
+  EXPECT_NE(v.find("T_k is 2.0x T_SOL"), std::string::npos) << v;
+  EXPECT_EQ(v.find("gaps"), std::string::npos) << v;  // 2% of T_k: not worth a word
+}
+
+TEST(ProfileVerdict, LaunchGapsAreNamedWhenTheyMatter) {
+  const sol::HardwareModel hw = model();
+  const json p = gemm_profile(1e6, 0, 0.70);
+  const json r = eval::roofline_position(p, 0.010, std::nullopt, bound_counts(1.0, 0), &hw);
+  EXPECT_TRUE(r["t_k_over_t_sol"].is_null());
+  const std::string v = eval::verdict_line(p, r);
+  EXPECT_NE(v.find("70% of T_k is gaps between its 2 kernels"), std::string::npos) << v;
+  EXPECT_NE(v.find("moves 1.0x the minimum bytes"), std::string::npos) << v;
+  EXPECT_EQ(v.find("tensor cores"), std::string::npos) << v;
+}
+
+TEST(ProfileVerdict, WithoutCountersTheBreakdownStaysAndTheReasonIsGiven) {
+  json p = {{"available", true}, {"kernel_count", 1}, {"gaps_share_of_t_k", 0.0}};
+  p["counters"] = harness::counters_not_allowed(
+      "cuptiProfilerInitialize failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  const sol::HardwareModel hw = model();
+  const json r = eval::roofline_position(p, 0.010, 0.004, bound_counts(1.0, 0), &hw);
+  EXPECT_FALSE(r["counters"].get<bool>());
+  EXPECT_FALSE(r.contains("bytes_over_bound"));
+  EXPECT_DOUBLE_EQ(r["bound"]["dram_bytes"].get<double>(), 1e6);  // the bound's side is kept
+  const std::string v = eval::verdict_line(p, r);
+  EXPECT_NE(v.find("counters not allowed: cuptiProfilerInitialize failed: "
+                   "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("1 kernel"), std::string::npos) << v;
+  EXPECT_NE(v.find("T_k is 2.5x T_SOL"), std::string::npos) << v;
+}
+
+TEST(ProfileVerdict, NoProfileSaysWhy) {
+  const json p = {{"available", false}, {"reason", "no GPU: the profile reads CUDA kernels"}};
+  EXPECT_EQ(eval::verdict_line(p, json::object()),
+            "no profile: no GPU: the profile reads CUDA kernels");
+}
+
+TEST(ProfileVerdict, GoesIntoTheTraceOnlyWhereTheWorkerProfiled) {
+  Trace t;
+  t.evaluation.status = Status::Passed;
+  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
+  eval::ScoreState st;
+  st.bound.t_sol_ms = 0.005;
+  st.bound.counts = bound_counts(1.0, 0.0041);
+  score::ArchChoice arch;
+  arch.model = model();
+  eval::add_profile_verdict(t, st, arch);
+  EXPECT_FALSE(t.evaluation.extra.contains("solbench_profile"));  // nothing asked, nothing added
+  t.evaluation.extra["solbench_profile"] = gemm_profile(2.7e6, 4.1e9, 0.0);
+  eval::add_profile_verdict(t, st, arch);
+  const json& p = t.evaluation.extra["solbench_profile"];
+  ASSERT_TRUE(p.contains("roofline"));
+  EXPECT_NEAR(p["roofline"]["bytes_over_bound"].get<double>(), 2.7, 1e-9);
+  EXPECT_NE(p["verdict"].get<std::string>().find("moves 2.7x"), std::string::npos);
+}
+
+// ------------------------------------------------------------ the flag's way
+
+TEST(ProfileFlag, SettingsPassItToRunsChildrenOnlyWhenOn) {
+  eval::Settings s;
+  auto has = [](const std::vector<std::string>& v) {
+    return std::find(v.begin(), v.end(), "--profile") != v.end();
+  };
+  EXPECT_FALSE(has(s.flags()));
+  s.profile = true;
+  EXPECT_TRUE(has(s.flags()));
+}
+
+TEST(ProfileFlag, ThePlanAndTheResultFrameCarryItAndAreUnchangedWithoutIt) {
+  harness::WorkerPlan plan;
+  plan.entry = harness::EntryPoint::reference();
+  plan.role = harness::WorkerRole::Solution;
+  const json off = plan.to_json();
+  EXPECT_FALSE(off.contains("profile"));  // the default frame as before
+  plan.profile = true;
+  const json on = plan.to_json();
+  EXPECT_EQ(on["profile"], true);
+  EXPECT_TRUE(harness::WorkerPlan::from_json(on).profile);
+  EXPECT_FALSE(harness::WorkerPlan::from_json(off).profile);
+
+  harness::WorkloadOutcome o;
+  o.index = 0;
+  o.status = Status::Passed;
+  EXPECT_FALSE(o.to_json().contains("profile"));
+  EXPECT_TRUE(harness::WorkloadOutcome::from_json(o.to_json()).profile.is_null());
+  o.profile = {{"available", false}, {"reason", "x"}};
+  EXPECT_EQ(harness::WorkloadOutcome::from_json(o.to_json()).profile["reason"], "x");
+}
+
+// ------------------------------------------------------------ end to end, CPU
+
+class ProfileCli : public ::testing::Test {
+ protected:
+  json eval(const std::string& extra, std::string* text = nullptr) {
+    const fs::path out = dir_ / "out.txt";
+    const fs::path problem = fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096";
+    const std::string cmd =
+        "SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() + "' SOLBENCH_STAGING_DIR='" +
+        (dir_ / "staging").string() + "' '" + SOLBENCH_BINARY + "' eval '" + problem.string() +
+        "' --solution '" + (problem / "solutions/cpp_rowwise/solution.json").string() +
+        "' -w 71630508 --rounds 1 --time-budget-ms 20 --no-db --no-baseline " + extra + " >'" +
+        out.string() + "' 2>/dev/null";
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+    const std::string s = testing::read(out);
+    if (text) *text = s;
+    return json::parse(s, nullptr, false);
+  }
+  void SetUp() override {
+    fs::create_directories(dir_ / "cache");
+    fs::create_directories(dir_ / "staging");
+  }
+  testing::TempDir tmp_;
+  fs::path dir_ = tmp_.path();
+};
+
+TEST_F(ProfileCli, OnTheCpuTheProfileSaysWhyAndTheDefaultHasNone) {
+  const json on = eval("--profile --json");
+  ASSERT_TRUE(on.is_object());
+  const json& ev = on["results"][0]["evaluation"];
+  EXPECT_EQ(ev["status"], "PASSED");
+  ASSERT_TRUE(ev.contains("solbench_profile")) << ev.dump();
+  const json& p = ev["solbench_profile"];
+  EXPECT_FALSE(p["available"].get<bool>());
+  EXPECT_EQ(p["reason"].get<std::string>().rfind("no GPU", 0), 0u) << p.dump();
+  EXPECT_EQ(p["verdict"].get<std::string>().rfind("no profile: no GPU", 0), 0u);
+  EXPECT_GE(p["added_wall_ms"].get<double>(), 0.0);
+
+  const json off = eval("--json");
+  ASSERT_TRUE(off.is_object());
+  const json& ev0 = off["results"][0]["evaluation"];
+  EXPECT_FALSE(ev0.contains("solbench_profile"));
+  EXPECT_FALSE(ev0["solbench_phases_ms"].contains("profile_ms"));
+
+  std::string text;
+  eval("--profile", &text);
+  EXPECT_NE(text.find("     profile: no profile: no GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find(" ms]\n"), std::string::npos) << text;  // the added wall time, stated
+}
+
+}  // namespace
+}  // namespace solbench
