@@ -88,9 +88,9 @@ MeasuredCeilings measure_cpu_ceilings(const CpuCalibrationOptions& opt) {
   c.memory_gb = phys > 0 ? phys / 1e9 : 1;
 
   // Memory: three arrays of doubles, each 4x the last-level cache (at least
-  // 256 MiB), at most an eighth of the memory each; quick: 16 MiB.
+  // 256 MiB), at most a sixteenth of the memory each; quick: 16 MiB.
   double array_bytes = opt.quick ? 16.0 * (1 << 20) : std::max(4 * cache_bytes(), 256.0 * (1 << 20));
-  if (phys > 0) array_bytes = std::min(array_bytes, phys / 8);
+  if (phys > 0) array_bytes = std::min(array_bytes, phys / 16);
   const size_t n = size_t(array_bytes / sizeof(double)) / threads * threads;
   const size_t per = n / threads;
   std::unique_ptr<double[]> a(new double[n]), b(new double[n]), cc(new double[n]);
