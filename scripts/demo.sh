@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command: installs what the demo needs and builds the solbench
 # executable (scripts/setup.sh; the tests' packages are scripts/test.sh's), then
-# evaluates the bundled CPU solution of the RMSNorm problem (no GPU needed) and
+# measures this host's ceilings (hw calibrate --device cpu, cached) and evaluates
+# the bundled CPU solution of the RMSNorm problem against them (no GPU needed) and
 # prints the per-workload table with T_SOL, the baseline T_b and the SOL Score, and
 # how long each phase took. Measurements: bench/cold_start.md.
 set -euo pipefail
@@ -18,13 +19,15 @@ echo "== solbench eval $problem (C++ on the CPU, sandboxed worker) =="
 # The 3 smallest of its 16 workloads keep the demo to seconds on a small CPU; drop
 # --smallest for all of them (minutes on a CPU). Exit status 1 would mean a
 # workload failed; the table says which.
-# A CPU has no hardware model, so the bound is the H100's (--arch): the score then
-# shows the mechanics (T_SOL, T_b measured here, S), not a result worth comparing.
+# The bound is this machine's: `hw calibrate --device cpu` measures the host's
+# memory bandwidth and FMA rate once (a few seconds; cached per host, docs/sol.md
+# "Measured ceilings") and --arch cpu names that model.
 t1=$(now)
 status=0
+build/src/cli/solbench hw calibrate --device cpu
 build/src/cli/solbench eval "$problem" \
   --solution "$problem/solutions/cpp_rowwise/solution.json" \
-  --smallest 3 --rounds 3 --arch h100_sxm -o build/demo-traces.jsonl || status=$?
+  --smallest 3 --rounds 3 --arch cpu -o build/demo-traces.jsonl || status=$?
 t_demo=$(since "$t1")
 
 # Phase times: setup.sh wrote its own (build/setup-times.env).

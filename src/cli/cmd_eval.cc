@@ -138,6 +138,10 @@ void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
   else if (row_reasons && o.status != Status::Passed && !o.log.empty())
     fmt::print("     {}\n", failure_line(o.log));
   if (st.s.sol_violation) fmt::print("     {}\n", st.s.reason);
+  // Beside T_SOL where it differs (a measured --arch is both); the score keeps T_SOL.
+  if (st.bound.t_attainable_ms && st.bound.t_attainable_ms != st.bound.t_sol_ms)
+    fmt::print("     T_attainable {} us (measured ceilings + one launch; T_SOL {} us)\n",
+               us_text(st.bound.t_attainable_ms), us_text(st.bound.t_sol_ms));
   if (st.baseline && st.baseline->t_b_ms)
     if (const std::string e = score::eager_note(st.baseline->method, st.baseline->reason); !e.empty())
       fmt::print("     T_b {} us: {}\n", us_text(st.baseline->t_b_ms), e);
@@ -167,6 +171,9 @@ void print_score(const eval::Report& r) {
     fmt::print("T_SOL: {} ({}){}\n", arch.model->name, arch.model->display_name,
                arch.explicit_arch ? " (--arch)" : "");
   if (!arch.note.empty()) fmt::print("note: {}\n", arch.note);
+  if (arch.measured && arch.model && arch.measured->name != arch.model->name)
+    fmt::print("T_attainable: {} (measured {}; solbench hw show {}); S uses T_SOL\n",
+               arch.measured->name, arch.measured->calibration.value("date", "?"), arch.measured->name);
   if (ps.mean)
     fmt::print("SOL score: {:.3f} (mean over {} workload(s); {} failed count 0{}{})\n", *ps.mean,
                ps.scored, ps.failed, ps.unscored ? fmt::format("; {} unscored", ps.unscored) : "",

@@ -257,7 +257,8 @@ void Evaluation::choose_hardware() {
       sol::AnalysisOptions ao;
       ao.trace = tracer.fn();
       ao.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
-      for (size_t i : sel_) b.bounds.push_back(score::sol_bound(problem_, i, *model.model, ao));
+      const sol::HardwareModel* measured = model.measured ? &*model.measured : nullptr;
+      for (size_t i : sel_) b.bounds.push_back(score::sol_bound(problem_, i, *model.model, ao, measured));
     }
     b.done_ns = harness::monotonic_ns();
     return b;

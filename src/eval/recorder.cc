@@ -71,6 +71,7 @@ void StoreRecorder::record(const Trace& t, const ScoreState& st) {
                                    ? json(st.baseline->reason) : json(nullptr)},
                 {"t_b_cached", st.baseline ? json(st.baseline->cached) : json(nullptr)},
                 {"t_sol_bottleneck", st.bound.bottleneck}};
+    if (st.bound.t_attainable_ms) x.extras["t_attainable_ms"] = *st.bound.t_attainable_ms;
     db_->record_trace(run_, t, x);
     ++recorded_;
   } catch (const std::exception& e) {

@@ -39,6 +39,7 @@ void put_score(Trace& t, const ScoreState& st, const score::ArchChoice& arch) {
   json& x = t.evaluation.extra;
   const score::WorkloadScore& s = st.s;
   x[std::string(score::kTSolKey)] = or_null(s.t_sol_ms);
+  if (arch.measured) x[std::string(score::kTAttainableKey)] = or_null(st.bound.t_attainable_ms);
   x[std::string(score::kTBKey)] = or_null(s.t_b_ms);
   x[std::string(score::kScoreKey)] = or_null(s.score);
   x[std::string(score::kViolationKey)] = s.sol_violation;

@@ -17,6 +17,7 @@
 #include "report/problem_index.h"
 #include "report/report.h"
 #include "sol/analysis.h"
+#include "sol/calibration.h"
 
 namespace solbench::report {
 
@@ -123,6 +124,8 @@ class Collector {
     analyse_ = o.analyse ? o.analyse : AnalyseFn(default_analyse);
     try {
       models_ = sol::load_all_hardware();
+      // Measured models too (hw calibrate): traces scored on one (--arch cpu) name it.
+      for (auto& m : sol::load_calibrations()) models_.push_back(std::move(m));
     } catch (const std::exception& e) {
       r_.notes.push_back(std::string("no hardware models could be read, so no roofs are drawn: ") +
                          e.what());
@@ -326,6 +329,8 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
     row.t_b_ms = t.t_b_ms;
     if (t.t_b_ms) t_b_method_of(t, trace, row.t_b_method, row.t_b_reason);
     row.t_sol_ms = t.t_sol_ms;
+    if (t.extras.contains("t_attainable_ms") && t.extras["t_attainable_ms"].is_number())
+      row.t_attainable_ms = t.extras["t_attainable_ms"].get<double>();
     row.score = t.sol_score;
     row.sol_violation = t.extras.value("sol_violation", false);
     row.score_reason = t.extras.contains("score_reason") && t.extras["score_reason"].is_string()

@@ -51,6 +51,8 @@ struct Row {
   std::string anchor;
   Status status = Status::Passed;
   std::optional<double> t_k_ms, t_b_ms, t_sol_ms, score;
+  // T_attainable where the device had a calibration (hw calibrate); shown beside T_SOL.
+  std::optional<double> t_attainable_ms;
   // How T_b was measured: "torch.compile", "eager" (t_b_reason says why), "" unknown.
   std::string t_b_method, t_b_reason;
   bool sol_violation = false;

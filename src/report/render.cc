@@ -250,6 +250,11 @@ std::string t_sol_cell(const WorkloadReport& w, const Row& row) {
         " <span class=\"off\" title=\"the chart's T_SOL (this analysis) differs from the one "
         "recorded with the score\">(chart {:.4g})</span>",
         w.work->t_sol_ms);
+  if (row.t_attainable_ms)
+    s += fmt::format(
+        "<div class=\"attainable\" title=\"T_attainable: the roofline on this GPU's measured "
+        "ceilings (solbench hw calibrate) plus one launch; S uses T_SOL\">attainable {}</div>",
+        ms(row.t_attainable_ms));
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "runset/scheduler.h"
 #include "runset/shard.h"
 #include "runset/solutions.h"
+#include "score/sol_score.h"
 #include "store/store.h"
 
 namespace solbench::runset {
@@ -335,6 +336,9 @@ void Runner::record(size_t task, const std::string& device, const Trace& t) {
   x.environment_hash = env;
   x.sol_score = sol_score_of(t);
   x.extras = {{"recorded_by", "solbench run"}, {"device", device}};
+  if (auto it = t.evaluation.extra.find(std::string(score::kTAttainableKey));
+      it != t.evaluation.extra.end() && it->is_number())
+    x.extras["t_attainable_ms"] = *it;
   db_->record_trace(run_id_, t, x);
 }
 

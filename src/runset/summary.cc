@@ -51,11 +51,24 @@ void read_t_b(const Trace& t, WorkloadResult& r) {
 
 }  // namespace
 
+namespace {
+std::optional<double> number_at(const Trace& t, std::string_view key) {
+  auto it = t.evaluation.extra.find(std::string(key));
+  if (it == t.evaluation.extra.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+void read_bounds(const Trace& t, WorkloadResult& r) {
+  r.t_sol_ms = number_at(t, score::kTSolKey);
+  r.t_attainable_ms = number_at(t, score::kTAttainableKey);
+}
+}  // namespace
+
 WorkloadResult result_of(const Trace& t) {
   WorkloadResult r;
   r.uuid = t.workload.value("uuid", "");
   r.status = t.evaluation.status;
   r.sol_score = sol_score_of(t);
+  read_bounds(t, r);
   read_t_b(t, r);
   if (*r.status != Status::Passed) r.reason = failure_line(t.evaluation.log, 150);
   return r;
@@ -68,6 +81,7 @@ WorkloadResult result_of(const store::StoredTrace& st) {
   const Trace t = st.trace();
   r.sol_score = sol_score_of(t);
   if (!r.sol_score) r.sol_score = st.sol_score;
+  read_bounds(t, r);
   read_t_b(t, r);
   if (*r.status != Status::Passed) r.reason = failure_line(t.evaluation.log, 150);
   r.resumed = true;
@@ -227,6 +241,8 @@ json summary_json(const RunReport& r) {
           if (!res->status) rj["skip_reason"] = res->skip_reason;
           if (!res->reason.empty()) rj["reason"] = res->reason;
           rj["sol_score"] = or_null(res->sol_score);
+          rj["t_sol_ms"] = or_null(res->t_sol_ms);
+          if (res->t_attainable_ms) rj["t_attainable_ms"] = *res->t_attainable_ms;
           rj["t_b_method"] = or_null(res->t_b_method);
           if (res->t_b_method == "eager") rj["t_b_reason"] = res->t_b_reason;
           rj["resumed"] = res->resumed;

@@ -22,6 +22,9 @@ struct WorkloadResult {
   std::optional<Status> status;    // nullopt: eval skipped the workload (no trace)
   std::string skip_reason;
   std::optional<double> sol_score;  // evaluation.extra.solbench_sol_score
+  // evaluation.extra.solbench_t_sol_ms and solbench_t_attainable_ms (the latter
+  // only where the GPU had a calibration: docs/sol.md "Measured ceilings").
+  std::optional<double> t_sol_ms, t_attainable_ms;
   // The T_b the score used (evaluation.extra.solbench_score.t_b): "torch.compile",
   // "eager" (then t_b_reason says why) or "" when there is none.
   std::string t_b_method, t_b_reason;

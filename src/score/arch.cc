@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "harness/timing/gpu/device.h"
 #include "harness/timing/timer.h"
 #include "sol/analysis.h"
+#include "sol/calibration.h"
 
 namespace solbench::score {
 
@@ -15,14 +17,20 @@ json ArchChoice::to_json() const {
             {"matches_device", matches_device}};
   if (!reason.empty()) j["reason"] = reason;
   if (!note.empty()) j["note"] = note;
+  if (measured)
+    j["measured"] = {{"model", measured->name},
+                     {"date", measured->calibration.value("date", "")},
+                     {"file", measured->file.string()}};
   return j;
 }
 
 ArchChoice ArchChoice::from_json(const json& j) {
   ArchChoice c;
   if (!j.is_object()) return c;
-  if (j.contains("model") && j["model"].is_string())
+  if (j.contains("model") && j["model"].is_string()) {
     c.model = sol::find_hardware(sol::load_all_hardware(), j["model"].get<std::string>());
+    if (!c.model) c.model = sol::find_hardware(sol::load_calibrations(), j["model"].get<std::string>());
+  }
   c.explicit_arch = j.value("explicit", false);
   c.matches_device = j.value("matches_device", false);
   c.reason = j.value("reason", "");
@@ -52,8 +60,8 @@ ArchChoice choose_arch(const std::string& arch, const Device& device) {
   if (c.explicit_arch) {
     c.model = sol::select_hardware(arch, gpu);  // throws for an unknown name
   } else if (!cuda) {
-    c.reason = "no hardware model for the CPU (solbench hw list has GPU models only); pass "
-               "--arch NAME to use a GPU's bound";
+    c.reason = "no hardware model for the CPU; pass --arch cpu for this host's measured one "
+               "(solbench hw calibrate --device cpu) or --arch NAME for a GPU's bound";
     return c;
   } else {
     try {
@@ -63,12 +71,27 @@ ArchChoice choose_arch(const std::string& arch, const Device& device) {
       return c;
     }
   }
+  // A CPU calibration of this host is the CPU's own model.
+  if (!cuda && c.model->measured() && c.model->calibration.value("kind", "") == "cpu" &&
+      c.model->calibration.value("key", "") == sol::local_host_name())
+    c.matches_device = true;
   if (cuda && gpu) {
     auto all = sol::load_all_hardware();
     auto local = sol::find_hardware(all, *gpu);
     c.matches_device = local && local->name == c.model->name;
   }
   set_note(c, device, gpu.value_or(""));
+  if (c.model->measured()) {
+    c.measured = c.model;
+  } else if (cuda && c.matches_device) {
+    // This GPU's calibration (by UUID), where it measured the chip of the model.
+    try {
+      auto m = sol::find_gpu_calibration(gpu::identify_device(device.ordinal()).uuid);
+      if (m && m->datasheet == c.model->name) c.measured = std::move(m);
+    } catch (const std::exception&) {
+      // No identity, no calibration: T_attainable is simply absent.
+    }
+  }
   return c;
 }
 
@@ -90,12 +113,13 @@ json SolBound::to_json() const {
   if (!reason.empty()) j["reason"] = reason;
   if (!bottleneck.empty()) j["bottleneck"] = bottleneck;
   if (!uncosted.empty()) j["uncosted"] = uncosted;
+  if (t_attainable_ms) j["t_attainable_ms"] = *t_attainable_ms;
   j["cached"] = cached;
   return j;
 }
 
 SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareModel& hw,
-                   const sol::AnalysisOptions& options) {
+                   const sol::AnalysisOptions& options, const sol::HardwareModel* measured) {
   SolBound b;
   try {
     const json r = sol::analyse_workload(problem, index, hw, options);
@@ -113,6 +137,8 @@ SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareMode
     b.counts = {{"work", r.value("work", json::object())},
                 {"bytes", r.value("bytes", json::object())},
                 {"time_us", r.value("time_us", json::object())}};
+    if (measured)
+      if (auto t = sol::attainable_from_analysis(r, *measured)) b.t_attainable_ms = *t * 1e3;
   } catch (const std::exception& e) {
     b.reason = fmt::format("no T_SOL on {}: {}", hw.name, first_line(e.what(), 300));
   }

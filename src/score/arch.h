@@ -20,6 +20,11 @@ struct ArchChoice {
   bool explicit_arch = false;   // named by --arch
   bool matches_device = false;  // the model is the evaluating device's own
   std::string note;             // says when the model is not the device's
+  // The measured model T_attainable is computed on (sol/calibration.h): the
+  // calibration of the evaluating GPU where `model` is its own datasheet model,
+  // or `model` itself where --arch named a measured one (--arch cpu). The score
+  // never uses it.
+  std::optional<sol::HardwareModel> measured;
   // {model, display_name, explicit, matches_device, reason?, note?}
   json to_json() const;
   // The model is looked up by name among the hardware models (none if unknown).
@@ -37,6 +42,7 @@ void confirm_device(ArchChoice& choice, const Device& device, const json& worker
 
 struct SolBound {
   std::optional<double> t_sol_ms;  // nullopt: see reason
+  std::optional<double> t_attainable_ms;  // measured ceilings + one launch; nullopt: no calibration
   std::string reason;
   std::string bottleneck;
   json uncosted = json::object();  // operators costed as nothing (the bound is weaker)
@@ -50,7 +56,9 @@ struct SolBound {
 // T_SOL of problem.workloads[index] on `hw` (sol::analyse_workload, its cache;
 // `options.trace` traces where the cache misses: a TracerProcess's, or this
 // process's embedded Python when empty).
+// With `measured` (ArchChoice::measured) also T_attainable from the same analysis.
 SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareModel& hw,
-                   const sol::AnalysisOptions& options = {});
+                   const sol::AnalysisOptions& options = {},
+                   const sol::HardwareModel* measured = nullptr);
 
 }  // namespace solbench::score

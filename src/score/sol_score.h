@@ -30,6 +30,9 @@ namespace solbench::score {
 // Keys `solbench eval` writes into each trace's evaluation.extra (and what
 // `solbench run` reads back): stable names, listed in docs/score.md.
 inline constexpr std::string_view kTSolKey = "solbench_t_sol_ms";         // number | null
+// T_attainable (measured ceilings + one launch; docs/sol.md "Measured ceilings"):
+// present only where the device has a calibration; never part of the score.
+inline constexpr std::string_view kTAttainableKey = "solbench_t_attainable_ms";  // number | null
 inline constexpr std::string_view kTBKey = "solbench_t_b_ms";             // number | null
 inline constexpr std::string_view kScoreKey = "solbench_sol_score";       // number | null
 inline constexpr std::string_view kViolationKey = "solbench_sol_violation";  // bool

@@ -13,6 +13,7 @@
 #include "core/diagnostics.h"
 #include "core/settings.h"
 #include "core/text.h"
+#include "sol/calibration.h"
 
 #ifndef SOLBENCH_SOURCE_DIR
 #define SOLBENCH_SOURCE_DIR ""
@@ -46,9 +47,15 @@ class Reader {
     const json* s = j.contains("sources") ? &j["sources"] : nullptr;
     if (!s || !s->is_object() || s->empty())
       fail("sources", "expected an object mapping source keys to URLs");
+    // A measured model names its own measurements ("measured: solbench hw
+    // calibrate ..."); a datasheet number still needs a URL.
+    const bool measured = j.contains("calibration") && j["calibration"].is_object();
     for (auto& [k, v] : s->items()) {
-      if (!v.is_string() || v.get<std::string>().rfind("http", 0) != 0)
-        fail("sources." + k, "expected a URL string starting with http");
+      const bool ok = v.is_string() && (v.get<std::string>().rfind("http", 0) == 0 ||
+                                        (measured && v.get<std::string>().rfind("measured:", 0) == 0));
+      if (!ok)
+        fail("sources." + k, measured ? "expected a URL string starting with http or \"measured:\""
+                                      : "expected a URL string starting with http");
       sources_[k] = v.get<std::string>();
     }
   }
@@ -131,6 +138,15 @@ HardwareModel parse_hardware(const json& j, const fs::path& file) {
   m.dram_bandwidth_gbs = r.field("dram_bandwidth_gbs");
   m.l2_mb = r.field("l2_mb");
   m.memory_gb = r.field("memory_gb");
+  if (j.contains("calibration")) {
+    if (!j["calibration"].is_object()) r.fail("calibration", "expected an object (provenance)");
+    m.calibration = j["calibration"];
+    if (j.contains("datasheet")) {
+      if (!j["datasheet"].is_string()) r.fail("datasheet", "expected a model name");
+      m.datasheet = j["datasheet"].get<std::string>();
+    }
+    if (j.contains("launch_us")) m.launch_us = r.field("launch_us");
+  }
   m.field_sources = std::move(r.field_sources);
   return m;
 }
@@ -313,6 +329,14 @@ HardwareModel select_hardware(const std::string& name, const std::optional<std::
   auto all = load_all_hardware();
   if (!name.empty()) {
     if (auto m = find_hardware(all, name)) return *m;
+    // Measured models (sol/calibration.h): "cpu" is this host's calibration; the
+    // others answer to their name or their GPU UUID.
+    if (normalise(name) == "cpu") {
+      if (auto m = find_cpu_calibration()) return *m;
+      throw HardwareChoiceError(where + " cpu: this host (" + local_host_name() +
+                                ") has no CPU calibration; run `solbench hw calibrate --device cpu`");
+    }
+    if (auto m = find_hardware(load_calibrations(), name)) return *m;
     throw HardwareChoiceError(unknown_hardware_message(all, name, where));
   }
   const std::string ask = "name a model (" + where + " NAME), one of: " + known_names(all);

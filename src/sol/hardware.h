@@ -35,6 +35,13 @@ struct HardwareModel {
   std::map<std::string, std::string> field_sources;  // "tensor_tflops.bf16" -> URL
   std::filesystem::path file;
   std::string content;  // the file's text: part of cache keys
+  // A measured model (`solbench hw calibrate`, sol/calibration.h) carries its
+  // provenance here (date, device, UUID, driver, clocks seen); null for a
+  // datasheet model. Its numbers' sources may then be "measured:..." instead of URLs.
+  json calibration;
+  std::string datasheet;  // measured: the bundled model of the same chip ("" if none)
+  double launch_us = 0;   // measured: the shortest kernel (empty kernel, GPU time); 0 if none
+  bool measured() const { return !calibration.is_null(); }
 
   // Peak rates in operations per second. A class the chip lacks falls back to
   // the next wider one it has (FP4 -> FP8 -> FP16; INT8 -> FP16; FP8 -> FP16);

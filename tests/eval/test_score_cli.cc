@@ -277,6 +277,36 @@ TEST_F(ScoreCli, OnTheCpuWithoutArchTheScoreIsNullWithTheReason) {
   EXPECT_TRUE(h.doc["history"][0]["sol_score"].is_null());
 }
 
+TEST_F(ScoreCli, ArchCpuIsThisHostsCalibrationAndGivesTAttainable) {
+  // Without a calibration --arch cpu is a usage error that says how to make one.
+  CliRun none = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                    "' --smallest 1 --arch cpu --json --no-db" + kFast);
+  EXPECT_EQ(none.rc, 2) << none.out << none.err;
+  EXPECT_TRUE(has(none.err, "hw calibrate --device cpu")) << none.err;
+
+  CliRun cal = run("hw calibrate --device cpu --quick --json");
+  ASSERT_EQ(cal.rc, 0) << cal.out << cal.err;
+  const std::string model = cal.doc["name"];
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                 "' --smallest 1 --arch cpu --json --db '" + db() + "'" + kFast);
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  const json& e = ev(r, 0);
+  EXPECT_EQ(e["status"], "PASSED");
+  ASSERT_TRUE(e["solbench_t_sol_ms"].is_number()) << e.dump();
+  // The model is measured: T_attainable is the same roofline and a CPU has no launch term.
+  ASSERT_TRUE(e["solbench_t_attainable_ms"].is_number()) << e.dump();
+  EXPECT_DOUBLE_EQ(e["solbench_t_attainable_ms"].get<double>(), e["solbench_t_sol_ms"].get<double>());
+  // This host's DRAM term: the workload's bytes at the measured bandwidth.
+  EXPECT_GT(e["solbench_t_sol_ms"].get<double>(), 0);
+  const json& arch = e["solbench_score"]["arch"];
+  EXPECT_EQ(arch["model"], model);
+  EXPECT_TRUE(arch["matches_device"].get<bool>()) << arch.dump();  // the CPU's own model
+  EXPECT_FALSE(arch.contains("note")) << arch.dump();
+  EXPECT_EQ(arch["measured"]["model"], model);
+  EXPECT_DOUBLE_EQ(e["solbench_score"]["t_sol"]["t_attainable_ms"].get<double>(),
+                   e["solbench_t_attainable_ms"].get<double>());
+}
+
 TEST_F(ScoreCli, FasterThanTheBoundIsFlaggedNeverASilentOne) {
   // A made-up chip with 0.001 GB/s of DRAM bandwidth: T_SOL of the 24 KB workload is
   // ~25 ms, far above both the solution's and the baseline's microseconds.

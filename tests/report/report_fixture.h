@@ -56,7 +56,8 @@ class ReportTest : public ::testing::Test {
   void record(const std::string& definition, const std::string& solution, const json& workload,
               Status status, double t_k_ms, std::optional<double> t_sol_ms, double t_b_ms,
               const std::string& log = "", const std::string& t_b_method = "torch.compile",
-              const std::string& t_b_reason = "", const json& profile = nullptr) {
+              const std::string& t_b_reason = "", const json& profile = nullptr,
+              std::optional<double> t_attainable_ms = std::nullopt) {
     Trace t = store::testing::make_trace(definition, solution, workload["uuid"], status, t_k_ms,
                                          t_b_ms * 1.3);
     t.workload = workload;
@@ -77,6 +78,7 @@ class ReportTest : public ::testing::Test {
                 {"score_reason", s.reason.empty() ? json(nullptr) : json(s.reason)},
                 {"t_b_method", t_b_method},
                 {"t_b_reason", t_b_reason.empty() ? json(nullptr) : json(t_b_reason)}};
+    if (t_attainable_ms) x.extras["t_attainable_ms"] = *t_attainable_ms;  // as eval records it
     store_->record_trace(run_, t, x);
   }
 

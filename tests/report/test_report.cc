@@ -162,6 +162,26 @@ TEST_F(ReportTest, AnEagerBaselineSaysSoBesideItsTime) {
   EXPECT_HAS(page, "1 trace(s) scored against a T_b that is eager");
 }
 
+TEST_F(ReportTest, TAttainableStandsBesideTSolWhereItWasRecorded) {
+  const json w1 = {{"uuid", "0000cccc-1111-2222-3333-444455556666"}, {"axes", {{"n", 64}}},
+                   {"inputs", json::object()}};
+  const json w2 = {{"uuid", "0000dddd-1111-2222-3333-444455556666"}, {"axes", {{"n", 128}}},
+                   {"inputs", json::object()}};
+  record(kOrphan, "orphan_kernel", w1, Status::Passed, 0.01, 0.004, 0.02, "", "torch.compile", "",
+         nullptr, 0.0065);
+  record(kOrphan, "orphan_kernel", w2, Status::Passed, 0.01, 0.004, 0.03);
+  const Report r = collect_sample(options());
+  const ProblemReport* p = find_problem(r, kOrphan);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->workloads.size(), 2u);
+  ASSERT_TRUE(p->workloads[0].rows[0].t_attainable_ms);
+  EXPECT_DOUBLE_EQ(*p->workloads[0].rows[0].t_attainable_ms, 0.0065);
+  EXPECT_FALSE(p->workloads[1].rows[0].t_attainable_ms);
+  const std::string page = render_html(r);
+  EXPECT_EQ(count(page, "<div class=\"attainable\""), 1u);
+  EXPECT_HAS(page, ">attainable 0.0065</div>");
+}
+
 TEST_F(ReportTest, PageFetchesNothing) {
   REQUIRE_ANALYSIS();
   record_sample();

@@ -50,4 +50,22 @@ void launch_scale(const float* x, float* y, int64_t n, uint64_t* stamps, cudaStr
 // ns (the resolution of the stamps above). Synchronises `stream`.
 uint64_t global_timer_step_ns(cudaStream_t stream);
 
+// ---- hw calibrate (calibrate_gpu.cc) ----------------------------------------
+// Each launcher queues one kernel on `stream` with `blocks` blocks of 256 threads.
+
+// Reads `bytes` (a multiple of 64) with four independent 16-byte loads in flight
+// per thread; writes nothing unless an impossible value turns up.
+void launch_calib_read(const void* buf, size_t bytes, unsigned blocks, cudaStream_t stream);
+// `iterations` rounds of 8 independent FP32 FMA chains per thread: 16 FLOP per
+// thread per round.
+void launch_calib_fma(int iterations, unsigned blocks, cudaStream_t stream);
+// `iterations` rounds of 8 independent rsqrt.approx chains per thread (one SFU
+// operation each, MUFU.RSQ).
+void launch_calib_sfu(int iterations, unsigned blocks, cudaStream_t stream);
+// An empty kernel, one thread: the shortest launch.
+void launch_calib_empty(cudaStream_t stream);
+// Fills `n` elements with values in [-1, 1) of the given type ("bf16", "fp16",
+// "fp32", "fp8e4m3"): GEMM operands that are neither zero nor NaN.
+void launch_calib_fill(void* p, size_t n, const char* type, cudaStream_t stream);
+
 }  // namespace solbench::gpu

@@ -18,5 +18,10 @@ void launch_blocking(const volatile int32_t*, int32_t*, uint64_t, cudaStream_t) 
 void launch_illegal_address(cudaStream_t) { unavailable(); }
 void launch_scale(const float*, float*, int64_t, uint64_t*, cudaStream_t) { unavailable(); }
 uint64_t global_timer_step_ns(cudaStream_t) { unavailable(); }
+void launch_calib_read(const void*, size_t, unsigned, cudaStream_t) { unavailable(); }
+void launch_calib_fma(int, unsigned, cudaStream_t) { unavailable(); }
+void launch_calib_sfu(int, unsigned, cudaStream_t) { unavailable(); }
+void launch_calib_empty(cudaStream_t) { unavailable(); }
+void launch_calib_fill(void*, size_t, const char*, cudaStream_t) { unavailable(); }
 
 }  // namespace solbench::gpu
