@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "core/text.h"
 #include "cli/eval_flags.h"
 #include "core/json.h"
 #include "core/problem.h"
@@ -63,11 +64,8 @@ std::string ms_cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.4g}", *v) : std::string("-");
 }
 
-std::string axes_text(const Workload& w) {
-  std::string s;
-  for (const auto& [n, v] : w.axes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", n, v);
-  return s.size() > 22 ? s.substr(0, 19) + "..." : s;
-}
+// A table cell: the axes in at most 22 characters.
+std::string axes_cell(const Workload& w) { return fit(axes_text(w.axes), 22); }
 
 // Warnings go to stderr in both modes: with --json stdout stays one document.
 void warn(const std::string& text) { std::fprintf(stderr, "warning: %s\n", text.c_str()); }
@@ -250,7 +248,7 @@ void BaselineCommand::problem_rows(const Problem& problem, const fs::path& dir,
     if (pub && *pub) row["published"] = (*pub)->to_json();
     rows.push_back(row);
     if (o_.json_output) continue;
-    fmt::print("  {:<8}  {:<22} {:>12} {:<14} {:<7}", w.uuid.substr(0, 8), axes_text(w),
+    fmt::print("  {:<8}  {:<22} {:>12} {:<14} {:<7}", short_uuid(w.uuid), axes_cell(w),
                ms_cell(r.t_b_ms), r.method.empty() ? "-" : r.method, r.cached ? "yes" : "no");
     if (bound) fmt::print(" {:>12}", ms_cell(bound->t_sol_ms));
     if (!published.empty())

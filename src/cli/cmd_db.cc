@@ -137,7 +137,7 @@ void print_trace_table(const std::vector<store::StoredTrace>& rows, bool with_st
       group = g;
     }
     fmt::print("  {:<19} {:<8} {:<24}{} {:>10} {:>10} {:>6}\n", t.recorded.substr(0, 19),
-               t.workload_uuid.substr(0, 8), fit(t.solution, 24), status(status_name(t.status)),
+               short_uuid(t.workload_uuid), fit(t.solution, 24), status(status_name(t.status)),
                us_text(t.latency_ms), us_text(t.reference_latency_ms),
                score::score_text(t.sol_score, t.status != Status::Passed));
   }

@@ -31,13 +31,11 @@ namespace solbench::cli {
 
 namespace {
 
-std::string short_uuid(const std::string& u) { return u.substr(0, 8); }
-
+// The report keeps a workload's axes as a JSON object of integers.
 std::string axes_text(const json& axes) {
-  std::string s;
-  for (auto it = axes.begin(); it != axes.end(); ++it)
-    s += fmt::format("{}{}={}", s.empty() ? "" : " ", it.key(), it.value().dump());
-  return s;
+  std::vector<std::pair<std::string, int64_t>> v;
+  for (auto it = axes.begin(); it != axes.end(); ++it) v.emplace_back(it.key(), it.value().get<int64_t>());
+  return solbench::axes_text(v);
 }
 
 // Microseconds in every time column, as in every solbench table (the JSON

@@ -18,6 +18,7 @@
 #include "core/device.h"
 #include "core/json.h"
 #include "core/problem.h"
+#include "core/text.h"
 #include "core/solution.h"
 
 namespace solbench::cli {
@@ -164,14 +165,13 @@ void print_problem_text(const ProblemResult& r) {
   fmt::print("  workloads: {}\n", p.workloads.size());
   for (size_t i = 0; i < p.workloads.size(); ++i) {
     const Workload& w = p.workloads[i];
-    std::string axes;
-    for (const auto& [n, v] : w.axes) axes += fmt::format("{}{}={}", axes.empty() ? "" : " ", n, v);
+    const std::string axes = axes_text(w.axes);
     const auto& res = i < p.resolved.size() ? p.resolved[i] : std::nullopt;
     if (res) {
-      fmt::print("    {:<8}  {}  in {}  out {}\n", w.uuid.substr(0, 8), axes,
+      fmt::print("    {:<8}  {}  in {}  out {}\n", short_uuid(w.uuid), axes,
                  human_bytes(res->input_bytes), human_bytes(res->output_bytes));
     } else {
-      fmt::print("    {:<8}  {}  (invalid)\n", w.uuid.substr(0, 8), axes);
+      fmt::print("    {:<8}  {}  (invalid)\n", short_uuid(w.uuid), axes);
     }
   }
   // The weak workloads are warnings (printed with the others, file and line).

@@ -16,6 +16,8 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+std::string short_uuid(const std::string& uuid) { return uuid.substr(0, 8); }
+
 std::vector<std::string> split_trimmed(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string item;

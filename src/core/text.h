@@ -10,6 +10,9 @@ namespace solbench {
 // `s` without leading and trailing white space.
 std::string trim(const std::string& s);
 
+// A uuid or hash as tables show it: its first 8 characters.
+std::string short_uuid(const std::string& uuid);
+
 // `s` cut at every `sep`, each piece trimmed ("" and a trailing `sep` add no piece).
 std::vector<std::string> split_trimmed(const std::string& s, char sep);
 

@@ -338,4 +338,10 @@ std::string to_jsonl(const std::vector<Workload>& ws) {
   return out;
 }
 
+std::string axes_text(const std::vector<std::pair<std::string, int64_t>>& axes) {
+  std::string s;
+  for (const auto& [n, v] : axes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", n, v);
+  return s;
+}
+
 }  // namespace solbench

@@ -83,4 +83,8 @@ std::vector<Workload> load_workloads(const std::filesystem::path& path, Diagnost
 json to_json(const Workload& w);
 std::string to_jsonl(const std::vector<Workload>& ws);
 
+// How tables and progress lines show a workload's var axes: "batch_size=4 seq_len=128"
+// (its uuid: core/text.h short_uuid).
+std::string axes_text(const std::vector<std::pair<std::string, int64_t>>& axes);
+
 }  // namespace solbench

@@ -9,6 +9,7 @@
 
 #include "core/problem.h"
 #include "core/solution.h"
+#include "core/text.h"
 #include "eval/baselines.h"
 #include "eval/profile_verdict.h"
 #include "eval/recorder.h"
@@ -32,14 +33,6 @@ namespace {
 
 
 using harness::WorkloadOutcome;
-
-std::string short_uuid(const std::string& u) { return u.substr(0, 8); }
-
-std::string axes_text(const Workload& w) {
-  std::string s;
-  for (const auto& [n, v] : w.axes) s += fmt::format("{}{}={}", s.empty() ? "" : " ", n, v);
-  return s;
-}
 
 // The nvcc target for --cuda-arch on `device`: built for the GPU that runs it,
 // as SOL-ExecBench does (nvcc's default, sm_75 in CUDA 13, would JIT-compile PTX at
@@ -425,7 +418,7 @@ void Evaluation::on_event(const harness::RunnerEvent& e) {
     const Workload& w = problem_.workloads[sel_[static_cast<size_t>(e.workload)]];
     std::string what = e.kind == harness::EventKind::Begin ? "starting" : std::string(harness::phase_name(e.phase));
     if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, std::max(1, req_.settings.rounds));
-    ob_.status(fmt::format("{} {}: {}", short_uuid(w.uuid), axes_text(w), what));
+    ob_.status(fmt::format("{} {}: {}", short_uuid(w.uuid), axes_text(w.axes), what));
   } else if (e.kind == harness::EventKind::Result && e.outcome) {
     const size_t k = static_cast<size_t>(e.workload);
     if (judged_[k]) return;

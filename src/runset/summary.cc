@@ -20,7 +20,7 @@ std::string failure_lines(const EvaluationReport& e) {
   for (const auto& r : e.results) {
     if (!r || !r->status || *r->status == Status::Passed) continue;
     if (++failed <= kShown)
-      out += fmt::format("    {} {}: {}\n", r->uuid.substr(0, 8), status_name(*r->status),
+      out += fmt::format("    {} {}: {}\n", short_uuid(r->uuid), status_name(*r->status),
                          r->reason.empty() ? std::string("(no log)") : r->reason);
   }
   if (failed > kShown) out += fmt::format("    ... and {} more\n", failed - kShown);
