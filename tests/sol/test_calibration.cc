@@ -16,6 +16,7 @@
 #include "sol/calibration.h"
 #include "sol/hardware.h"
 #include "sol/sol_test_util.h"
+#include "sol/sol_cli_util.h"
 #include "test_support.h"
 
 namespace solbench::sol {
@@ -136,22 +137,8 @@ TEST(Calibration, CacheIsKeyedByGpuUuidAndByHost) {
 
 // ---- the command --------------------------------------------------------------
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-CliRun solbench(const std::string& args, const fs::path& work) {
-  const fs::path out = work / "stdout.txt", err = work / "stderr.txt";
-  const std::string cmd = "SOLBENCH_CACHE_DIR='" + (work / "cache").string() + "' '" SOLBENCH_BINARY "' " +
-                          args + " > '" + out.string() + "' 2> '" + err.string() + "'";
-  const int st = std::system(cmd.c_str());
-  CliRun r;
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.out = solbench::testing::read(out);
-  r.err = solbench::testing::read(err);
-  return r;
-}
+using solbench::sol::testing::CliRun;
+using solbench::sol::testing::solbench;
 
 TEST(HwCalibrate, CpuEndToEndWritesACachedModelThatListAndShowName) {
   TempDir t;

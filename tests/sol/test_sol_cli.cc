@@ -17,6 +17,7 @@
 
 #include "core/json.h"
 #include "sol/hardware.h"
+#include "sol/sol_cli_util.h"
 #include "test_support.h"
 
 namespace solbench::sol {
@@ -25,23 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using solbench::testing::TempDir;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-// `solbench ARGS` with the SOL cache in `work`/cache; stdout and stderr apart.
-CliRun solbench(const std::string& args, const fs::path& work) {
-  const fs::path out = work / "stdout.txt", err = work / "stderr.txt";
-  const std::string cmd = "SOLBENCH_CACHE_DIR='" + (work / "cache").string() + "' '" SOLBENCH_BINARY "' " +
-                          args + " > '" + out.string() + "' 2> '" + err.string() + "'";
-  const int st = std::system(cmd.c_str());
-  CliRun r;
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.out = solbench::testing::read(out);
-  r.err = solbench::testing::read(err);
-  return r;
-}
+using solbench::sol::testing::CliRun;
+using solbench::sol::testing::solbench;
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
