@@ -45,9 +45,11 @@ int open_lock_file(const fs::path& p, bool create) {
   return ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
 }
 
-bool try_flock(int fd, int op) {
+// flock(2) retried when a signal interrupts it; true once held (with LOCK_NB: false
+// when another holder has it).
+bool lock_fd(int fd, int op) {
   int r;
-  while ((r = ::flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
+  while ((r = ::flock(fd, op)) != 0 && errno == EINTR) {
   }
   return r == 0;
 }
@@ -71,9 +73,7 @@ GpuClaim GpuClaim::least_busy(const std::vector<std::string>& keys) {
   };
   // One chooser at a time (a blocking lock, held for milliseconds).
   const int chooser = open_lock_file(dir / "gpu-claim.lock", true);
-  if (chooser >= 0)
-    while (::flock(chooser, LOCK_EX) != 0 && errno == EINTR) {
-    }
+  if (chooser >= 0) lock_fd(chooser, LOCK_EX);
   // Slot files are made in order, so the first missing one ends a GPU's list.
   size_t best = 0;
   int fewest = -1;
@@ -82,7 +82,7 @@ GpuClaim GpuClaim::least_busy(const std::vector<std::string>& keys) {
     for (int k = 0;; ++k) {
       const int fd = open_lock_file(slot(g, k), false);
       if (fd < 0) break;
-      if (!try_flock(fd, LOCK_SH)) ++busy;  // an exclusive holder: a claim in flight
+      if (!lock_fd(fd, LOCK_SH | LOCK_NB)) ++busy;  // an exclusive holder: a claim in flight
       ::close(fd);
     }
     if (fewest < 0 || busy < fewest) {
@@ -94,7 +94,7 @@ GpuClaim GpuClaim::least_busy(const std::vector<std::string>& keys) {
   for (int k = 0; k < 4096 && c.fd_ < 0; ++k) {
     const int fd = open_lock_file(slot(best, k), true);
     if (fd < 0) break;
-    if (try_flock(fd, LOCK_EX))
+    if (lock_fd(fd, LOCK_EX | LOCK_NB))
       c.fd_ = fd;
     else
       ::close(fd);
@@ -154,18 +154,14 @@ DeviceLock& DeviceLock::operator=(DeviceLock&& o) noexcept {
 double DeviceLock::acquire() {
   if (fd_ < 0 || held_) return 0;
   const auto t0 = std::chrono::steady_clock::now();
-  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-  }
+  lock_fd(fd_, LOCK_EX);
   held_ = true;
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool DeviceLock::try_acquire() {
   if (fd_ < 0 || held_) return true;
-  int r;
-  while ((r = ::flock(fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
-  }
-  held_ = r == 0;
+  held_ = lock_fd(fd_, LOCK_EX | LOCK_NB);
   return held_;
 }
 
