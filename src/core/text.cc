@@ -1,9 +1,12 @@
 #include "core/text.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -14,6 +17,14 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return "";
   const size_t e = s.find_last_not_of(" \t\r\n");
   return s.substr(b, e - b + 1);
+}
+
+std::string demangle(const std::string& symbol) {
+  if (symbol.rfind("_Z", 0) != 0) return symbol;
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(
+      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : symbol;
 }
 
 std::string short_uuid(const std::string& uuid) { return uuid.substr(0, 8); }

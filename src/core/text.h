@@ -10,6 +10,10 @@ namespace solbench {
 // `s` without leading and trailing white space.
 std::string trim(const std::string& s);
 
+// A C++ symbol ("_Z...") as source reads it; any other name (extern "C", Triton's
+// kernels) as it is, since a short plain name may demangle as a type ("f": float).
+std::string demangle(const std::string& symbol);
+
 // A uuid or hash as tables show it: its first 8 characters.
 std::string short_uuid(const std::string& uuid);
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "eval/profile_verdict.h"
 #include "eval/request.h"
 #include "harness/protocol.h"
@@ -116,8 +117,8 @@ TEST(KernelBreakdown, ACallWithoutGpuWorkHasAnEmptySpan) {
 }
 
 TEST(KernelBreakdown, KernelNamesAreDemangled) {
-  EXPECT_EQ(harness::demangle_kernel_name("_Z6kernelPfi"), "kernel(float*, int)");
-  EXPECT_EQ(harness::demangle_kernel_name("triton_poi_fused_0"), "triton_poi_fused_0");
+  EXPECT_EQ(demangle("_Z6kernelPfi"), "kernel(float*, int)");
+  EXPECT_EQ(demangle("triton_poi_fused_0"), "triton_poi_fused_0");
 }
 
 // ------------------------------------------------------------ the counters

@@ -1,14 +1,14 @@
 #include "harness/checks/symbols.h"
 
-#include <cxxabi.h>
 #include <elf.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <set>
+
+#include "core/text.h"
 
 namespace solbench::harness {
 namespace fs = std::filesystem;
@@ -184,16 +184,6 @@ void read_dynamic(const Image& img, const Elf64_Ehdr& eh, Collected& out) {
     const auto s = img.get<Elf64_Sym>(*sym_off + k * sizeof(Elf64_Sym), "symbol");
     add_symbol(s, img.str(*str_off, strsz, s.st_name), out);
   }
-}
-
-std::string demangle(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return name;
-  std::string s(d);
-  std::free(d);
-  return s;
 }
 
 }  // namespace

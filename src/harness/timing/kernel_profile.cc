@@ -1,11 +1,9 @@
 #include "harness/timing/kernel_profile.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <memory>
 #include <set>
+
+#include "core/text.h"
 
 namespace solbench::harness {
 
@@ -65,13 +63,6 @@ const std::vector<std::string>& core_profile_metrics() {
   return m;
 }
 
-std::string demangle_kernel_name(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> d(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && d ? std::string(d.get()) : name;
-}
-
 json kernel_breakdown(const CallTrace& trace, std::optional<double> t_k_ms) {
   std::vector<TracedActivity> acts = trace.activities;
   std::stable_sort(acts.begin(), acts.end(), [](const TracedActivity& a, const TracedActivity& b) {
@@ -93,7 +84,7 @@ json kernel_breakdown(const CallTrace& trace, std::optional<double> t_k_ms) {
     streams.emplace(a.context, a.stream);
     const double dur_us = static_cast<double>(end - a.start_ns) / 1e3;
     json k = {{"kind", a.kind},
-              {"name", a.kind == "kernel" ? demangle_kernel_name(a.name) : a.name},
+              {"name", a.kind == "kernel" ? demangle(a.name) : a.name},
               {"start_us", static_cast<double>(a.start_ns - first) / 1e3},
               {"duration_us", dur_us},
               {"gap_before_us", static_cast<double>(gap) / 1e3},
@@ -159,7 +150,7 @@ json counter_summary(const CallCounters& c) {
       tot_tensor[dtype] += v;
       tensor_sum += v;
     }
-    json kj = {{"name", demangle_kernel_name(k.name)},
+    json kj = {{"name", demangle(k.name)},
                {"duration_ns", has(mets, kDuration) ? json(ns) : json(nullptr)},
                {"dram_read_bytes", has(mets, kDramRead) ? json(rd) : json(nullptr)},
                {"dram_write_bytes", has(mets, kDramWrite) ? json(wr) : json(nullptr)},

@@ -64,9 +64,6 @@ const std::vector<std::string>& profile_metrics();
 // bytes read and written): the counter pass's fallback where kernel replay fails.
 const std::vector<std::string>& core_profile_metrics();
 
-// A kernel name made readable (the Itanium C++ demangling, else the name itself).
-std::string demangle_kernel_name(const std::string& name);
-
 // The kernel breakdown of a traced call as the trace stores it
 // (solbench_profile.kernels, docs/profile.md): each activity in start order with its
 // duration, grid and block, the gap before it and its share of T_k; the span, the

@@ -1,12 +1,10 @@
 #include "harness/timing/gpu/device_idle.h"
 
 #include <cuda.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <future>
 #include <map>
 #include <mutex>
@@ -14,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "harness/timing/gpu/cuda_check.h"
 #include "harness/timing/gpu/cupti_collector.h"
 #include "harness/timing/gpu/gpu_errors.h"
@@ -63,10 +62,7 @@ int sync_context(void* context) {
 }
 
 std::string demangled(const std::string& name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string out = status == 0 && d ? d : name;
-  std::free(d);
+  std::string out = demangle(name);
   if (out.size() > 120) out = out.substr(0, 117) + "...";
   return out;
 }
