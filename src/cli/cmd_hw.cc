@@ -48,15 +48,12 @@ json model_json(const sol::HardwareModel& m) {
   return j;
 }
 
-std::string rate(const std::map<std::string, double>& m, const char* k) {
+// A rate of `m` as a table cell: as written in the model file, or with
+// `digits` significant digits (measured rates); "-" where the model has none.
+std::string rate(const std::map<std::string, double>& m, const char* k, int digits = 0) {
   auto it = m.find(k);
-  return it == m.end() ? "-" : fmt::format("{:g}", it->second);
-}
-
-// Measured rates: three significant digits.
-std::string rate3(const std::map<std::string, double>& m, const char* k) {
-  auto it = m.find(k);
-  return it == m.end() ? "-" : fmt::format("{:.3g}", it->second);
+  if (it == m.end()) return "-";
+  return digits > 0 ? fmt::format("{:.{}g}", it->second, digits) : fmt::format("{:g}", it->second);
 }
 
 // `s` in at most `width` characters; a cut ends in "...".
@@ -98,7 +95,7 @@ void print_measured_list(const std::vector<sol::HardwareModel>& measured) {
   fmt::print(kMeasuredRow, "name", "date", "SMs", "BF16", "FP8", "FP32", "GB/s", "launch");
   for (const auto& m : measured)
     fmt::print(kMeasuredRow, m.name, m.calibration.value("date", std::string("?")).substr(0, 10),
-               m.sm_count, rate3(m.tensor_tflops, "bf16"), rate3(m.tensor_tflops, "fp8"),
+               m.sm_count, rate(m.tensor_tflops, "bf16", 3), rate(m.tensor_tflops, "fp8", 3),
                fmt::format("{:.3g}", m.cuda_core_flops(sol::MathClass::FP32) / 1e12),
                fmt::format("{:.0f}", m.dram_bandwidth_gbs),
                m.launch_us > 0 ? fmt::format("{:.2f}us", m.launch_us) : "-");
@@ -113,6 +110,12 @@ std::optional<sol::HardwareModel> newest_calibration_of(const std::string& name)
         (!best || m.calibration.value("date", "") > best->calibration.value("date", "")))
       best = m;
   return best;
+}
+
+// The bundled model a measured one was taken beside, if any.
+std::optional<sol::HardwareModel> datasheet_of(const sol::HardwareModel& measured) {
+  if (measured.datasheet.empty()) return std::nullopt;
+  return sol::find_hardware(sol::load_all_hardware(), measured.datasheet);
 }
 
 std::string cell(double v, const char* unit) {
@@ -245,8 +248,7 @@ int run_calibrate(const CalibrateOptions& o) {
     }
     if (!o.json) std::printf("wrote %s\n\n", model.file.c_str());
   }
-  std::optional<sol::HardwareModel> ds;
-  if (!model.datasheet.empty()) ds = sol::find_hardware(sol::load_all_hardware(), model.datasheet);
+  const std::optional<sol::HardwareModel> ds = datasheet_of(model);
   if (o.json) {
     json out = model_json(model);
     out["cached"] = cached && !o.force;
@@ -323,7 +325,7 @@ void add_hw_command(CLI::App& app) {
     std::optional<sol::HardwareModel> ds, ms;
     if (m.measured()) {
       ms = m;
-      if (!m.datasheet.empty()) ds = sol::find_hardware(sol::load_all_hardware(), m.datasheet);
+      ds = datasheet_of(m);
     } else {
       ds = m;
       ms = newest_calibration_of(m.name);
