@@ -81,17 +81,6 @@ int run_trace_child() {
   });
 }
 
-double num(const json& j, const char* a, const char* b) {
-  if (!j.contains(a) || !j[a].contains(b)) return 0;
-  return j[a][b].get<double>();
-}
-
-double sum_obj(const json& j) {
-  double s = 0;
-  for (auto& [k, v] : j.items()) s += v.get<double>();
-  return s;
-}
-
 std::string shape_text(const json& shapes) {
   std::string s;
   for (auto& [k, v] : shapes.items()) {
@@ -128,10 +117,10 @@ void print_problem(const std::string& name, const json& results) {
     // The analysis reports TFLOP and MB; the table GFLOP (a matmul's 1,100 and an
     // elementwise op's 0.03 both read) and the DRAM term's MB.
     std::printf("  %-8s %-60s %9s %9s %9s %9s %9s %-6s %s%s\n", uuid.c_str(),
-                shape_text(r["shapes"]).c_str(), quantity_text(sum_obj(r["work"]["tensor_tflop"]) * 1e3).c_str(),
-                quantity_text(sum_obj(r["work"]["cuda_tflop"]) * 1e3).c_str(),
-                quantity_text(r["work"]["sfu_gop"].get<double>()).c_str(), quantity_text(num(r, "bytes", "dram_mb")).c_str(),
-                quantity_text(num(r, "time_us", "sol"), "0").c_str(), r.value("bottleneck", "").c_str(),
+                shape_text(r["shapes"]).c_str(), quantity_text(sum_numbers(r["work"]["tensor_tflop"]) * 1e3).c_str(),
+                quantity_text(sum_numbers(r["work"]["cuda_tflop"]) * 1e3).c_str(),
+                quantity_text(r["work"]["sfu_gop"].get<double>()).c_str(), quantity_text(number_at(r, {"bytes", "dram_mb"}).value_or(0)).c_str(),
+                quantity_text(number_at(r, {"time_us", "sol"}).value_or(0), "0").c_str(), r.value("bottleneck", "").c_str(),
                 mode.c_str(), r.value("cached", false) ? " (cached)" : "");
   }
 }

@@ -231,4 +231,24 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
   }
 }
 
+std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
+  const json* cur = &j;
+  for (const char* k : path) {
+    if (!cur->is_object()) return std::nullopt;
+    auto it = cur->find(k);
+    if (it == cur->end()) return std::nullopt;
+    cur = &*it;
+  }
+  if (!cur->is_number()) return std::nullopt;
+  return cur->get<double>();
+}
+
+double sum_numbers(const json& obj) {
+  double s = 0;
+  if (obj.is_object())
+    for (const auto& [k, v] : obj.items())
+      if (v.is_number()) s += v.get<double>();
+  return s;
+}
+
 }  // namespace solbench

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,13 @@ json or_null(const std::optional<T>& v) {
 }
 // A string, or null where it is empty.
 inline json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+// The number at `path` (object keys, outermost first), or nullopt where a key is
+// missing or the value is not a number.
+std::optional<double> number_at(const json& j, std::initializer_list<const char*> path);
+// The sum of an object's numeric values (0 for anything else): a rate or count map
+// such as an analysis's work by tensor-core class.
+double sum_numbers(const json& obj);
 
 // Writes `text` atomically (temp file + rename), creating parent folders.
 void write_text_file(const std::filesystem::path& path, const std::string& text);

@@ -20,29 +20,6 @@ std::optional<sol::MathClass> math_class(const std::string& dtype) {
   return std::nullopt;
 }
 
-// A number at `path` (object keys), or nullopt when absent or not a number.
-std::optional<double> num(const json& j, std::initializer_list<const char*> path) {
-  const json* cur = &j;
-  for (const char* k : path) {
-    if (!cur->is_object()) return std::nullopt;
-    auto it = cur->find(k);
-    if (it == cur->end()) return std::nullopt;
-    cur = &*it;
-  }
-  if (!cur->is_number()) return std::nullopt;
-  return cur->get<double>();
-}
-
-double sum_values(const json& obj) {
-  double s = 0;
-  if (obj.is_object())
-    for (const auto& [k, v] : obj.items())
-      if (v.is_number()) s += v.get<double>();
-  return s;
-}
-
-json or_null(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
-
 std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
   if (!a || !b || !(*b > 0)) return std::nullopt;
   return *a / *b;
@@ -74,8 +51,8 @@ json roofline_position(const json& profile, std::optional<double> t_k_ms,
   r["hardware"] = hw ? json(hw->name) : json(nullptr);
 
   // The bound's own counts, in bytes and FLOPs.
-  const std::optional<double> b_dram = num(counts, {"bytes", "dram_mb"});
-  const std::optional<double> b_min = num(counts, {"bytes", "min_mb"});
+  const std::optional<double> b_dram = number_at(counts, {"bytes", "dram_mb"});
+  const std::optional<double> b_min = number_at(counts, {"bytes", "min_mb"});
   json b_tensor = json::object();
   double b_tensor_total = 0;
   if (auto it = counts.find("work"); counts.is_object() && it != counts.end())
@@ -85,10 +62,10 @@ json roofline_position(const json& profile, std::optional<double> t_k_ms,
           b_tensor[cls] = v.get<double>() * 1e12;
           b_tensor_total += v.get<double>() * 1e12;
         }
-  const double b_cuda = sum_values(counts.is_object() && counts.contains("work")
+  const double b_cuda = sum_numbers(counts.is_object() && counts.contains("work")
                                        ? counts["work"].value("cuda_tflop", json::object())
                                        : json::object()) * 1e12;
-  const std::optional<double> b_sfu = num(counts, {"work", "sfu_gop"});
+  const std::optional<double> b_sfu = number_at(counts, {"work", "sfu_gop"});
   r["bound"] = {{"dram_bytes", b_dram ? json(*b_dram * 1e6) : json(nullptr)},
                 {"min_bytes", b_min ? json(*b_min * 1e6) : json(nullptr)},
                 {"tensor_flops", b_tensor},
@@ -100,14 +77,14 @@ json roofline_position(const json& profile, std::optional<double> t_k_ms,
   r["counters"] = allowed;
   if (!allowed) return r;
   const json total = counters.value("total", json::object());
-  const std::optional<double> rd = num(total, {"dram_read_bytes"});
-  const std::optional<double> wr = num(total, {"dram_write_bytes"});
-  const std::optional<double> a_dram =
-      rd && wr ? std::optional<double>(*rd + *wr) : std::nullopt;
+  const std::optional<double> rd = number_at(total, {"dram_read_bytes"});
+  const std::optional<double> wr = number_at(total, {"dram_write_bytes"});
+  std::optional<double> a_dram;
+  if (rd && wr) a_dram = *rd + *wr;
   const json a_tensor = total.value("tensor_flops", json::object());
-  const double a_tensor_total = sum_values(a_tensor);
-  const std::optional<double> a_fp32 = num(total, {"fp32_flops"});
-  const std::optional<double> a_sfu = num(total, {"sfu_ops"});
+  const double a_tensor_total = sum_numbers(a_tensor);
+  const std::optional<double> a_fp32 = number_at(total, {"fp32_flops"});
+  const std::optional<double> a_sfu = number_at(total, {"sfu_ops"});
   r["achieved"] = {{"dram_bytes", or_null(a_dram)},
                    {"tensor_flops", a_tensor},
                    {"fp32_flops", or_null(a_fp32)},
@@ -160,10 +137,10 @@ std::string verdict_line(const json& profile, const json& roofline) {
   if (!profile.value("available", false))
     return "no profile: " + profile.value("reason", std::string("unknown"));
   std::vector<std::string> parts;
-  if (auto r = num(roofline, {"t_k_over_t_sol"}))
+  if (auto r = number_at(roofline, {"t_k_over_t_sol"}))
     parts.push_back(fmt::format("T_k is {} T_SOL", times(*r)));
   const int kernels = profile.value("kernel_count", 0);
-  if (auto g = num(roofline, {"gaps_share_of_t_k"}); g && *g >= 0.05)
+  if (auto g = number_at(roofline, {"gaps_share_of_t_k"}); g && *g >= 0.05)
     parts.push_back(fmt::format("{} of T_k is gaps between its {} kernels", pct(*g), kernels));
   else
     parts.push_back(fmt::format("{} kernel{}", kernels, kernels == 1 ? "" : "s"));
@@ -171,9 +148,9 @@ std::string verdict_line(const json& profile, const json& roofline) {
     const json c = profile.value("counters", json::object());
     parts.push_back("counters not allowed: " + c.value("reason", std::string("unknown")));
   } else {
-    if (auto b = num(roofline, {"bytes_over_bound"})) {
+    if (auto b = number_at(roofline, {"bytes_over_bound"})) {
       std::string s = fmt::format("moves {} the minimum bytes", times(*b));
-      if (auto d = num(roofline, {"dram_share_of_peak"}))
+      if (auto d = number_at(roofline, {"dram_share_of_peak"}))
         s += fmt::format(" (DRAM at {} of peak)", pct(*d));
       parts.push_back(s);
     }
@@ -184,9 +161,9 @@ std::string verdict_line(const json& profile, const json& roofline) {
     if (!dtype.empty() && tp.contains(dtype))
       parts.push_back(fmt::format("tensor cores at {} of peak ({})", pct(tp[dtype].get<double>()),
                                   dtype));
-    else if (num(roofline, {"tensor_flops_over_bound"}).value_or(-1) == 0)
+    else if (number_at(roofline, {"tensor_flops_over_bound"}).value_or(-1) == 0)
       parts.push_back("no tensor-core work, where the bound counts some");
-    if (auto f = num(roofline, {"fp32_share_of_peak"}); f && *f >= 0.01)
+    if (auto f = number_at(roofline, {"fp32_share_of_peak"}); f && *f >= 0.01)
       parts.push_back(fmt::format("FP32 at {} of peak", pct(*f)));
   }
   std::string line;
