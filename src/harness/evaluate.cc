@@ -81,12 +81,8 @@ RunnerOptions runner_options(const HarnessRequest& r, const WorkerGpu& gpu) {
 WorkerGpu worker_gpu(const Device& device) {
   if (!device.is_cuda()) return {"", device};
   const int ordinal = device.ordinal();
-  std::string visible;
-  try {
-    visible = gpu::identify_device(ordinal).uuid;
-  } catch (const std::exception&) {
-    // No NVML or driver here: the worker will say so; the ordinal names the GPU.
-  }
+  // No NVML or driver here: the worker will say so; CUDA's numbering names the GPU.
+  std::string visible = gpu::device_uuid(ordinal);
   if (visible.empty()) {
     // CUDA's own numbering: this process's list (entries up to the first
     // invalid one count, as CUDA reads it), else the ordinal itself.

@@ -84,13 +84,10 @@ ArchChoice choose_arch(const std::string& arch, const Device& device) {
   if (c.model->measured()) {
     c.measured = c.model;
   } else if (cuda && c.matches_device) {
-    // This GPU's calibration (by UUID), where it measured the chip of the model.
-    try {
-      auto m = sol::find_gpu_calibration(gpu::identify_device(device.ordinal()).uuid);
-      if (m && m->datasheet == c.model->name) c.measured = std::move(m);
-    } catch (const std::exception&) {
-      // No identity, no calibration: T_attainable is simply absent.
-    }
+    // This GPU's calibration (by UUID), where it measured the chip of the model; no
+    // identity, no calibration: T_attainable is simply absent.
+    auto m = sol::find_gpu_calibration(gpu::device_uuid(device.ordinal()));
+    if (m && m->datasheet == c.model->name) c.measured = std::move(m);
   }
   return c;
 }

@@ -31,14 +31,10 @@ fs::path lock_dir() {
 }
 
 // A GPU's name in lock files: its UUID, the ordinal where it cannot be read.
+// (No driver here: the worker will say so; the ordinal names the lock.)
 std::string gpu_key(int ordinal) {
-  try {
-    const std::string uuid = gpu::identify_device(ordinal).uuid;
-    if (!uuid.empty()) return uuid;
-  } catch (const std::exception&) {
-    // No driver here: the worker will say so; the ordinal names the lock.
-  }
-  return "cuda-" + std::to_string(ordinal);
+  const std::string uuid = gpu::device_uuid(ordinal);
+  return uuid.empty() ? "cuda-" + std::to_string(ordinal) : uuid;
 }
 
 int open_lock_file(const fs::path& p, bool create) {

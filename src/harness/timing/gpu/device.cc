@@ -124,6 +124,14 @@ std::optional<DeviceIdentity> identify_with_nvml(int ordinal) {
 
 }  // namespace
 
+std::string device_uuid(int ordinal) {
+  try {
+    return identify_device(ordinal).uuid;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 DeviceIdentity identify_device(int ordinal) {
   if (auto id = identify_with_nvml(ordinal)) return *id;
   const DeviceInfo d = query_device(ordinal);

@@ -64,6 +64,9 @@ struct DeviceIdentity {
   std::string source;  // "nvml" or "cuda"
 };
 DeviceIdentity identify_device(int ordinal);
+// The UUID of CUDA's device `ordinal` ("GPU-..."), "" where neither NVML nor CUDA
+// can tell (no driver, no such device); never throws.
+std::string device_uuid(int ordinal);
 
 // NVML's view of one GPU, in NVML's order (PCI bus order).
 struct NvmlDeviceEntry {

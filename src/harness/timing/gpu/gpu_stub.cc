@@ -54,6 +54,7 @@ bool gpu_available(std::string* reason) {
 
 DeviceInfo query_device(int) { throw std::runtime_error(kNoCuda); }
 DeviceIdentity identify_device(int) { throw std::runtime_error(kNoCuda); }
+std::string device_uuid(int) { return ""; }
 void select_device(int) { throw std::runtime_error(kNoCuda); }
 
 }  // namespace solbench::gpu
