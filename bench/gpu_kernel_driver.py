@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs a native CUDA solution outside solbench, the way SOL-ExecBench does.
+"""Runs a native CUDA or a Python (pytorch, triton) solution outside solbench, the way
+SOL-ExecBench does.
 
 Two uses (both on the GPU machine, with the torch of python3):
 
@@ -19,6 +20,7 @@ Two uses (both on the GPU machine, with the torch of python3):
 """
 import argparse
 import ctypes
+import importlib
 import json
 import math
 import os
@@ -116,22 +118,52 @@ def build_native(sol, file_name, workdir):
     return so
 
 
+def load_python(sol, file_name, fn, workdir):
+    """A Python solution's entry point (pytorch, triton), imported from its sources."""
+    for src in sol["sources"]:
+        f = pathlib.Path(workdir) / src["path"]
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(src["content"])
+    sys.path.insert(0, str(workdir))
+    module = importlib.import_module(file_name[:-3].replace("/", "."))
+    return getattr(module, fn)
+
+
+def entry_caller(sol, file_name, fn, workdir):
+    """call(ins, outs, vi, vo) for a native (C ABI) or Python solution, and whether
+    views of the tensors are needed (native)."""
+    if file_name.endswith(".py"):
+        entry = load_python(sol, file_name, fn, workdir)
+        dps = sol["spec"].get("destination_passing_style", True)
+
+        def call(ins, outs, vi, vo):
+            if dps:
+                entry(*ins, *outs)
+            else:
+                entry(*ins)
+            return 0
+        return call, False
+    lib = ctypes.CDLL(str(build_native(sol, file_name, workdir)))
+    entry = getattr(lib, fn)
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    return (lambda ins, outs, vi, vo: entry(vi, len(ins), vo, len(outs), stream)), True
+
+
 def cmd_ncu(args):
     defn = json.loads((pathlib.Path(args.problem) / "definition.json").read_text())
     wl = next(json.loads(l) for l in open(pathlib.Path(args.problem) / "workload.jsonl")
               if json.loads(l)["uuid"].startswith(args.uuid))
     sol, file_name, fn = load_solution(args.solution)
     with tempfile.TemporaryDirectory() as d:
-        lib = ctypes.CDLL(str(build_native(sol, file_name, d)))
-        entry = getattr(lib, fn)
+        call, native = entry_caller(sol, file_name, fn, d)
         keep = []
         sets = []
         for k in range(max(1, args.rotate)):  # distinct buffers (and values) per call
             ins, outs = make_tensors(defn, wl, "cuda", seed=200 + k)
-            sets.append((ins, outs, views(ins, keep), views(outs, keep)))
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            sets.append((ins, outs, views(ins, keep) if native else None,
+                         views(outs, keep) if native else None))
         ins, outs, vi, vo = sets[0]
-        rc = entry(vi, len(ins), vo, len(outs), stream)  # warm-up (handles, attributes)
+        rc = call(ins, outs, vi, vo)  # warm-up (handles, attributes, a JIT's compile)
         torch.cuda.synchronize()
         assert rc == 0, f"entry returned {rc}"
         # --flush: the driver flushes the L2 itself before each call, outside the NVTX
@@ -152,7 +184,7 @@ def cmd_ncu(args):
             torch.cuda.nvtx.range_push("solution")
             if ev:
                 ev[0].record()
-            entry(vi, len(ins), vo, len(outs), stream)
+            call(ins, outs, vi, vo)
             if ev:
                 ev[1].record()
             torch.cuda.nvtx.range_pop()

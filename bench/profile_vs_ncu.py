@@ -138,6 +138,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--ncu", choices=["driver", "eval", "none"], default="driver")
     ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--profile-only", action="store_true",
+                    help="skip the two evals without --profile (T_k and wall time side by side)")
     ap.add_argument("--overhead", default="",
                     help="more workloads (comma-separated uuid prefixes): one eval of all of them "
                          "with --profile and one without, T_k side by side; a workload after a "
@@ -149,9 +151,10 @@ def main():
 
     # Plain, profiled, plain: the first plain eval pays the build and the T_SOL trace
     # (cold caches), so the two after it compare like with like.
-    off = [eval_doc(a, [], "plain1", out)]
+    skipped = (0, {}, 0.0)
+    off = [skipped if a.profile_only else eval_doc(a, [], "plain1", out)]
     rc, prof_ev, prof_wall = eval_doc(a, ["--profile"], "profile", out)
-    off.append(eval_doc(a, [], "plain2", out))
+    off.append(skipped if a.profile_only else eval_doc(a, [], "plain2", out))
     p = prof_ev.get("solbench_profile", {})
     tk = lambda ev: (ev.get("solbench_timing") or {}).get("median_ms")  # noqa: E731
     print(f"== {name} {a.workload[:8]}: status {prof_ev.get('status')} (rc {rc})")
