@@ -219,6 +219,18 @@ def main():
             if m == "gpu__time_duration.sum" or n >= 1e6:
                 worst = max(worst, abs(dev))
             print(f"     k{i} {m:24s} solbench {ok[key]:14.1f}  ncu {n:14.1f}  {100 * dev:+6.1f}%")
+    # The traced call's kernel durations (CUPTI activity records, the breakdown's), which
+    # are what the profile lists per kernel; the counter pass's gpu__time_duration is
+    # that of a replayed kernel.
+    acts = [x for x in p.get("activities", []) if x.get("kind", "kernel") == "kernel"]
+    if len(acts) == k:
+        for i, x in enumerate(acts):
+            vs = agg[i]["gpu__time_duration.sum"]
+            if vs and x.get("duration_us") is not None:
+                n = sum(vs) / len(vs)
+                dev = (x["duration_us"] * 1e3 - n) / n
+                print(f"     k{i} traced call's duration   solbench {x['duration_us'] * 1e3:14.1f}  "
+                      f"ncu {n:14.1f}  {100 * dev:+6.1f}%")
     print(f"   worst deviation {100 * worst:.1f}% ({'within' if worst <= 0.05 else 'OUTSIDE'} 5%)")
 
 
