@@ -17,6 +17,9 @@ short summary; the numbers go to docs/run.md ("Several GPUs").
              device="cuda:0" and with device="cuda:any": evaluations per minute.
   resume     a --gpus all run stopped by SIGTERM mid-way and run again: no trace or
              baseline row lost or duplicated.
+  peer       the peer beside solbench on a few problems' references: one peer process on
+             GPU 0 against one per GPU (the peer has no multi-GPU mode), `run --gpus 0`
+             against `--gpus all`.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -142,6 +146,16 @@ def scaling(a) -> dict:
     }
     if res["per_min_gpus0"] and res["per_min_gpus_all"]:
         res["scaling"] = res["per_min_gpus_all"] / res["per_min_gpus0"]
+    # Like for like with --gpus 0's figure, which sums its evaluations' seconds (its
+    # one slot runs them back to back) and so leaves out the run's own start: the
+    # busiest GPU's evaluation seconds, each slot also running back to back.
+    per_slot = collections.defaultdict(float)
+    for p in doc2["problems"]:
+        for e in p["solutions"]:
+            per_slot[e.get("device")] += e.get("seconds", 0)
+    res["gpus_all_seconds_per_device"] = dict(per_slot)
+    if per_slot and secs1:
+        res["scaling_by_evaluation_seconds"] = secs1 / max(per_slot.values())
     return res
 
 
@@ -276,9 +290,68 @@ def resume(a) -> dict:
             "statuses": (doc or {}).get("total")}
 
 
+def peer(a) -> dict:
+    """The peer (SOL-ExecBench's CLI) beside solbench on the same problems' references:
+    the peer has no multi-GPU mode (its driver takes cuda:0), so its two-GPU equivalent
+    is one process per GPU (CUDA_VISIBLE_DEVICES), each evaluating its half of the
+    problems one after another; solbench is `run --gpus 0` and `--gpus all`. Each of the
+    four runs has cold caches of its own."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from public_beside_peer import reference_solution, subset  # noqa: PLC0415
+    out = Path(a.out)
+    sub = out / "peer-subset"
+    shutil.rmtree(sub, ignore_errors=True)
+    problems = subset(Path(a.dataset), sub, 100, a.max_workloads, [o for o in a.peer_only.split(",") if o])
+    sols = {p: reference_solution(p) for p in problems}
+
+    def peer_lane(lane: list, gpu: int, tag: str, results: dict) -> None:
+        env = cache_env(f"peer-{tag}")
+        env["PYTHONPATH"] = f"{a.peer_site}:{Path(a.peer_src).resolve()}"
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+        env["TORCH_EXTENSIONS_DIR"] = str(CACHE_ROOT / f"peer-{tag}" / "ext")
+        for p in lane:
+            tr = out / f"peer-{tag}-{p.name}.jsonl"
+            tr.unlink(missing_ok=True)
+            t = time.monotonic()
+            r = subprocess.run([sys.executable, "-c", "from sol_execbench.cli.main import cli; cli()",
+                                str(p), "--solution", str(sols[p]), "-o", str(tr)], env=env,
+                               capture_output=True, text=True, timeout=300)
+            st = collections.Counter()
+            if tr.exists():
+                for line in tr.read_text().splitlines():
+                    if line.strip():
+                        st[json.loads(line)["evaluation"]["status"]] += 1
+            results[p.name] = {"gpu": gpu, "seconds": time.monotonic() - t, "rc": r.returncode,
+                               "statuses": dict(st)}
+
+    res = {"problems": [f"{p.parent.name}/{p.name}" for p in problems],
+           "workloads_per_problem": a.max_workloads}
+    one: dict = {}
+    t = time.monotonic()
+    peer_lane(problems, 0, "1gpu", one)
+    res["peer_1gpu"] = {"wall_s": time.monotonic() - t, "per_problem": one}
+    two: dict = {}
+    lanes = [problems[0::2], problems[1::2]]
+    threads = [threading.Thread(target=peer_lane, args=(lane, g, f"2gpu-{g}", two)) for g, lane in enumerate(lanes)]
+    t = time.monotonic()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    res["peer_2gpu"] = {"wall_s": time.monotonic() - t, "per_problem": two}
+    res["peer_scaling"] = res["peer_1gpu"]["wall_s"] / res["peer_2gpu"]["wall_s"]
+    for gpus in ("0", "all"):
+        cmd = [a.solbench, "run", str(sub), "--reference", "--json", "--gpus", gpus,
+               "--max-workloads", str(a.max_workloads), "--db", str(out / f"peer-sb-{gpus}.db")]
+        doc, wall, rc = run_json(cmd, cache_env(f"peer-sb-{gpus}"), None, out / f"peer-sb-{gpus}.log")
+        res[f"solbench_gpus_{gpus}"] = {"wall_s": wall, "exit": rc, "totals": (doc or {}).get("total")}
+    res["solbench_scaling"] = res["solbench_gpus_0"]["wall_s"] / res["solbench_gpus_all"]["wall_s"]
+    return res
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=["scaling", "isolation", "python", "resume"], nargs="+")
+    ap.add_argument("part", choices=["scaling", "isolation", "python", "resume", "peer"], nargs="+")
     ap.add_argument("--solbench", required=True)
     ap.add_argument("--pyapi", help="folder with the built solbench Python module (python)")
     ap.add_argument("--out", required=True)
@@ -290,9 +363,13 @@ def main() -> int:
     ap.add_argument("--python-calls", type=int, default=12)
     ap.add_argument("--python-threads", type=int, default=2)
     ap.add_argument("--kill-after-s", type=float, default=25)
+    ap.add_argument("--peer-src", default=str(REPO / ".peer" / "peer" / "sol-execbench" / "src"))
+    ap.add_argument("--peer-site", default="/tmp/peer-site", help="the peer's wheels, installed")
+    ap.add_argument("--peer-only", default="", help="peer: comma-separated problem-name prefixes")
     a = ap.parse_args()
     Path(a.out).mkdir(parents=True, exist_ok=True)
-    parts = {"scaling": scaling, "isolation": isolation, "python": python_threads, "resume": resume}
+    parts = {"scaling": scaling, "isolation": isolation, "python": python_threads, "resume": resume,
+             "peer": peer}
     for name in a.part:
         t = time.monotonic()
         try:
