@@ -296,6 +296,71 @@ TEST(ProfileVerdict, GoesIntoTheTraceOnlyWhereTheWorkerProfiled) {
   EXPECT_NE(p["verdict"].get<std::string>().find("moves 2.7x"), std::string::npos);
 }
 
+// The reference's profile (made where T_ref was timed) is placed over T_ref and
+// adds a short part to the line; its numbers are in the JSON.
+TEST(ProfileVerdict, TheReferencesPartFollowsTheSolutions) {
+  Trace t;
+  t.evaluation.status = Status::Passed;
+  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
+  eval::ScoreState st;
+  st.bound.t_sol_ms = 0.005;
+  st.bound.counts = bound_counts(1.0, 0.0041);
+  score::ArchChoice arch;
+  arch.model = model();
+  json p = gemm_profile(1.0e6, 4.1e9, 0.0);
+  json ref = gemm_profile(3.1e6, 4.1e9, 0.30);  // 2 kernels, 30% of T_ref in gaps
+  ref["kernel_count"] = 9;
+  p["reference"] = ref;
+  t.evaluation.extra["solbench_profile"] = p;
+  eval::add_profile_verdict(t, st, arch);
+  const json& q = t.evaluation.extra["solbench_profile"];
+  const json& r = q["reference"];
+  ASSERT_TRUE(r.contains("roofline")) << r.dump();
+  EXPECT_NEAR(r["roofline"]["bytes_over_bound"].get<double>(), 3.1, 1e-9);
+  EXPECT_NEAR(r["roofline"]["t_k_us"].get<double>(), 20.0, 1e-9);  // T_ref, not T_k
+  EXPECT_NEAR(r["roofline"]["t_k_over_t_sol"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(r["roofline"]["tensor_share_of_peak"]["bf16"].get<double>(), 0.205, 1e-9);
+  EXPECT_EQ(r["verdict"], "9 kernels (30% of T_ref in gaps), moves 3.1x the minimum bytes");
+  const std::string v = q["verdict"].get<std::string>();
+  EXPECT_EQ(v.rfind("T_k is 2.0x T_SOL; 2 kernels; moves 1.0x the minimum bytes", 0), 0u) << v;
+  EXPECT_NE(v.find("; reference: 9 kernels (30% of T_ref in gaps), moves 3.1x the minimum bytes"),
+            std::string::npos)
+      << v;
+  // The solution's own numbers are the solution's: T_k, its bytes.
+  EXPECT_NEAR(q["roofline"]["bytes_over_bound"].get<double>(), 1.0, 1e-9);
+}
+
+TEST(ProfileVerdict, TheReferencesPartSaysWhyItHasNoneOnlyWhereTheSolutionHasOne) {
+  EXPECT_EQ(eval::reference_verdict({{"available", false}, {"reason", "no GPU"}}, json::object()),
+            "no profile: no GPU");
+  json counters_off = {{"available", true}, {"kernel_count", 1}, {"gaps_share_of_t_k", 0.0}};
+  counters_off["counters"] = harness::counters_not_allowed("busy");
+  EXPECT_EQ(eval::reference_verdict(counters_off, {{"counters", false}}), "1 kernel");
+
+  Trace t;
+  t.evaluation.status = Status::Passed;
+  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
+  const json none = {{"available", false}, {"reason", "no GPU: the profile reads CUDA kernels"}};
+  json p = none;
+  p["reference"] = none;
+  t.evaluation.extra["solbench_profile"] = p;
+  eval::add_profile_verdict(t, eval::ScoreState{}, score::ArchChoice{});
+  // On the CPU: said once, for both calls.
+  EXPECT_EQ(t.evaluation.extra["solbench_profile"]["verdict"],
+            "no profile: no GPU: the profile reads CUDA kernels");
+  EXPECT_EQ(t.evaluation.extra["solbench_profile"]["reference"]["verdict"],
+            "no profile: no GPU: the profile reads CUDA kernels");
+  EXPECT_FALSE(t.evaluation.extra["solbench_profile"]["reference"].contains("roofline"));
+
+  p = gemm_profile(1.0e6, 0, 0.0);
+  p["reference"] = {{"available", false}, {"reason", "the profiled call failed: x"}};
+  t.evaluation.extra["solbench_profile"] = p;
+  eval::add_profile_verdict(t, eval::ScoreState{}, score::ArchChoice{});
+  const std::string v = t.evaluation.extra["solbench_profile"]["verdict"].get<std::string>();
+  EXPECT_NE(v.find("2 kernels; "), std::string::npos) << v;
+  EXPECT_NE(v.find("; reference: no profile: the profiled call failed: x"), std::string::npos) << v;
+}
+
 // ------------------------------------------------------------ the flag's way
 
 TEST(ProfileFlag, SettingsPassItToRunsChildrenOnlyWhenOn) {
@@ -484,12 +549,25 @@ TEST_F(ProfileCli, OnTheCpuTheProfileSaysWhyAndTheDefaultHasNone) {
   EXPECT_EQ(p["reason"].get<std::string>().rfind("no GPU", 0), 0u) << p.dump();
   EXPECT_EQ(p["verdict"].get<std::string>().rfind("no profile: no GPU", 0), 0u);
   EXPECT_GE(p["added_wall_ms"].get<double>(), 0.0);
+  // The reference, profiled in the reference worker after T_ref, says why too; the
+  // line says it once for both.
+  EXPECT_EQ(ev["solbench_checks"]["reference_timed_in"], "reference worker");
+  ASSERT_TRUE(p.contains("reference")) << p.dump();
+  EXPECT_FALSE(p["reference"]["available"].get<bool>());
+  EXPECT_EQ(p["reference"]["reason"].get<std::string>().rfind("no GPU", 0), 0u);
+  EXPECT_EQ(p["reference"]["verdict"].get<std::string>().rfind("no profile: no GPU", 0), 0u);
+  EXPECT_GE(p["reference"]["added_wall_ms"].get<double>(), 0.0);
+  EXPECT_EQ(p["verdict"].get<std::string>().find("reference"), std::string::npos);
+  EXPECT_TRUE(ev["solbench_phases_ms"].contains("reference_profile_ms"));
 
   const json off = eval("--json");
   ASSERT_TRUE(off.is_object());
   const json& ev0 = off["results"][0]["evaluation"];
   EXPECT_FALSE(ev0.contains("solbench_profile"));
   EXPECT_FALSE(ev0["solbench_phases_ms"].contains("profile_ms"));
+  // Nor a reference profile: nothing of it by default.
+  EXPECT_FALSE(ev0["solbench_phases_ms"].contains("reference_profile_ms"));
+  EXPECT_EQ(off.dump().find("reference_profile"), std::string::npos);
 
   std::string text;
   eval("--profile", &text);
