@@ -84,15 +84,8 @@ std::string score_text(const eval::WorkloadReport& w) {
   return score::score_text(w.score.s.score, failed) + (w.score.s.sol_violation ? "!" : "");
 }
 
-// `--profile`: the verdict line; with -v also the kernels (at most 8, longest first).
-void print_profile(const json& extra, bool verbose) {
-  auto it = extra.find("solbench_profile");
-  if (it == extra.end() || !it->is_object()) return;
-  const json& p = *it;
-  // The verdict, then what the profile's calls added to the workload's wall time.
-  fmt::print("     profile: {} [+{:.0f} ms]\n", p.value("verdict", std::string("-")),
-             p.value("added_wall_ms", 0.0));
-  if (!verbose || !p.contains("activities")) return;
+// A profile's kernels (at most 8, longest first), then its span and times.
+void print_kernels(const json& p) {
   std::vector<json> acts(p["activities"].begin(), p["activities"].end());
   std::stable_sort(acts.begin(), acts.end(), [](const json& a, const json& b) {
     return a.value("duration_us", 0.0) > b.value("duration_us", 0.0);
@@ -114,6 +107,26 @@ void print_profile(const json& extra, bool verbose) {
   fmt::print("       span {:.2f} us, busy {:.2f} us, gaps {:.2f} us, host {:.2f} us\n",
              p.value("span_us", 0.0), p.value("busy_us", 0.0), p.value("gaps_us", 0.0),
              p.value("host_us", 0.0));
+}
+
+// `--profile`: the verdict line; with -v also the kernels of the solution's call,
+// then of the reference's (their shares are of T_ref).
+void print_profile(const json& extra, bool verbose) {
+  auto it = extra.find("solbench_profile");
+  if (it == extra.end() || !it->is_object()) return;
+  const json& p = *it;
+  // The verdict, then what the profiles' calls (the solution's and the reference's)
+  // added to the workload's wall time.
+  const auto r = p.find("reference");
+  const bool ref = r != p.end() && r->is_object();
+  fmt::print("     profile: {} [+{:.0f} ms]\n", p.value("verdict", std::string("-")),
+             p.value("added_wall_ms", 0.0) + (ref ? r->value("added_wall_ms", 0.0) : 0.0));
+  if (!verbose) return;
+  if (p.contains("activities")) print_kernels(p);
+  if (ref && r->contains("activities")) {
+    fmt::print("     the reference's call:\n");
+    print_kernels(*r);
+  }
 }
 
 void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {

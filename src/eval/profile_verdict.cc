@@ -171,22 +171,47 @@ std::string verdict_line(const json& profile, const json& roofline) {
   return line;
 }
 
+std::string reference_verdict(const json& reference, const json& roofline) {
+  if (!reference.value("available", false))
+    return "no profile: " + reference.value("reason", std::string("unknown"));
+  const int kernels = reference.value("kernel_count", 0);
+  std::string s = fmt::format("{} kernel{}", kernels, kernels == 1 ? "" : "s");
+  if (auto g = number_at(roofline, {"gaps_share_of_t_k"}); g && *g >= 0.05)
+    s += fmt::format(" ({} of T_ref in gaps)", pct(*g));
+  if (auto b = number_at(roofline, {"bytes_over_bound"}); b && roofline.value("counters", false))
+    s += fmt::format(", moves {} the minimum bytes", times(*b));
+  return s;
+}
+
 void add_profile_verdict(Trace& t, const ScoreState& st, const score::ArchChoice& arch) {
   json& x = t.evaluation.extra;
   auto it = x.find("solbench_profile");
   if (it == x.end() || !it->is_object()) return;
   json& p = *it;
-  std::optional<double> t_k;
-  if (t.evaluation.status == Status::Passed && t.evaluation.performance &&
-      t.evaluation.performance->latency_ms > 0)
+  const bool passed = t.evaluation.status == Status::Passed && t.evaluation.performance;
+  std::optional<double> t_k, t_ref;
+  if (passed && t.evaluation.performance->latency_ms > 0)
     t_k = t.evaluation.performance->latency_ms;
+  if (passed && t.evaluation.performance->reference_latency_ms > 0)
+    t_ref = t.evaluation.performance->reference_latency_ms;
+  const sol::HardwareModel* hw = arch.model ? &*arch.model : nullptr;
   if (p.value("available", false)) {
-    p["roofline"] = roofline_position(p, t_k, st.bound.t_sol_ms, st.bound.counts,
-                                      arch.model ? &*arch.model : nullptr);
+    p["roofline"] = roofline_position(p, t_k, st.bound.t_sol_ms, st.bound.counts, hw);
     p["verdict"] = verdict_line(p, p["roofline"]);
   } else {
     p["verdict"] = verdict_line(p, json::object());
   }
+  // The reference's profile (made where T_ref was timed): the same position with
+  // T_ref for T_k, and a short part of the line. Where neither call could be
+  // profiled (no GPU) the line says so once.
+  auto r = p.find("reference");
+  if (r == p.end() || !r->is_object()) return;
+  json& ref = *r;
+  const bool available = ref.value("available", false);
+  if (available) ref["roofline"] = roofline_position(ref, t_ref, st.bound.t_sol_ms, st.bound.counts, hw);
+  ref["verdict"] = reference_verdict(ref, ref.value("roofline", json::object()));
+  if (available || p.value("available", false))
+    p["verdict"] = p["verdict"].get<std::string>() + "; reference: " + ref["verdict"].get<std::string>();
 }
 
 }  // namespace solbench::eval

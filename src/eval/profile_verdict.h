@@ -29,7 +29,13 @@ json roofline_position(const json& profile, std::optional<double> t_k_ms,
 // One short line from the profile and its roofline position.
 std::string verdict_line(const json& profile, const json& roofline);
 
-// Both into the trace's solbench_profile (a trace without one is left alone).
+// The reference's part of the line, from its profile (solbench_profile.reference)
+// and its roofline position: "9 kernels, moves 3.1x the minimum bytes".
+std::string reference_verdict(const json& reference, const json& roofline);
+
+// Both into the trace's solbench_profile (a trace without one is left alone), and
+// the same for the reference's profile where there is one (its roofline position
+// over T_ref; its part appended to the line).
 void add_profile_verdict(Trace& t, const ScoreState& st, const score::ArchChoice& arch);
 
 }  // namespace solbench::eval

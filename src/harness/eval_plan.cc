@@ -256,7 +256,13 @@ Trace make_trace(const Problem& problem, size_t workload_index, const std::strin
   if (env.contains("code_seal")) e.extra["solbench_code_seal"] = env["code_seal"];
   if (!o.phases_ms.empty()) e.extra["solbench_phases_ms"] = o.phases_ms;
   if (!o.extra.empty()) e.extra["solbench_checks"] = o.extra;
-  if (!o.profile.is_null()) e.extra["solbench_profile"] = o.profile;
+  if (!o.profile.is_null()) {
+    e.extra["solbench_profile"] = o.profile;
+    // The reference's beside it, only with the T_ref it was made after (an outcome
+    // whose T_ref was dropped drops it too).
+    if (o.profile.is_object() && !o.reference_profile.is_null() && o.reference_timing)
+      e.extra["solbench_profile"]["reference"] = o.reference_profile;
+  }
   return t;
 }
 

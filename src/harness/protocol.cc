@@ -457,6 +457,7 @@ json WorkloadOutcome::to_json() const {
   j["phases_ms"] = phases_ms;
   j["extra"] = extra;
   if (!profile.is_null()) j["profile"] = profile;
+  if (!reference_profile.is_null()) j["reference_profile"] = reference_profile;
   if (record) j["record"] = record->to_json();
   return j;
 }
@@ -485,6 +486,7 @@ WorkloadOutcome WorkloadOutcome::from_json(const json& j) {
     o.phases_ms = j.value("phases_ms", json::object());
     o.extra = j.value("extra", json::object());
     if (auto it = j.find("profile"); it != j.end()) o.profile = *it;
+    if (auto it = j.find("reference_profile"); it != j.end()) o.reference_profile = *it;
     if (auto it = j.find("record"); it != j.end() && !it->is_null()) {
       o.record = CallRecord::from_json(*it);
       o.record->dir.clear();  // the parent says where the files are, not the worker

@@ -230,7 +230,8 @@ struct WorkerPlan {
   TimingOptions timing;
   json timer_options = json::object();  // make_timer(device, stream, options): GPU timer keys
   // `eval --profile`: after each workload's timed loop, one call traced kernel by
-  // kernel and one with hardware counters (WorkloadOutcome::profile, docs/profile.md).
+  // kernel and one with hardware counters (WorkloadOutcome::profile, docs/profile.md);
+  // after T_ref's timed loop the same for the reference (reference_profile).
   bool profile = false;
   // The GPU's timing lock (timing/device_lock.h), held for each timed loop; "": none.
   std::string timing_lock;
@@ -274,6 +275,9 @@ struct WorkloadOutcome {
   // `--profile`: the kernel breakdown and counters of one extra call
   // (harness/timing/kernel_profile.h); null when not asked for.
   json profile = nullptr;
+  // The same of one more call of the reference, made by the worker that timed
+  // T_ref after its timed loop; null when not asked for or T_ref was not timed.
+  json reference_profile = nullptr;
   // A Recorder's evidence for the judge (a skipped workload has none). The
   // status is then only the solution's own failure (a call that raised, a thread
   // left running, ...), or PASSED for "nothing wrong seen in this process".

@@ -1,4 +1,5 @@
-// The runner's parts (runner.h), shared between its files; include from them only.
+// The runner's parts (runner.h), shared between its files; include from them only
+// (and unit tests of them).
 //
 //   runner.cc          run_plan; outcomes and events the runner makes itself
 //   runner_launch.cc   a worker process for a plan (from the zygote or exec'd), its
@@ -87,6 +88,10 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
 
 // The Judge's plan: the definition and the workloads, nothing of the solution.
 WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts);
+// The outcome of a judged workload: the judge's verdict on what was recorded, then
+// the solution's own failure, then PASSED with the solution's T_k (and profile) and
+// the reference worker's T_ref (and the reference's profile). Unit-tested.
+WorkloadOutcome merge_judged(WorkloadOutcome solution, const WorkloadOutcome& judge);
 RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts);
 
 }  // namespace solbench::harness::runner_detail

@@ -24,11 +24,73 @@ WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   rp.solution_name = plan.solution_name + "/reference";
   rp.entry = EntryPoint::reference();
   rp.time_solution = false;
-  rp.profile = false;  // nothing of the solution's runs there to profile
+  // --profile stays: the reference's call is profiled after T_ref's timed loop, in
+  // the worker that times it (WorkloadOutcome::reference_profile).
   rp.workloads.clear();
   rp.judge = JudgeOptions{};
   rp.sandbox = opts.reference_sandbox;
   return rp;
+}
+
+WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
+  o.record.reset();
+  o.extra["judged_in"] = "reference worker";
+  // The reference worker's phases (reference_ms, check_ms, verify_ms, ...), under
+  // judge_* where the solution's worker has the same name (inputs_ms, total_ms).
+  for (const auto& [k, v] : judge.phases_ms.items())
+    o.phases_ms[k == "total_ms" ? std::string("judge_ms")
+                : o.phases_ms.contains(k) ? "judge_" + k
+                                          : k] = v;
+  if (auto it = judge.extra.find("verification"); it != judge.extra.end())
+    o.extra["verification"] = *it;
+  if (judge.skipped) {
+    o.skipped = true;
+    o.skip_reason = judge.skip_reason;
+    o.status = Status::RuntimeError;
+    o.log.clear();
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
+    o.reference_profile = nullptr;
+    return o;
+  }
+  if (judge.status != Status::Passed) {
+    std::string why = judge.log;
+    if (judge.status == Status::RuntimeError || judge.status == Status::Timeout)
+      why = "judging in the reference worker: " + why;
+    o.status = judge.status;
+    o.log = why + (o.log.empty() ? "" : "\n" + o.log);
+    if (judge.status == Status::IncorrectNumerical) o.correctness = judge.correctness;
+    else o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
+    o.reference_profile = nullptr;
+    return o;
+  }
+  if (o.status != Status::Passed) {  // the solution's own failure stands
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    o.profile = nullptr;  // no time, no profile of it
+    o.reference_profile = nullptr;
+    return o;
+  }
+  o.correctness = judge.correctness;
+  if (!o.timing) return o;
+  o.extra["reference_timed_in"] = "reference worker";
+  if (judge.reference_timing) {
+    o.reference_timing = judge.reference_timing;
+    o.reference_profile = judge.reference_profile;  // --profile: where T_ref was timed
+    return o;
+  }
+  std::string why = judge.log;
+  if (why.size() > 500) why = why.substr(0, 500) + " [...]";
+  o.log += std::string(o.log.empty() ? "" : "\n") +
+           "timing the reference failed (in the reference worker): " +
+           (why.empty() ? std::string("no timing reported") : why);
+  return o;
 }
 
 namespace {
@@ -54,66 +116,6 @@ std::string record_problem(const WorkerPlan& plan, const json& spec, const Workl
     if (c.call >= timed || c.pool_call >= calls)
       return fmt::format("timed call {} (pool call {}) of {} calls", c.call, c.pool_call, calls);
   return "";
-}
-
-// The outcome of a judged workload: the judge's verdict on what was recorded,
-// then the solution's own failure, then PASSED with the solution's T_k and the
-// reference worker's T_ref.
-WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
-  o.record.reset();
-  o.extra["judged_in"] = "reference worker";
-  // The reference worker's phases (reference_ms, check_ms, verify_ms, ...), under
-  // judge_* where the solution's worker has the same name (inputs_ms, total_ms).
-  for (const auto& [k, v] : judge.phases_ms.items())
-    o.phases_ms[k == "total_ms" ? std::string("judge_ms")
-                : o.phases_ms.contains(k) ? "judge_" + k
-                                          : k] = v;
-  if (auto it = judge.extra.find("verification"); it != judge.extra.end())
-    o.extra["verification"] = *it;
-  if (judge.skipped) {
-    o.skipped = true;
-    o.skip_reason = judge.skip_reason;
-    o.status = Status::RuntimeError;
-    o.log.clear();
-    o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    o.profile = nullptr;  // no time, no profile of it
-    return o;
-  }
-  if (judge.status != Status::Passed) {
-    std::string why = judge.log;
-    if (judge.status == Status::RuntimeError || judge.status == Status::Timeout)
-      why = "judging in the reference worker: " + why;
-    o.status = judge.status;
-    o.log = why + (o.log.empty() ? "" : "\n" + o.log);
-    if (judge.status == Status::IncorrectNumerical) o.correctness = judge.correctness;
-    else o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    o.profile = nullptr;  // no time, no profile of it
-    return o;
-  }
-  if (o.status != Status::Passed) {  // the solution's own failure stands
-    o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    o.profile = nullptr;  // no time, no profile of it
-    return o;
-  }
-  o.correctness = judge.correctness;
-  if (!o.timing) return o;
-  o.extra["reference_timed_in"] = "reference worker";
-  if (judge.reference_timing) {
-    o.reference_timing = judge.reference_timing;
-    return o;
-  }
-  std::string why = judge.log;
-  if (why.size() > 500) why = why.substr(0, 500) + " [...]";
-  o.log += std::string(o.log.empty() ? "" : "\n") +
-           "timing the reference failed (in the reference worker): " +
-           (why.empty() ? std::string("no timing reported") : why);
-  return o;
 }
 
 // Workloads per batch, so that the records on disk stay within a budget: one

@@ -317,6 +317,11 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
   // Rows by rank; T_SOL and T_b as the latest trace that has them recorded them.
   const store::StoredTrace* latest_sol = nullptr;
   const store::StoredTrace* latest_b = nullptr;
+  // The reference as measured (`eval --profile`'s reference profile, over T_ref):
+  // one ring per workload, from the latest trace that has one (every solution's
+  // evaluation profiled the same reference), linked to that trace's row.
+  std::optional<ChartPoint> reference_ring;
+  int64_t reference_ring_id = -1;
   for (const auto& [hash, t] : by_hash) {
     if (t.t_sol_ms && (!latest_sol || t.id > latest_sol->id)) latest_sol = &t;
     if (t.t_b_ms && (!latest_b || t.id > latest_b->id)) latest_b = &t;
@@ -340,6 +345,18 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
     row.recorded = t.recorded;
     if (const json* prof = at(trace, {"evaluation", "solbench_profile"}); prof && prof->is_object())
       row.profile = *prof;
+    if (const json* ref = at(row.profile, {"reference"});
+        ref && t.status == Status::Passed && t.reference_latency_ms &&
+        *t.reference_latency_ms > 0 && t.id > reference_ring_id)
+      if (const auto m = measured_point(*ref, *t.reference_latency_ms)) {
+        reference_ring_id = t.id;
+        reference_ring = ChartPoint{
+            PointKind::ReferenceMeasured, -1, m->first, m->second,
+            fmt::format("reference on {}, as measured (eval --profile): T_ref {}, {} at {:.3g} "
+                        "FLOP/byte",
+                        w.label, ms(*t.reference_latency_ms), rate(m->second), m->first),
+            row.anchor};
+      }
     w.rows.push_back(std::move(row));
   }
   std::sort(w.rows.begin(), w.rows.end(),
@@ -394,6 +411,7 @@ void Collector::workload(ProblemReport& p, const Group& g, const std::string& uu
                                         what, w.label, rate(m->second), m->first),
                             row.anchor});
   }
+  if (reference_ring) p.points.push_back(std::move(*reference_ring));
   p.workloads.push_back(std::move(w));
 }
 

@@ -17,11 +17,12 @@ namespace solbench::report {
 
 // Measured: a solution at its achieved intensity and FLOP rate from `eval --profile`'s
 // counters (docs/profile.md), beside its point at the workload's own intensity.
-enum class PointKind { Sol, Baseline, Solution, Measured };
+// ReferenceMeasured: the reference's call the same way (its FLOPs over T_ref).
+enum class PointKind { Sol, Baseline, Solution, Measured, ReferenceMeasured };
 
 struct ChartPoint {
   PointKind kind = PointKind::Solution;
-  int series = -1;          // Solution: index into ProblemReport::solutions
+  int series = -1;          // Solution, Measured: index into ProblemReport::solutions
   double intensity = 0;     // FLOP/byte
   double flops_per_s = 0;   // achieved
   std::string label;        // what the point is, shown as its tooltip

@@ -55,8 +55,11 @@ chart's hardware model. The diagonal is the DRAM roof (bandwidth &times; intensi
 lines are the dense tensor-core and CUDA-core peaks of the model (solid: the classes the
 problem's work uses). Each workload has one intensity, so its T_SOL (&#9671;), baseline
 (&#9632;) and solutions (&#9679;) stand on one vertical line; the distance below T_SOL is the time
-left on the table. A point links to its table row; every time that could not be placed is listed
-under its chart with the reason.</p>
+left on the table. With <code>eval --profile</code> a ring (&#9675;) in a solution's colour marks
+where its call really stands: the FLOP its kernels executed per DRAM byte they moved, and those
+FLOP over T_k; a dashed grey ring marks the reference's call the same way, over T_ref. A point
+links to its table row; every time that could not be placed is listed under its chart with the
+reason.</p>
 </section>
 </main>
 </body>
@@ -258,39 +261,50 @@ std::string t_sol_cell(const WorkloadReport& w, const Row& row) {
   return s;
 }
 
-// `eval --profile`'s verdict under a solution's row, its kernels folded below it.
+// A profile's kernels, folded: the summary line (`who`: "" or "reference: "), then
+// per kernel its name, grid x block, duration, share of the call's time and the gap
+// before it (the first 32). "" where the profile has no activities.
+std::string kernel_details(const json& p, const std::string& who, const char* time) {
+  auto it = p.find("activities");
+  if (it == p.end() || !it->is_array() || it->empty()) return "";
+  std::string s = fmt::format(
+      "<details class=\"{}\"><summary>{}{} kernel(s), span {:.2f} us, gaps {:.2f} us, host {:.2f} "
+      "us</summary><table class=\"kernels\"><thead><tr><th>kernel</th><th>grid x "
+      "block</th><th>us</th><th>share of {}</th><th>gap before (us)</th></tr>"
+      "</thead>",
+      who.empty() ? "kernels" : "kernels reference", escape(who), p.value("kernel_count", 0), p.value("span_us", 0.0), p.value("gaps_us", 0.0),
+      p.value("host_us", 0.0), time);
+  size_t n = 0;
+  for (const json& a : *it) {
+    if (++n > 32) break;  // a call of hundreds of kernels: the first 32
+    std::string launch = "-";
+    if (a.contains("grid") && a["grid"].is_array() && a["grid"].size() == 3 &&
+        a.contains("block") && a["block"].is_array() && a["block"].size() == 3)
+      launch = fmt::format("{}x{}x{} x {}x{}x{}", a["grid"][0].dump(), a["grid"][1].dump(),
+                           a["grid"][2].dump(), a["block"][0].dump(), a["block"][1].dump(),
+                           a["block"][2].dump());
+    const json share = a.value("share_of_t_k", json(nullptr));
+    s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.2f}</td><td "
+                     "class=\"num\">{}</td><td class=\"num\">{:.2f}</td></tr>",
+                     escape(a.value("name", std::string("?"))), escape(launch),
+                     a.value("duration_us", 0.0),
+                     share.is_number() ? fmt::format("{:.0f}%", share.get<double>() * 100) : "-",
+                     a.value("gap_before_us", 0.0));
+  }
+  return s + "</table></details>";
+}
+
+// `eval --profile`'s verdict under a solution's row, its kernels folded below it,
+// then the reference's kernels (profiled where T_ref was timed).
 std::string profile_row(const Row& row) {
   if (!row.profile.is_object()) return "";
   const json& p = row.profile;
   std::string s = fmt::format("<tr class=\"profile\"><td></td><td colspan=\"7\"><span "
                               "class=\"verdict\">profile: {}</span>",
                               escape(p.value("verdict", std::string("-"))));
-  if (auto it = p.find("activities"); it != p.end() && it->is_array() && !it->empty()) {
-    s += fmt::format("<details><summary>{} kernel(s), span {:.2f} us, gaps {:.2f} us, host {:.2f} "
-                     "us</summary><table class=\"kernels\"><thead><tr><th>kernel</th><th>grid x "
-                     "block</th><th>us</th><th>share of T_k</th><th>gap before (us)</th></tr>"
-                     "</thead>",
-                     p.value("kernel_count", 0), p.value("span_us", 0.0), p.value("gaps_us", 0.0),
-                     p.value("host_us", 0.0));
-    size_t n = 0;
-    for (const json& a : *it) {
-      if (++n > 32) break;  // a call of hundreds of kernels: the first 32
-      std::string launch = "-";
-      if (a.contains("grid") && a["grid"].is_array() && a["grid"].size() == 3 &&
-          a.contains("block") && a["block"].is_array() && a["block"].size() == 3)
-        launch = fmt::format("{}x{}x{} x {}x{}x{}", a["grid"][0].dump(), a["grid"][1].dump(),
-                             a["grid"][2].dump(), a["block"][0].dump(), a["block"][1].dump(),
-                             a["block"][2].dump());
-      const json share = a.value("share_of_t_k", json(nullptr));
-      s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.2f}</td><td "
-                       "class=\"num\">{}</td><td class=\"num\">{:.2f}</td></tr>",
-                       escape(a.value("name", std::string("?"))), escape(launch),
-                       a.value("duration_us", 0.0),
-                       share.is_number() ? fmt::format("{:.0f}%", share.get<double>() * 100) : "-",
-                       a.value("gap_before_us", 0.0));
-    }
-    s += "</table></details>";
-  }
+  s += kernel_details(p, "", "T_k");
+  if (auto r = p.find("reference"); r != p.end() && r->is_object())
+    s += kernel_details(*r, "reference: ", "T_ref");
   return s + "</td></tr>\n";
 }
 

@@ -52,6 +52,10 @@ std::string marker(PointKind kind, int series, double x, double y, bool legend =
           R"(<circle class="{}" cx="{:.1f}" cy="{:.1f}" r="5" fill="none" stroke="{}" stroke-width="2"/>)",
           legend ? "legend-marker" : "point measured", x, y,
           series < 0 ? std::string("#555") : series_colour(series));
+    case PointKind::ReferenceMeasured:  // a ring in the baseline's grey, dashed
+      return fmt::format(
+          R"(<circle class="{}" cx="{:.1f}" cy="{:.1f}" r="5" fill="none" stroke="#8a8a8a" stroke-width="2.2" stroke-dasharray="3 2"/>)",
+          legend ? "legend-marker" : "point reference-measured", x, y);
   }
   return "";
 }
@@ -86,10 +90,14 @@ std::string roofline_svg(const RooflineChart& c) {
   const auto X = [&](double intensity) { return xs.px(intensity); };
   const auto Y = [&](double flops) { return ys.px(flops / 1e12); };
 
-  const bool measured = std::any_of(c.points.begin(), c.points.end(), [](const ChartPoint& p) {
-    return p.kind == PointKind::Measured;
-  });
-  const int legend_items = 2 + int(c.series.size()) + (measured ? 1 : 0);
+  const auto any = [&](PointKind kind) {
+    return std::any_of(c.points.begin(), c.points.end(),
+                       [&](const ChartPoint& p) { return p.kind == kind; });
+  };
+  const bool measured = any(PointKind::Measured);
+  const bool reference_measured = any(PointKind::ReferenceMeasured);
+  const int legend_items =
+      2 + int(c.series.size()) + (measured ? 1 : 0) + (reference_measured ? 1 : 0);
   const int legend_rows = (legend_items + kLegendPerRow - 1) / kLegendPerRow;
   const double height = kLegendTop + legend_rows * kLegendRow + 6;
 
@@ -170,9 +178,9 @@ std::string roofline_svg(const RooflineChart& c) {
   s += fmt::format(R"(<text class="roof-unit" x="{}" y="{}">peak TFLOP/s ({})</text>)" "\n",
                    kRight + 6, kTop - 10, escape(roofs.hardware));
 
-  // Points: T_SOL and the baseline first, the solutions on top.
-  for (PointKind kind :
-       {PointKind::Sol, PointKind::Baseline, PointKind::Measured, PointKind::Solution})
+  // Points: T_SOL, the baseline and the reference first, the solutions on top.
+  for (PointKind kind : {PointKind::Sol, PointKind::Baseline, PointKind::ReferenceMeasured,
+                         PointKind::Measured, PointKind::Solution})
     for (const auto& p : c.points) {
       if (p.kind != kind) continue;
       s += fmt::format(R"(<a href="#{}"><title>{}</title>{}</a>)" "\n", p.target, escape(p.label),
@@ -193,7 +201,10 @@ std::string roofline_svg(const RooflineChart& c) {
     items.push_back({marker(PointKind::Solution, int(i), 0, 0, true), c.series[i]});
   if (measured)
     items.push_back({marker(PointKind::Measured, -1, 0, 0, true),
-                     "as measured (eval --profile: achieved FLOP/byte)"});
+                     "as measured (eval --profile)"});
+  if (reference_measured)
+    items.push_back({marker(PointKind::ReferenceMeasured, -1, 0, 0, true),
+                     "reference, as measured (over T_ref)"});
   for (size_t i = 0; i < items.size(); ++i) {
     const double x = kLeft + double(i % kLegendPerRow) * kLegendColumn;
     const double y = kLegendTop + double(i / kLegendPerRow) * kLegendRow;

@@ -1,7 +1,8 @@
 // The roofline chart of one problem as inline SVG: log-log axes (intensity in
 // FLOP/byte, achieved TFLOP/s), the DRAM roof, one compute roof per peak rate
 // (those the problem's work uses drawn solid), and the points of T_SOL, the
-// baseline and each solution, each a link to its table row.
+// baseline and each solution, each a link to its table row; with `eval --profile`
+// also rings where each solution's call and the reference's really stand.
 #pragma once
 
 #include <string>

@@ -11,9 +11,13 @@
 
 #include "core/json.h"
 #include "core/text.h"
+#include "core/diagnostics.h"
+#include "core/problem.h"
 #include "eval/profile_verdict.h"
 #include "eval/request.h"
+#include "harness/eval_plan.h"
 #include "harness/protocol.h"
+#include "harness/runner_internal.h"  // reference_plan, merge_judged
 #include "harness/timing/kernel_profile.h"
 #include "test_support.h"
 
@@ -292,6 +296,71 @@ TEST(ProfileVerdict, GoesIntoTheTraceOnlyWhereTheWorkerProfiled) {
   EXPECT_NE(p["verdict"].get<std::string>().find("moves 2.7x"), std::string::npos);
 }
 
+// The reference's profile (made where T_ref was timed) is placed over T_ref and
+// adds a short part to the line; its numbers are in the JSON.
+TEST(ProfileVerdict, TheReferencesPartFollowsTheSolutions) {
+  Trace t;
+  t.evaluation.status = Status::Passed;
+  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
+  eval::ScoreState st;
+  st.bound.t_sol_ms = 0.005;
+  st.bound.counts = bound_counts(1.0, 0.0041);
+  score::ArchChoice arch;
+  arch.model = model();
+  json p = gemm_profile(1.0e6, 4.1e9, 0.0);
+  json ref = gemm_profile(3.1e6, 4.1e9, 0.30);  // 2 kernels, 30% of T_ref in gaps
+  ref["kernel_count"] = 9;
+  p["reference"] = ref;
+  t.evaluation.extra["solbench_profile"] = p;
+  eval::add_profile_verdict(t, st, arch);
+  const json& q = t.evaluation.extra["solbench_profile"];
+  const json& r = q["reference"];
+  ASSERT_TRUE(r.contains("roofline")) << r.dump();
+  EXPECT_NEAR(r["roofline"]["bytes_over_bound"].get<double>(), 3.1, 1e-9);
+  EXPECT_NEAR(r["roofline"]["t_k_us"].get<double>(), 20.0, 1e-9);  // T_ref, not T_k
+  EXPECT_NEAR(r["roofline"]["t_k_over_t_sol"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(r["roofline"]["tensor_share_of_peak"]["bf16"].get<double>(), 0.205, 1e-9);
+  EXPECT_EQ(r["verdict"], "9 kernels (30% of T_ref in gaps), moves 3.1x the minimum bytes");
+  const std::string v = q["verdict"].get<std::string>();
+  EXPECT_EQ(v.rfind("T_k is 2.0x T_SOL; 2 kernels; moves 1.0x the minimum bytes", 0), 0u) << v;
+  EXPECT_NE(v.find("; reference: 9 kernels (30% of T_ref in gaps), moves 3.1x the minimum bytes"),
+            std::string::npos)
+      << v;
+  // The solution's own numbers are the solution's: T_k, its bytes.
+  EXPECT_NEAR(q["roofline"]["bytes_over_bound"].get<double>(), 1.0, 1e-9);
+}
+
+TEST(ProfileVerdict, TheReferencesPartSaysWhyItHasNoneOnlyWhereTheSolutionHasOne) {
+  EXPECT_EQ(eval::reference_verdict({{"available", false}, {"reason", "no GPU"}}, json::object()),
+            "no profile: no GPU");
+  json counters_off = {{"available", true}, {"kernel_count", 1}, {"gaps_share_of_t_k", 0.0}};
+  counters_off["counters"] = harness::counters_not_allowed("busy");
+  EXPECT_EQ(eval::reference_verdict(counters_off, {{"counters", false}}), "1 kernel");
+
+  Trace t;
+  t.evaluation.status = Status::Passed;
+  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
+  const json none = {{"available", false}, {"reason", "no GPU: the profile reads CUDA kernels"}};
+  json p = none;
+  p["reference"] = none;
+  t.evaluation.extra["solbench_profile"] = p;
+  eval::add_profile_verdict(t, eval::ScoreState{}, score::ArchChoice{});
+  // On the CPU: said once, for both calls.
+  EXPECT_EQ(t.evaluation.extra["solbench_profile"]["verdict"],
+            "no profile: no GPU: the profile reads CUDA kernels");
+  EXPECT_EQ(t.evaluation.extra["solbench_profile"]["reference"]["verdict"],
+            "no profile: no GPU: the profile reads CUDA kernels");
+  EXPECT_FALSE(t.evaluation.extra["solbench_profile"]["reference"].contains("roofline"));
+
+  p = gemm_profile(1.0e6, 0, 0.0);
+  p["reference"] = {{"available", false}, {"reason", "the profiled call failed: x"}};
+  t.evaluation.extra["solbench_profile"] = p;
+  eval::add_profile_verdict(t, eval::ScoreState{}, score::ArchChoice{});
+  const std::string v = t.evaluation.extra["solbench_profile"]["verdict"].get<std::string>();
+  EXPECT_NE(v.find("2 kernels; "), std::string::npos) << v;
+  EXPECT_NE(v.find("; reference: no profile: the profiled call failed: x"), std::string::npos) << v;
+}
+
 // ------------------------------------------------------------ the flag's way
 
 TEST(ProfileFlag, SettingsPassItToRunsChildrenOnlyWhenOn) {
@@ -323,17 +392,134 @@ TEST(ProfileFlag, ThePlanAndTheResultFrameCarryItAndAreUnchangedWithoutIt) {
   EXPECT_TRUE(harness::WorkloadOutcome::from_json(o.to_json()).profile.is_null());
   o.profile = {{"available", false}, {"reason", "x"}};
   EXPECT_EQ(harness::WorkloadOutcome::from_json(o.to_json()).profile["reason"], "x");
+  EXPECT_FALSE(o.to_json().contains("reference_profile"));
+  EXPECT_TRUE(harness::WorkloadOutcome::from_json(o.to_json()).reference_profile.is_null());
+}
+
+// A reference profile, as the reference worker (or the in-process worker) sends it:
+// the whole breakdown and counters, both ways through the result frame.
+TEST(ProfileFlag, TheResultFrameCarriesTheReferencesProfile) {
+  harness::WorkloadOutcome o;
+  o.index = 3;
+  o.status = Status::Passed;
+  json ref = gemm_profile(3.1e6, 4.1e9, 0.1);
+  ref["activities"] = json::array({{{"kind", "kernel"}, {"name", "at::native::vectorized"},
+                                    {"grid", {132, 1, 1}}, {"block", {128, 1, 1}},
+                                    {"duration_us", 12.5}}});
+  ref["added_wall_ms"] = 3.5;
+  o.reference_profile = ref;
+  const json frame = o.to_json();
+  EXPECT_FALSE(frame.contains("profile"));  // the solution's is its own key
+  const harness::WorkloadOutcome back = harness::WorkloadOutcome::from_json(frame);
+  EXPECT_EQ(back.reference_profile, ref);
+  EXPECT_TRUE(back.profile.is_null());
+}
+
+// The reference worker keeps --profile: it profiles the reference's call after
+// T_ref's timed loop; without --profile its plan is as before.
+TEST(ProfileFlag, TheReferenceWorkersPlanKeepsTheFlag) {
+  harness::WorkerPlan plan;
+  plan.entry = harness::EntryPoint::reference();
+  plan.role = harness::WorkerRole::Solution;
+  const harness::WorkerPlan off = harness::runner_detail::reference_plan(plan, {});
+  EXPECT_FALSE(off.profile);
+  EXPECT_FALSE(off.to_json().contains("profile"));
+  plan.profile = true;
+  harness::WorkerPlan on = harness::runner_detail::reference_plan(plan, {});
+  EXPECT_EQ(on.role, harness::WorkerRole::Judge);
+  EXPECT_TRUE(on.profile);
+  on.judge.value_secret = 42;  // as run_judged gives it (a Judge's plan needs one)
+  EXPECT_TRUE(harness::WorkerPlan::from_json(on.to_json()).profile);
+}
+
+harness::TimingResult timed(double median_ms) {
+  harness::TimingResult r;
+  r.stats.median_ms = median_ms;
+  r.stats.count = 10;
+  return r;
+}
+
+// The judged merge: the solution's profile from its worker, the reference's from
+// the reference worker with its T_ref; neither where the workload has no time.
+TEST(MergeJudged, KeepsTheReferencesProfileWithItsTRefAndDropsBothWithoutTime) {
+  harness::WorkloadOutcome sol;
+  sol.index = 0;
+  sol.status = Status::Passed;
+  sol.timing = timed(0.010);
+  sol.profile = {{"available", true}, {"kernel_count", 1}};
+  sol.phases_ms = {{"profile_ms", 5.0}};
+  harness::WorkloadOutcome judge;
+  judge.index = 0;
+  judge.status = Status::Passed;
+  judge.reference_timing = timed(0.020);
+  judge.reference_profile = {{"available", true}, {"kernel_count", 9}};
+  judge.phases_ms = {{"reference_profile_ms", 7.0}};
+
+  harness::WorkloadOutcome m = harness::runner_detail::merge_judged(sol, judge);
+  EXPECT_EQ(m.status, Status::Passed);
+  EXPECT_EQ(m.profile["kernel_count"], 1);
+  EXPECT_EQ(m.reference_profile["kernel_count"], 9);
+  EXPECT_DOUBLE_EQ(m.phases_ms["profile_ms"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(m.phases_ms["reference_profile_ms"].get<double>(), 7.0);
+
+  harness::WorkloadOutcome wrong = judge;
+  wrong.status = Status::IncorrectNumerical;
+  wrong.log = "mismatch";
+  m = harness::runner_detail::merge_judged(sol, wrong);
+  EXPECT_TRUE(m.profile.is_null());
+  EXPECT_TRUE(m.reference_profile.is_null());
+
+  harness::WorkloadOutcome crashed = sol;
+  crashed.status = Status::RuntimeError;
+  m = harness::runner_detail::merge_judged(crashed, judge);
+  EXPECT_TRUE(m.reference_profile.is_null());
+
+  harness::WorkloadOutcome untimed = judge;  // T_ref failed: no profile of it
+  untimed.reference_timing.reset();
+  untimed.reference_profile = nullptr;
+  m = harness::runner_detail::merge_judged(sol, untimed);
+  EXPECT_FALSE(m.reference_timing);
+  EXPECT_TRUE(m.reference_profile.is_null());
+  EXPECT_EQ(m.profile["kernel_count"], 1);
+}
+
+// The trace: solbench_profile.reference beside the solution's, only with a T_ref.
+TEST(MergeJudged, TheTraceHasTheReferencesProfileUnderTheSolutions) {
+  Diagnostics diags;
+  const Problem prob = load_problem(
+      problem_paths(fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096"), diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  harness::WorkloadOutcome o;
+  o.index = 0;
+  o.uuid = prob.workloads[0].uuid;
+  o.status = Status::Passed;
+  o.timing = timed(0.010);
+  o.reference_timing = timed(0.020);
+  Trace t = harness::make_trace(prob, 0, "s", o, json::object());
+  EXPECT_FALSE(t.evaluation.extra.contains("solbench_profile"));  // no --profile: nothing
+
+  o.profile = {{"available", true}, {"kernel_count", 1}};
+  o.reference_profile = {{"available", true}, {"kernel_count", 9}};
+  t = harness::make_trace(prob, 0, "s", o, json::object());
+  ASSERT_TRUE(t.evaluation.extra.contains("solbench_profile"));
+  EXPECT_EQ(t.evaluation.extra["solbench_profile"]["kernel_count"], 1);
+  EXPECT_EQ(t.evaluation.extra["solbench_profile"]["reference"]["kernel_count"], 9);
+
+  o.reference_timing.reset();  // a T_ref dropped later drops its profile too
+  t = harness::make_trace(prob, 0, "s", o, json::object());
+  EXPECT_FALSE(t.evaluation.extra["solbench_profile"].contains("reference"));
 }
 
 // ------------------------------------------------------------ end to end, CPU
 
 class ProfileCli : public ::testing::Test {
  protected:
-  json eval(const std::string& extra, std::string* text = nullptr) {
+  // `env`: variables before the command ("SOLBENCH_REFERENCE_WORKER=0 ").
+  json eval(const std::string& extra, std::string* text = nullptr, const std::string& env = "") {
     const fs::path out = dir_ / "out.txt";
     const fs::path problem = fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096";
     const std::string cmd =
-        "SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() + "' SOLBENCH_STAGING_DIR='" +
+        env + "SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() + "' SOLBENCH_STAGING_DIR='" +
         (dir_ / "staging").string() + "' '" + SOLBENCH_BINARY + "' eval '" + problem.string() +
         "' --solution '" + (problem / "solutions/cpp_rowwise/solution.json").string() +
         "' -w 71630508 --rounds 1 --time-budget-ms 20 --no-db --no-baseline " + extra + " >'" +
@@ -363,17 +549,45 @@ TEST_F(ProfileCli, OnTheCpuTheProfileSaysWhyAndTheDefaultHasNone) {
   EXPECT_EQ(p["reason"].get<std::string>().rfind("no GPU", 0), 0u) << p.dump();
   EXPECT_EQ(p["verdict"].get<std::string>().rfind("no profile: no GPU", 0), 0u);
   EXPECT_GE(p["added_wall_ms"].get<double>(), 0.0);
+  // The reference, profiled in the reference worker after T_ref, says why too; the
+  // line says it once for both.
+  EXPECT_EQ(ev["solbench_checks"]["reference_timed_in"], "reference worker");
+  ASSERT_TRUE(p.contains("reference")) << p.dump();
+  EXPECT_FALSE(p["reference"]["available"].get<bool>());
+  EXPECT_EQ(p["reference"]["reason"].get<std::string>().rfind("no GPU", 0), 0u);
+  EXPECT_EQ(p["reference"]["verdict"].get<std::string>().rfind("no profile: no GPU", 0), 0u);
+  EXPECT_GE(p["reference"]["added_wall_ms"].get<double>(), 0.0);
+  EXPECT_EQ(p["verdict"].get<std::string>().find("reference"), std::string::npos);
+  EXPECT_TRUE(ev["solbench_phases_ms"].contains("reference_profile_ms"));
 
   const json off = eval("--json");
   ASSERT_TRUE(off.is_object());
   const json& ev0 = off["results"][0]["evaluation"];
   EXPECT_FALSE(ev0.contains("solbench_profile"));
   EXPECT_FALSE(ev0["solbench_phases_ms"].contains("profile_ms"));
+  // Nor a reference profile: nothing of it by default.
+  EXPECT_FALSE(ev0["solbench_phases_ms"].contains("reference_profile_ms"));
+  EXPECT_EQ(off.dump().find("reference_profile"), std::string::npos);
 
   std::string text;
   eval("--profile", &text);
   EXPECT_NE(text.find("     profile: no profile: no GPU"), std::string::npos) << text;
   EXPECT_NE(text.find(" ms]\n"), std::string::npos) << text;  // the added wall time, stated
+}
+
+// Without a reference worker (SOLBENCH_REFERENCE_WORKER=0) the solution's worker
+// times T_ref itself, and profiles the reference there.
+TEST_F(ProfileCli, InProcessTheSolutionsWorkerProfilesTheReferenceToo) {
+  const json on = eval("--profile --json", nullptr, "SOLBENCH_REFERENCE_WORKER=0 ");
+  ASSERT_TRUE(on.is_object());
+  const json& ev = on["results"][0]["evaluation"];
+  EXPECT_EQ(ev["status"], "PASSED");
+  EXPECT_FALSE(ev["solbench_checks"].contains("reference_timed_in"));  // in-process
+  ASSERT_TRUE(ev.contains("solbench_profile")) << ev.dump();
+  const json& p = ev["solbench_profile"];
+  ASSERT_TRUE(p.contains("reference")) << p.dump();
+  EXPECT_EQ(p["reference"]["reason"].get<std::string>().rfind("no GPU", 0), 0u);
+  EXPECT_TRUE(ev["solbench_phases_ms"].contains("reference_profile_ms"));
 }
 
 }  // namespace

@@ -324,7 +324,8 @@ def test_query_of_a_missing_store_raises_the_cli_message(cli, tmp_path):
 
 def test_eval_profile_reaches_the_worker_and_says_why_on_the_cpu():
     """profile=True is --profile: the worker profiles after the timed loop; on the CPU the
-    trace's solbench_profile says why there is no kernel profile, and the default has none."""
+    trace's solbench_profile says why there is no kernel profile (the reference's too,
+    from the worker that timed T_ref), and the default has none."""
     doc = solbench.eval(PROBLEM, CPP_SOLUTION, no_db=True, profile=True, **FAST)
     ev = doc["results"][0]["evaluation"]
     assert ev["status"] == "PASSED"
@@ -332,6 +333,8 @@ def test_eval_profile_reaches_the_worker_and_says_why_on_the_cpu():
     assert prof["available"] is False
     assert prof["reason"].startswith("no GPU")
     assert prof["verdict"].startswith("no profile: no GPU")
+    assert prof["reference"]["available"] is False
+    assert prof["reference"]["verdict"].startswith("no profile: no GPU")
 
 
 def test_run_passes_profile_to_the_cli(monkeypatch, tmp_path):

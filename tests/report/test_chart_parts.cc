@@ -154,6 +154,41 @@ TEST(RooflineSvg, DrawsRoofsPointsAndLinksWithEscapedText) {
   EXPECT_EQ(count(svg, "</svg>"), 1u);
 }
 
+// `eval --profile`: the solutions' rings and the reference's (dashed, the baseline's
+// grey), each with its legend entry only when the chart has one.
+TEST(RooflineSvg, TheReferenceAsMeasuredIsARingWithItsLegendEntryOnlyWhenPresent) {
+  RooflineChart c;
+  c.id = "c";
+  c.roofs = roofs_of(h100(), {}, {"fp32"});
+  c.series = {"good"};
+  c.points = {{PointKind::Sol, -1, 1.2, 4e12, "T_SOL", "a"},
+              {PointKind::Baseline, -1, 1.2, 2e12, "baseline", "a"},
+              {PointKind::Solution, 0, 1.2, 3e12, "good", "a-s0"}};
+  const std::string plain = roofline_svg(c);
+  EXPECT_EQ(plain.find("reference-measured"), std::string::npos);
+  EXPECT_EQ(plain.find("reference, as measured"), std::string::npos);
+  EXPECT_EQ(plain.find("as measured"), std::string::npos);
+
+  c.points.push_back({PointKind::Measured, 0, 0.9, 2.5e12, "good, as measured", "a-s0"});
+  c.points.push_back({PointKind::ReferenceMeasured, -1, 0.3, 0.4e12, "reference <r>", "a-s0"});
+  const std::string svg = roofline_svg(c);
+  EXPECT_EQ(count(svg, "class=\"point measured\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"point reference-measured\""), 1u);
+  EXPECT_HAS(svg, "<title>reference &lt;r&gt;</title>");
+  EXPECT_HAS(svg, "stroke=\"#8a8a8a\" stroke-width=\"2.2\" stroke-dasharray=\"3 2\"");
+  EXPECT_EQ(count(svg, "reference, as measured (over T_ref)"), 1u);
+  EXPECT_EQ(count(svg, "as measured (eval --profile)"), 1u);
+  // Drawn under the solutions: before the first solution's marker.
+  EXPECT_LT(svg.find("point reference-measured"), svg.find("point solution"));
+  // Five legend entries: two rows of three.
+  EXPECT_EQ(count(svg, "class=\"legend\""), 5u);
+
+  c.points.erase(c.points.begin() + 3);  // the reference alone: its entry, not the solutions'
+  const std::string ref_only = roofline_svg(c);
+  EXPECT_HAS(ref_only, "reference, as measured");
+  EXPECT_EQ(ref_only.find("as measured (eval --profile)"), std::string::npos);
+}
+
 TEST(RooflineSvg, PointsAreInsideThePlotOnTheirRoofOrBelow) {
   RooflineChart c;
   c.id = "c";

@@ -390,6 +390,68 @@ TEST_F(ReportTest, AProfiledTraceShowsItsKernelsAndWhereItReallyStands) {
   EXPECT_EQ(measured, 1u);
   EXPECT_HAS(page, "class=\"point measured\"");
   EXPECT_HAS(page, "as measured (eval --profile");
+  // No reference profile in the trace: no reference ring, no legend entry, no kernels.
+  EXPECT_EQ(page.find("reference-measured"), std::string::npos);
+  EXPECT_EQ(page.find("reference, as measured"), std::string::npos);
+  EXPECT_EQ(page.find("class=\"kernels reference\""), std::string::npos);
+}
+
+// With the reference's profile (made where T_ref was timed): its kernels under the
+// solution's, and a ring where the reference really stands (its FLOPs over T_ref),
+// once per workload, beside the solution's.
+TEST_F(ReportTest, AProfiledReferenceIsListedAndRingedBesideTheSolution) {
+  Diagnostics diags;
+  const Problem prob = load_problem(problem_paths(problems_dir() / kRmsnorm), diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  const json w = to_json(prob.workloads[12]);
+  const auto profile = [](const std::string& kernel, int kernels, double intensity,
+                          double flops) {
+    return json{{"available", true},
+                {"kernel_count", kernels},
+                {"span_us", 40.0},
+                {"gaps_us", 1.0},
+                {"host_us", 12.0},
+                {"activities",
+                 {{{"kind", "kernel"}, {"name", kernel}, {"grid", {4096, 1, 1}},
+                   {"block", {256, 1, 1}}, {"duration_us", 40.0}, {"share_of_t_k", 0.5},
+                   {"gap_before_us", 0.0}}}},
+                {"roofline",
+                 {{"achieved", {{"tensor_flops", json::object()}, {"fp32_flops", flops}}},
+                  {"intensity", {{"achieved", intensity}, {"bound", 1.5}}}}}};
+  };
+  json p = profile("rms_kernel(float*)", 1, 2.0, 2.0e8);
+  p["verdict"] = "T_k is 1.2x T_SOL; 1 kernel; reference: 3 kernels, moves 2.9x the minimum bytes";
+  p["reference"] = profile("at::native::<unnamed>::reduce_kernel<512>", 3, 0.5, 1.0e8);
+  // T_b 0.08 ms; the fixture records T_ref = 1.3 T_b = 0.104 ms.
+  record(kRmsnorm, "cuda_rmsnorm", w, Status::Passed, 0.042, 0.035, 0.08, "", "torch.compile", "",
+         p);
+  json p2 = profile("triton_rms", 1, 1.9, 2.0e8);
+  p2["reference"] = profile("at::native::<unnamed>::reduce_kernel<512>", 3, 0.5, 1.0e8);
+  record(kRmsnorm, "triton_rmsnorm", w, Status::Passed, 0.05, 0.035, 0.08, "", "torch.compile", "",
+         p2);
+  const Report r = collect_sample(options());
+  const ProblemReport* pr = find_problem(r, kRmsnorm);
+  ASSERT_TRUE(pr);
+  const std::string page = render_html(r);
+  EXPECT_HAS(page, "reference: 3 kernels, moves 2.9x the minimum bytes");
+  // Under each row, the reference's kernels after the solution's.
+  EXPECT_EQ(count(page, "<details class=\"kernels reference\"><summary>reference: 3 kernel(s)"), 2u);
+  EXPECT_HAS(page, "at::native::&lt;unnamed&gt;::reduce_kernel&lt;512&gt;");
+  EXPECT_LT(page.find("rms_kernel(float*)"), page.find("reduce_kernel&lt;512&gt;"));
+  EXPECT_HAS(page, "<th>share of T_ref</th>");
+  if (!analysis_available()) return;  // no work, no chart points
+  size_t rings = 0;
+  for (const ChartPoint& pt : pr->points)
+    if (pt.kind == PointKind::ReferenceMeasured) {
+      ++rings;
+      EXPECT_DOUBLE_EQ(pt.intensity, 0.5);
+      EXPECT_NEAR(pt.flops_per_s, 1.0e8 / 104e-6, 1.0);  // over T_ref, not T_k
+      EXPECT_HAS(pt.label, "reference on ");
+    }
+  EXPECT_EQ(rings, 1u);  // one per workload, however many solutions carry it
+  EXPECT_EQ(count(page, "class=\"point reference-measured\""), 1u);
+  EXPECT_EQ(count(page, "class=\"point measured\""), 2u);
+  EXPECT_HAS(page, "reference, as measured (over T_ref)");
 }
 
 }  // namespace

@@ -262,7 +262,13 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // `--profile` (plan.profile): after the timed loop, one call on the first timing
   // input set traced kernel by kernel, one with hardware counters; into run.o.profile.
   void profile_pass(detail::WorkloadRun& run, const detail::TimedRun& t);
-  // T_ref on the timing sets (after the timing gate, once).
+  // The profile of one more call of `c` (the solution's, or with `solution` false
+  // the reference's: no checks of its behaviour, phases reference_profile_*) on the
+  // first of `input_sets`, `median_ms` its timed median; the profile's JSON.
+  json profile_call(size_t index, py::object& w, detail::Candidate& c, const py::list& input_sets,
+                    double median_ms, WorkloadOutcome& o, bool solution);
+  // T_ref on the timing sets (after the timing gate, once); with plan.profile, the
+  // reference's profile after its timed loop (o.reference_profile).
   void time_reference(size_t index, py::object& w, const py::list& input_sets,
                       const py::list& ref_sets, WorkloadOutcome& o);
 };

@@ -91,8 +91,9 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
   }
   progress(index, WorkloadPhase::ReferenceTiming);
   Stopwatch rsw;
+  std::unique_ptr<detail::Candidate> ref;
   try {
-    auto ref = detail::make_python_candidate(ref_run, false, w);
+    ref = detail::make_python_candidate(ref_run, false, w);
     // The same kind of arguments as the solution's: fresh values every call.
     py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, max_calls(plan.timing), false,
                                              true);
@@ -104,6 +105,11 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
     o.log += std::string("timing the reference failed: ") + e.what() + "\n";
   }
   o.phases_ms["reference_timing_ms"] = rsw.ms();
+  // `--profile`: the reference's call as the solution's (profile_pass), after its
+  // own timed loop and in the worker that timed it, so both stand side by side.
+  if (plan.profile && o.reference_timing && ref)
+    o.reference_profile = profile_call(index, w, *ref, input_sets,
+                                       o.reference_timing->stats.median_ms, o, false);
 }
 
 }  // namespace solbench::harness
@@ -124,14 +130,23 @@ constexpr const char* kNoGpu =
 // refused as after any call.
 void WorkerSession::Impl::profile_pass(detail::WorkloadRun& run, const detail::TimedRun& t) {
   if (!plan.profile) return;
+  run.o.profile = profile_call(run.index, run.w, *run.candidate, t.input_sets,
+                               t.result.stats.median_ms, run.o, true);
+}
+
+json WorkerSession::Impl::profile_call(size_t index, py::object& w, detail::Candidate& c,
+                                       const py::list& input_sets, double median_ms,
+                                       WorkloadOutcome& o, bool solution) {
+  // The solution's phases keep their names; the reference's are its own, so that
+  // a judged outcome keeps both (merge_judged).
+  const std::string key = solution ? "profile" : "reference_profile";
   Stopwatch sw;
   json p;
-  const double median = t.result.stats.median_ms;
-  const std::optional<double> t_k = median > 0 ? std::optional<double>(median) : std::nullopt;
+  const std::optional<double> t_k = median_ms > 0 ? std::optional<double>(median_ms) : std::nullopt;
   if (!plan.device.is_cuda()) {
     p = {{"available", false}, {"reason", kNoGpu}};
   } else {
-    progress(run.index, WorkloadPhase::Timing);
+    progress(index, solution ? WorkloadPhase::Timing : WorkloadPhase::ReferenceTiming);
     // Under the GPU's timing lock: the replayed kernels must not run beside another
     // evaluation's timed loop on this GPU (nor theirs beside these counters).
     const double waited = timing_lock.acquire();
@@ -139,16 +154,16 @@ void WorkerSession::Impl::profile_pass(detail::WorkloadRun& run, const detail::T
       DeviceLock& l;
       ~Release() { l.release(); }
     } release{timing_lock};
-    detail::Candidate& c = *run.candidate;
-    const py::list sets = t.input_sets;
-    const py::list inputs = sets[0].cast<py::list>();
+    const py::list inputs = input_sets[0].cast<py::list>();
     const int device = plan.device.ordinal();
     auto call = [&] { c.invoke(); };
-    // Fresh poisoned outputs; a failure to make them (out of memory) costs the profile,
-    // never the workload, which has its verdict already.
+    // Fresh poisoned outputs (a return-style call, the reference's, makes its own);
+    // a failure to make them (out of memory) costs the profile, never the workload,
+    // which has its verdict already.
     auto outputs = [&] {
+      if (!c.destination_passing()) return py::list();
       try {
-        return alloc_outputs(run.w, py::none());
+        return alloc_outputs(w, py::none());
       } catch (const Finish& f) {
         throw std::runtime_error("the profile's outputs could not be made: " + f.message);
       } catch (py::error_already_set& e) {
@@ -178,18 +193,18 @@ void WorkerSession::Impl::profile_pass(detail::WorkloadRun& run, const detail::T
       c.release();
       p = {{"available", false}, {"reason", std::string("the profiled call failed: ") + e.what()}};
     } catch (const gpu::WorkLeftRunning&) {
-      throw;
+      throw;  // as from the timed loop (the reference's too: the GPU is not idle)
     } catch (const std::runtime_error& e) {
       c.release();
       p = {{"available", false}, {"reason", e.what()}};
     }
-    if (waited > 0) run.o.phases_ms["profile_lock_wait_ms"] = waited;
-    after_timed_calls("");
+    if (waited > 0) o.phases_ms[key + "_lock_wait_ms"] = waited;
+    if (solution) after_timed_calls("");  // the reference is no suspect
   }
   // What --profile added to this workload's wall time (issue #30 item 5).
   p["added_wall_ms"] = sw.ms();
-  run.o.phases_ms["profile_ms"] = sw.ms();
-  run.o.profile = std::move(p);
+  o.phases_ms[key + "_ms"] = sw.ms();
+  return p;
 }
 
 }  // namespace solbench::harness

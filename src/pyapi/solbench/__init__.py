@@ -273,7 +273,8 @@ def eval(problem_dir: PathLike, solution: Union[None, PathLike, Mapping[str, Any
 
     ``profile`` (--profile): per workload the kernel breakdown of one call, hardware
     counters where they are allowed, and the roofline verdict, in each trace's
-    ``evaluation.solbench_profile`` (docs/profile.md)."""
+    ``evaluation.solbench_profile``; the reference's call the same way under its
+    ``reference`` key (docs/profile.md)."""
     if solution is None and not reference:
         raise TypeError("eval() needs a solution file or reference=True")
     if isinstance(solution, Mapping):
