@@ -82,8 +82,8 @@ inline constexpr FrameSpec kFrames[] = {
     {FrameType::Result, "result", FrameFrom::Worker, "...WorkloadOutcome, record?",
      "one per workload; a Recorder's carries its record"},
     {FrameType::Restart, "restart", FrameFrom::Worker, "reason",
-     "its state is spoiled (a sticky CUDA error, processes left running): it exits after its "
-     "last result and a fresh worker takes the rest"},
+     "its state is spoiled (a sticky CUDA error, processes left running, hardware counters "
+     "read by --profile): it exits after its last result and a fresh worker takes the rest"},
     {FrameType::Done, "done", FrameFrom::Worker, "", "all workloads finished"},
 };
 

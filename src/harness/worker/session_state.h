@@ -174,6 +174,8 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   py::object hook_baseline = py::none();
   // True once the solution left a process running (check_processes).
   bool processes_left = false;
+  // True once the profile's counter pass ran here (WorkerSession::counters_read).
+  bool counters_read = false;
   // Where the seeds of every value come from (values.h): the parent, or, in the
   // Judge, the secret in the plan.
   std::unique_ptr<ValueSource> values;

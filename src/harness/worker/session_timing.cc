@@ -184,6 +184,7 @@ json WorkerSession::Impl::profile_call(size_t index, py::object& w, detail::Cand
       } else {
         c.bind(inputs, outputs());
         std::string why;
+        counters_read = true;
         const std::optional<CallCounters> counters =
             gpu::count_call(device, stream, plan.timer_options, call, &why);
         c.release();

@@ -392,7 +392,8 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
 }
 
 // Each workload in order: begin, its evaluation, its result; a spoiled worker
-// (a sticky CUDA error, processes left running) asks for a restart and exits.
+// (a sticky CUDA error, processes left running, hardware counters read) asks for
+// a restart and exits.
 [[noreturn]] void run_workloads(WorkerChannel& ch, WorkerSession& session,
                                 const WorkerPlan& plan, size_t workloads) {
   for (size_t i = 0; i < workloads; ++i) {
@@ -411,6 +412,11 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
     }
     if (session.processes_left()) {
       ch.send(make_frame(FrameType::Restart, {{"reason", "processes left running"}}));
+      quit(0);
+    }
+    if (i + 1 < workloads && session.counters_read()) {
+      ch.send(make_frame(FrameType::Restart,
+                         {{"reason", "hardware counters were read here (--profile)"}}));
       quit(0);
     }
   }

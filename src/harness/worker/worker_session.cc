@@ -299,5 +299,6 @@ void WorkerSession::assign_work(std::vector<json> workloads,
 WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }
 
 bool WorkerSession::processes_left() const { return impl_->processes_left; }
+bool WorkerSession::counters_read() const { return impl_->counters_read; }
 
 }  // namespace solbench::harness

@@ -122,6 +122,11 @@ class WorkerSession {
   // (the process could interfere with later workloads); a fresh one takes over.
   bool processes_left() const;
 
+  // True once `--profile` read hardware counters in this worker (CUPTI's range
+  // profiler, kernel replay): a later workload gets a fresh worker, since a
+  // cuDNN call after it crashed the process once (heap corruption, docs/profile.md).
+  bool counters_read() const;
+
   // The session's inside (worker/session_state.h), named by its files only.
   struct Impl;
 
