@@ -33,6 +33,7 @@ A dtype this torch lacks (torch 1.13 has no float8/float4) makes the problem
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import math
@@ -1162,6 +1163,22 @@ def _make_inputs(req, device, reference, notes, input_mode=None):
 
 
 def _run_once(req, device: str):
+    """One trace in mode `device`, without cyclic garbage collection: the
+    graph grows by the operator and each full collection walks all of it (a
+    Python loop of hundreds of thousands of calls spent a quarter of its
+    time there); and a collection that clears a cycle holding tensors drops
+    their attributes (the ids the graph knows them by) while views still
+    point at them. What the trace leaves in cycles is collected after it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_traced(req, device)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run_traced(req, device: str):
     global _GRAPH
     graph = _Graph()
     notes = []

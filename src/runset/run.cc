@@ -163,6 +163,9 @@ RunReport::ShardInfo apply_shard(Selection& sel, const ShardSpec& spec,
   return info;
 }
 
+// The position in its problem's selection of a task's k-th workload.
+size_t position(const Task& t, size_t k) { return t.part.empty() ? k : t.part[k]; }
+
 // One run's state, shared by the slot threads. Every member a slot writes is
 // either its own (reports of its task) or serialised (store, progress, envs).
 class Runner {
@@ -176,6 +179,12 @@ class Runner {
     size_t evaluation;
   };
   void prepare();
+  // Per workload of the task, in its order: the bytes its inputs and outputs hold,
+  // a proxy for its time known before anything runs.
+  std::vector<double> workload_costs(const Task& t) const;
+  // On several slots, each task longer than a slot's share cut into parts
+  // (split_for_slots); on one slot, `tasks` as they are.
+  std::vector<Task> cut_for_slots(const std::vector<Task>& tasks) const;
   void evaluate(size_t task, size_t slot);
   // --jobs-per-gpu N > 1: evaluations that ran out of GPU memory beside others are
   // evaluated again, one per GPU at a time.
@@ -211,6 +220,38 @@ class Runner {
   std::atomic<bool> usage_error_{false};  // an evaluation was a usage error: start no more
 };
 
+std::vector<double> Runner::workload_costs(const Task& t) const {
+  const LoadedProblem& lp = problems_[t.problem];
+  const size_t n = t.part.empty() ? lp.selected.size() : t.part.size();
+  std::vector<double> c(n, 0);
+  for (size_t k = 0; k < n; ++k)
+    if (const auto& r = lp.problem->resolved.at(lp.selected[position(t, k)]))
+      c[k] = double(r->input_bytes + r->output_bytes);
+  return c;
+}
+
+std::vector<Task> Runner::cut_for_slots(const std::vector<Task>& tasks) const {
+  if (o_.slots.size() < 2) return tasks;
+  std::vector<std::vector<double>> costs;
+  for (const Task& t : tasks) costs.push_back(workload_costs(t));
+  const auto parts = split_for_slots(costs, o_.slots.size());
+  std::vector<Task> out;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (parts[i].size() < 2) {
+      out.push_back(tasks[i]);
+      continue;
+    }
+    for (size_t p = 0; p < parts[i].size(); ++p) {
+      Task t = tasks[i];
+      t.part.clear();
+      for (size_t k : parts[i][p]) t.part.push_back(position(tasks[i], k));
+      t.part_label = fmt::format("{}/{}", p + 1, parts[i].size());
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
 void Runner::prepare() {
   program_ = o_.program.empty() ? harness::self_exe() : o_.program;
   Selection sel = select_run(o_);
@@ -234,7 +275,7 @@ void Runner::prepare() {
   for (const auto& d : scan_.errors.items()) report_.errors.push_back(d.str());
   for (size_t s : sel.matching.unmatched_solutions)
     report_.unmatched_solutions.push_back(scan_.solutions[s].file.string());
-  tasks_ = sel.matching.tasks;
+  tasks_ = cut_for_slots(sel.matching.tasks);
   for (const Task& t : tasks_) {
     const LoadedProblem& lp = problems_[t.problem];
     EvaluationReport e;
@@ -248,8 +289,10 @@ void Runner::prepare() {
       e.solution = r.name;
       e.solution_hash = r.hash;
     }
-    e.uuids = lp.uuids;
-    e.results.resize(lp.uuids.size());
+    const size_t n = t.part.empty() ? lp.uuids.size() : t.part.size();
+    for (size_t k = 0; k < n; ++k) e.uuids.push_back(lp.uuids[position(t, k)]);
+    e.results.resize(e.uuids.size());
+    e.part = t.part_label;
     auto& evs = report_.problems[t.problem].evaluations;
     where_.push_back({t.problem, evs.size()});
     evs.push_back(std::move(e));
@@ -412,7 +455,7 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
       // The child gave no result for it: the evaluation's failure, recorded here
       // whoever records (the child could not).
       harness::WorkloadOutcome out;
-      out.index = static_cast<int>(lp.selected[k]);
+      out.index = static_cast<int>(lp.selected[position(tasks_[task], k)]);
       out.uuid = uuid;
       out.status = c.timed_out ? Status::Timeout : Status::RuntimeError;
       out.log = c.report ? "solbench run: eval reported no result for this workload"
@@ -420,7 +463,8 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
                                          "its stderr ends:\n{}",
                                          c.describe(), c.stderr_tail);
       const json env = environment(device, *lp.problem).value_or(json{{"device", device}});
-      const Trace t = harness::make_trace(*lp.problem, lp.selected[k], e.solution, out, env);
+      const Trace t = harness::make_trace(*lp.problem, lp.selected[position(tasks_[task], k)],
+                                          e.solution, out, env);
       record(task, device, t);
       e.results[k] = result_of(t);
     }
@@ -432,7 +476,8 @@ void Runner::evaluate(size_t task, size_t slot) {
   const std::string& device = o_.slots[slot];
   EvaluationReport& e = report(task);
   const LoadedProblem& lp = problems_[tasks_[task].problem];
-  const std::string what = lp.where.label() + " / " + e.solution;
+  const std::string what =
+      lp.where.label() + " / " + e.solution + (e.part.empty() ? "" : " [" + e.part + "]");
   e.device = device;
   progress_->started(task, what, device);
 
@@ -441,7 +486,8 @@ void Runner::evaluate(size_t task, size_t slot) {
       stored_traces(*db_, lp.problem->definition.name, e.solution, e.solution_hash, e.uuids);
   if (!candidates.empty()) {
     if (auto env = environment(device, *lp.problem)) {
-      const std::string env_hash = store_environment(*lp.problem, lp.selected[0], *env).hash();
+      const std::string env_hash =
+          store_environment(*lp.problem, lp.selected[position(tasks_[task], 0)], *env).hash();
       const auto done = resumable(*db_, candidates, e.solution_hash, env_hash);
       for (size_t k = 0; k < e.uuids.size(); ++k)
         if (auto it = done.find(e.uuids[k]); it != done.end()) {
@@ -538,11 +584,8 @@ RunReport Runner::run() {
   // before anything runs), so that the last to start are short.
   std::vector<double> cost(tasks_.size(), 0);
   if (o_.slots.size() > 1)
-    for (size_t t = 0; t < tasks_.size(); ++t) {
-      const LoadedProblem& lp = problems_[tasks_[t].problem];
-      for (size_t i : lp.selected)
-        if (const auto& r = lp.problem->resolved.at(i)) cost[t] += double(r->input_bytes + r->output_bytes);
-    }
+    for (size_t t = 0; t < tasks_.size(); ++t)
+      for (double c : workload_costs(tasks_[t])) cost[t] += c;
   const std::vector<size_t> order = costliest_first(cost);
   run_on_slots(o_.slots.size(), order.size(),
                [&](size_t i, size_t slot) { evaluate(order[i], slot); }, o_.stop);

@@ -1,7 +1,9 @@
 #include "runset/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
+#include <numeric>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -54,6 +56,36 @@ std::vector<size_t> costliest_first(const std::vector<double>& cost) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   return order;
+}
+
+std::vector<std::vector<std::vector<size_t>>> split_for_slots(
+    const std::vector<std::vector<double>>& workload_costs, size_t slots) {
+  double total = 0;
+  for (const auto& w : workload_costs) total = std::accumulate(w.begin(), w.end(), total);
+  const double share = slots > 0 ? total / double(slots) : 0;
+  std::vector<std::vector<std::vector<size_t>>> out;
+  out.reserve(workload_costs.size());
+  for (const auto& w : workload_costs) {
+    const double cost = std::accumulate(w.begin(), w.end(), 0.0);
+    size_t parts = 1;
+    if (slots > 1 && share > 0 && cost > share && w.size() > 1)
+      parts = std::min(w.size(), static_cast<size_t>(std::ceil(cost / share)));
+    // Cut where the running cost first reaches each j/parts of the task's, keeping
+    // at least one workload per part.
+    std::vector<std::vector<size_t>> cut(parts);
+    double before = 0;
+    size_t part = 0;
+    for (size_t k = 0; k < w.size(); ++k) {
+      const size_t left = w.size() - k;      // workloads not placed yet, this one included
+      const size_t later = parts - part - 1;  // parts after the current one
+      const bool reached = before >= cost * double(part + 1) / double(parts);
+      if (later > 0 && !cut[part].empty() && (reached || left <= later)) ++part;
+      cut[part].push_back(k);
+      before += w[k];
+    }
+    out.push_back(std::move(cut));
+  }
+  return out;
 }
 
 }  // namespace solbench::runset

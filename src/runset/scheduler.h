@@ -34,4 +34,15 @@ ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
 // while it runs (longest-processing-time-first list scheduling).
 std::vector<size_t> costliest_first(const std::vector<double>& cost);
 
+// How to cut tasks into parts for `slots` slots, from each task's per-workload
+// costs: a task costing more than one slot's fair share (the total over the
+// slots) is cut into runs of consecutive workloads, as many as its cost holds
+// shares (rounded up, one workload at least each), of about equal cost; every
+// other task stays whole. On a single slot nothing is cut. So one evaluation
+// longer than the rest together runs on several devices instead of holding the
+// run's end while the others are idle. Returns, per task, its parts as lists of
+// workload positions (one part listing them all when the task stays whole).
+std::vector<std::vector<std::vector<size_t>>> split_for_slots(
+    const std::vector<std::vector<double>>& workload_costs, size_t slots);
+
 }  // namespace solbench::runset

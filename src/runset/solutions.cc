@@ -91,10 +91,10 @@ Matching match_solutions(const std::vector<std::string>& definitions,
     if (definitions[p].empty()) continue;
     for (size_t s = 0; s < solutions.size(); ++s)
       if (solutions[s].solution.definition == definitions[p]) {
-        m.tasks.push_back({p, s});
+        m.tasks.push_back({p, s, {}, {}});
         used[s] = true;
       }
-    if (reference) m.tasks.push_back({p, std::nullopt});
+    if (reference) m.tasks.push_back({p, std::nullopt, {}, {}});
   }
   for (size_t s = 0; s < solutions.size(); ++s)
     if (!used[s]) m.unmatched_solutions.push_back(s);

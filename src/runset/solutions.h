@@ -52,6 +52,10 @@ ReferenceSolution reference_solution(const Definition& d);
 struct Task {
   size_t problem = 0;                 // index into the run's problems
   std::optional<size_t> solution;     // index into SolutionScan::solutions; nullopt: the reference
+  // A part of the pair's workloads (positions in the problem's selection), when the
+  // run cut a long evaluation for several devices (split_for_slots); empty: all.
+  std::vector<size_t> part;
+  std::string part_label;             // "1/2" of such a part; "" when whole
 };
 
 struct Matching {

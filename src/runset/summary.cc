@@ -226,6 +226,7 @@ json summary_json(const RunReport& r) {
       ej["solution_file"] = or_null(e.solution_file);
       ej["device"] = or_null(e.device);
       ej["seconds"] = e.seconds;
+      if (!e.part.empty()) ej["part"] = e.part;
       ej["error"] = or_null(e.error);
       ej["workloads"] = e.uuids.size();
       ej.update(et.to_json());
@@ -278,13 +279,20 @@ json summary_json(const RunReport& r) {
   return j;
 }
 
+namespace {
+// The solution as a row names it: "[k/n]" after a part of its workloads.
+std::string row_name(const EvaluationReport& e) {
+  return e.part.empty() ? e.solution : e.solution + " [" + e.part + "]";
+}
+}  // namespace
+
 std::string summary_table(const RunReport& r) {
   // Columns as wide as the names, up to widths that keep a row within 100
   // columns (longer names are cut in the middle).
   size_t wp = 7, ws = 8;
   for (const auto& p : r.problems) {
     wp = std::max(wp, p.where.label().size());
-    for (const auto& e : p.evaluations) ws = std::max(ws, e.solution.size());
+    for (const auto& e : p.evaluations) ws = std::max(ws, row_name(e).size());
   }
   wp = std::min<size_t>(wp, 36);
   ws = std::min<size_t>(ws, 28);
@@ -309,7 +317,7 @@ std::string summary_table(const RunReport& r) {
       et.add(e);
       pt.add(et);
       out += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>7}  {}\n", fit(p.where.label(), wp), wp,
-                         fit(e.solution, ws), ws,
+                         fit(row_name(e), ws), ws,
                          e.uuids.size(), score::score_text(et.mean_sol_score()), et.text());
       if (!e.error.empty()) out += fmt::format("    error: {}\n", first_line(e.error, 150));
       out += failure_lines(e);

@@ -42,6 +42,7 @@ struct EvaluationReport {
   std::string solution_hash;  // content hash (the resume key)
   std::string solution_file;  // "" for the reference
   std::string device;         // the slot that ran it ("" if it did not run)
+  std::string part;           // "k/n": one of n parts of the pair's workloads (several devices)
   std::vector<std::string> uuids;                       // its workloads, in order
   std::vector<std::optional<WorkloadResult>> results;   // aligned; nullopt: not run
   std::string error;  // how the child failed, when it did

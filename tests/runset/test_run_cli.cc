@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "runset/run.h"
 #include "runset_test_util.h"
@@ -111,6 +114,48 @@ TEST_F(RunCli, RunThenResumeEvaluatesNothingNew) {
   EXPECT_EQ(third.doc["total"]["evaluated"], 1);
   EXPECT_EQ(third.doc["total"]["resumed"], 3);
   EXPECT_EQ(traces_in(db), 5u);
+}
+
+TEST_F(RunCli, OnSeveralSlotsAnEvaluationLongerThanTheRestIsCutIntoParts) {
+  // One problem, four workloads, two slots: the reference's evaluation is all the
+  // run's work, more than a slot's share, so it runs as two evaluations of about
+  // half its bytes each (split_for_slots), which together give every workload
+  // once; a rerun resumes each part from the store.
+  const fs::path db = dir() / "parts.db";
+  const std::string cmd = "run '" + (kProblems / kRms).string() +
+                          "' --reference --max-workloads 4 --rounds 1 --no-timing --cpu-slots 2 "
+                          "--db '" + db.string() + "' --json";
+  const CliRun r = solbench(dir(), cmd);
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  const json& sols = r.doc["problems"][0]["solutions"];
+  ASSERT_EQ(sols.size(), 2u) << sols.dump();
+  std::set<std::string> uuids;
+  size_t results = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(sols[i]["part"], fmt::format("{}/2", i + 1));
+    const size_t n = sols[i]["workload_results"].size();
+    EXPECT_GE(n, 1u);
+    EXPECT_EQ(sols[i]["statuses"]["PASSED"], n) << sols[i].dump();
+    for (const json& w : sols[i]["workload_results"]) uuids.insert(w["uuid"].get<std::string>());
+    results += n;
+  }
+  EXPECT_EQ(results, 4u);
+  EXPECT_EQ(uuids.size(), 4u);
+  EXPECT_EQ(r.doc["problems"][0]["workloads"], 4);
+  EXPECT_EQ(traces_in(db), 4u);
+  EXPECT_HAS(r.err, "[1/2]");
+  const CliRun again = solbench(dir(), cmd);
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_EQ(again.doc["total"]["evaluated"], 0);
+  EXPECT_EQ(again.doc["total"]["resumed"], 4);
+  EXPECT_EQ(traces_in(db), 4u);
+  // One slot: the same evaluation whole.
+  const CliRun one = solbench(dir(), "run '" + (kProblems / kRms).string() +
+                                         "' --reference --max-workloads 4 --rounds 1 --no-timing "
+                                         "--no-db --json");
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(one.doc["problems"][0]["solutions"].size(), 1u);
+  EXPECT_FALSE(one.doc["problems"][0]["solutions"][0].contains("part"));
 }
 
 TEST_F(RunCli, KillThenRerunGivesTheUninterruptedTable) {

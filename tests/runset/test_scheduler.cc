@@ -150,5 +150,33 @@ TEST(Scheduler, CostliestFirstKeepsTiesInOrder) {
   EXPECT_EQ(makespan(costliest_first(t)), 40);
 }
 
+using Parts = std::vector<std::vector<size_t>>;
+
+TEST(Scheduler, OneTaskLongerThanTheRestIsCutForSeveralSlots) {
+  // Task 1 costs 12 of 16: more than a slot's share (8) on two slots, so it is cut
+  // in two of about 6 each; the others stay whole. Positions, not costs.
+  const auto s = split_for_slots({{1, 1}, {3, 3, 3, 3}, {2}}, 2);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0], (Parts{{0, 1}}));
+  EXPECT_EQ(s[1], (Parts{{0, 1}, {2, 3}}));
+  EXPECT_EQ(s[2], (Parts{{0}}));
+  // A heavy first workload gets a part of its own.
+  EXPECT_EQ(split_for_slots({{10, 1, 1, 1}, {1}}, 2)[0], (Parts{{0}, {1, 2, 3}}));
+  // Four slots, a task of 14 of 16: ceil(14 / 4) = 4 parts, one workload at least each.
+  EXPECT_EQ(split_for_slots({{2, 2, 2, 2, 2, 2, 2}, {2}}, 4)[0],
+            (Parts{{0, 1}, {2, 3}, {4, 5}, {6}}));
+  // No more parts than workloads.
+  EXPECT_EQ(split_for_slots({{9, 9}, {1}}, 8)[0], (Parts{{0}, {1}}));
+}
+
+TEST(Scheduler, NothingIsCutOnOneSlotOrWhenNoTaskExceedsAShare) {
+  EXPECT_EQ(split_for_slots({{5, 5, 5}, {1}}, 1)[0], (Parts{{0, 1, 2}}));
+  const auto even = split_for_slots({{2, 2}, {2, 2}, {1, 3}}, 2);
+  for (const auto& p : even) EXPECT_EQ(p.size(), 1u);
+  EXPECT_EQ(split_for_slots({{7}, {1}}, 2)[0], (Parts{{0}}));  // one workload cannot be cut
+  EXPECT_TRUE(split_for_slots({}, 2).empty());
+  EXPECT_EQ(split_for_slots({{0, 0}}, 2)[0], (Parts{{0, 1}}));  // no cost known: whole
+}
+
 }  // namespace
 }  // namespace solbench::runset

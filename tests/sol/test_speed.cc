@@ -301,5 +301,50 @@ TEST(MetaMemo, RepeatedCallsGiveTheSameGraph) {
   EXPECT_TRUE(saw_view_base);
 }
 
+TEST(DataDependentReads, PagedPrefillLoopOverTokensAndHeads) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // tests/data/paged_prefill_loop, workload small-2seq: 4 query heads, 2 KV
+  // heads, head_dim 8, a pool of 16 pages (page size 1); qo_indptr [0, 3, 7],
+  // kv_indptr [0, 2, 5], kv_indices [3, 8, 13, 2, 7]. Sequence 0 has 3 query
+  // tokens over 2 keys: token 0 sees none (skipped), tokens 1 and 2 see 1
+  // and 2; sequence 1 has 4 over 3: tokens 4, 5, 6 see 1, 2, 3 (token 3
+  // none). 5 tokens x 4 heads = 20 (token, head) pairs over 4 x 9 = 36 keys.
+  // Per pair of L keys: q k^T and p v, 8 L MACs each (2 x 16 L FLOPs: 576
+  // on bf16 operands, 576 on fp32 ones at the 16-bit rate); scale L, a
+  // log-sum-exp 3 L + L exp + 1 log, / ln 2 1, softmax 4 L + L exp + 1 rcp
+  // (fp32 8 L + 1 = 308 in all); out.to(bf16) 8 conversions (160). Casts of
+  // the inputs count their selected part: q 5 of 7 token rows (160), k and v
+  // 5 of 16 pages (80 each): 320 more fp32. Gathers k_rows[pages] and
+  // v_rows[pages] move 2 x 5 x 16 values (160 address ops) and the page
+  // slices are cast to int64 (5). Bytes read: q 5 rows x 64 B = 320, pages
+  // 5 x 32 B of k and v = 320, indptrs 12 + 12, kv_indices 20: 684 B;
+  // written out 448 + lse 112 = 560 B, held by the L2. DRAM-bound on the
+  // H100 SXM: 684 B / 3.35 TB/s = 0.20418 ns.
+  Diagnostics diags;
+  Problem p = load_problem(problem_paths(std::string(SOLBENCH_SOURCE_DIR) + "/tests/data/paged_prefill_loop"), diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  ASSERT_EQ(p.workloads[0].uuid, "small-2seq");
+  HardwareModel hw = testing::model("h100_sxm");
+  AnalysisOptions opt;
+  opt.use_cache = false;
+  json r = analyse_workload(p, 0, hw, opt);
+  ASSERT_EQ(r["status"], "ok") << r.dump().substr(0, 800);
+  EXPECT_EQ(r["mode"], "hybrid");
+  EXPECT_TRUE(r["uncosted"].empty()) << r["uncosted"].dump();
+  const json& w = r["work"];
+  EXPECT_NEAR(w["tensor_tflop"]["bf16"].get<double>(), 576e-12, 1e-18);
+  EXPECT_NEAR(w["tensor_tflop"]["fp16"].get<double>(), 576e-12, 1e-18);
+  EXPECT_NEAR(w["cuda_tflop"]["fp32"].get<double>(), 628e-12, 1e-18);
+  EXPECT_NEAR(w["cuda_tflop"]["bf16"].get<double>(), 160e-12, 1e-18);
+  EXPECT_NEAR(w["sfu_gop"].get<double>(), 112e-9, 1e-15);
+  EXPECT_NEAR(w["int_gop"].get<double>(), 165e-9, 1e-15);
+  EXPECT_NEAR(r["bytes"]["min_in_mb"].get<double>(), 684e-6, 1e-12);
+  EXPECT_NEAR(r["bytes"]["min_out_mb"].get<double>(), 560e-6, 1e-12);
+  EXPECT_NEAR(r["bytes"]["dram_mb"].get<double>(), 684e-6, 1e-12);
+  EXPECT_NEAR(r["time_us"]["sol"].get<double>(), 684.0 / 3.35e12 * 1e6, 1e-12);
+  EXPECT_EQ(r["bottleneck"], "dram");
+}
+
 }  // namespace
 }  // namespace solbench::sol
