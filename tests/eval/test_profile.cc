@@ -277,19 +277,28 @@ TEST(ProfileVerdict, NoProfileSaysWhy) {
             "no profile: no GPU: the profile reads CUDA kernels");
 }
 
-TEST(ProfileVerdict, GoesIntoTheTraceOnlyWhereTheWorkerProfiled) {
+// A PASSED trace (T_k 10 µs, T_ref 20 µs) and its bound (T_SOL 5 µs, 1 GFLOP of bf16,
+// 4.1 kB) on model(): what add_profile_verdict reads besides the profile.
+struct VerdictCase {
   Trace t;
-  t.evaluation.status = Status::Passed;
-  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
   eval::ScoreState st;
-  st.bound.t_sol_ms = 0.005;
-  st.bound.counts = bound_counts(1.0, 0.0041);
   score::ArchChoice arch;
-  arch.model = model();
-  eval::add_profile_verdict(t, st, arch);
+  VerdictCase() {
+    t.evaluation.status = Status::Passed;
+    t.evaluation.performance = Performance{0.010, 0.020, 2.0};
+    st.bound.t_sol_ms = 0.005;
+    st.bound.counts = bound_counts(1.0, 0.0041);
+    arch.model = model();
+  }
+};
+
+TEST(ProfileVerdict, GoesIntoTheTraceOnlyWhereTheWorkerProfiled) {
+  VerdictCase c;
+  Trace& t = c.t;
+  eval::add_profile_verdict(t, c.st, c.arch);
   EXPECT_FALSE(t.evaluation.extra.contains("solbench_profile"));  // nothing asked, nothing added
   t.evaluation.extra["solbench_profile"] = gemm_profile(2.7e6, 4.1e9, 0.0);
-  eval::add_profile_verdict(t, st, arch);
+  eval::add_profile_verdict(t, c.st, c.arch);
   const json& p = t.evaluation.extra["solbench_profile"];
   ASSERT_TRUE(p.contains("roofline"));
   EXPECT_NEAR(p["roofline"]["bytes_over_bound"].get<double>(), 2.7, 1e-9);
@@ -299,20 +308,14 @@ TEST(ProfileVerdict, GoesIntoTheTraceOnlyWhereTheWorkerProfiled) {
 // The reference's profile (made where T_ref was timed) is placed over T_ref and
 // adds a short part to the line; its numbers are in the JSON.
 TEST(ProfileVerdict, TheReferencesPartFollowsTheSolutions) {
-  Trace t;
-  t.evaluation.status = Status::Passed;
-  t.evaluation.performance = Performance{0.010, 0.020, 2.0};
-  eval::ScoreState st;
-  st.bound.t_sol_ms = 0.005;
-  st.bound.counts = bound_counts(1.0, 0.0041);
-  score::ArchChoice arch;
-  arch.model = model();
+  VerdictCase c;
+  Trace& t = c.t;
   json p = gemm_profile(1.0e6, 4.1e9, 0.0);
   json ref = gemm_profile(3.1e6, 4.1e9, 0.30);  // 2 kernels, 30% of T_ref in gaps
   ref["kernel_count"] = 9;
   p["reference"] = ref;
   t.evaluation.extra["solbench_profile"] = p;
-  eval::add_profile_verdict(t, st, arch);
+  eval::add_profile_verdict(t, c.st, c.arch);
   const json& q = t.evaluation.extra["solbench_profile"];
   const json& r = q["reference"];
   ASSERT_TRUE(r.contains("roofline")) << r.dump();
