@@ -182,8 +182,8 @@ class Runner {
   // Per workload of the task, in its order: the bytes its inputs and outputs hold,
   // a proxy for its time known before anything runs.
   std::vector<double> workload_costs(const Task& t) const;
-  // On several slots, each task longer than a slot's share cut into parts
-  // (split_for_slots); on one slot, `tasks` as they are.
+  // On several devices, each task longer than a device's share cut into parts
+  // (split_for_slots); on one device (however many slots), `tasks` as they are.
   std::vector<Task> cut_for_slots(const std::vector<Task>& tasks) const;
   void evaluate(size_t task, size_t slot);
   // --jobs-per-gpu N > 1: evaluations that ran out of GPU memory beside others are
@@ -231,10 +231,14 @@ std::vector<double> Runner::workload_costs(const Task& t) const {
 }
 
 std::vector<Task> Runner::cut_for_slots(const std::vector<Task>& tasks) const {
-  if (o_.slots.size() < 2) return tasks;
+  // Devices, not slots: parts of one evaluation side by side on one GPU
+  // (--jobs-per-gpu) would only share its memory, and the biggest evaluations are
+  // the ones cut (retry_out_of_memory_alone counts devices the same way).
+  const size_t devices = std::set<std::string>(o_.slots.begin(), o_.slots.end()).size();
+  if (devices < 2) return tasks;
   std::vector<std::vector<double>> costs;
   for (const Task& t : tasks) costs.push_back(workload_costs(t));
-  const auto parts = split_for_slots(costs, o_.slots.size());
+  const auto parts = split_for_slots(costs, devices);
   std::vector<Task> out;
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (parts[i].size() < 2) {

@@ -116,48 +116,6 @@ TEST_F(RunCli, RunThenResumeEvaluatesNothingNew) {
   EXPECT_EQ(traces_in(db), 5u);
 }
 
-TEST_F(RunCli, OnSeveralSlotsAnEvaluationLongerThanTheRestIsCutIntoParts) {
-  // One problem, four workloads, two slots: the reference's evaluation is all the
-  // run's work, more than a slot's share, so it runs as two evaluations of about
-  // half its bytes each (split_for_slots), which together give every workload
-  // once; a rerun resumes each part from the store.
-  const fs::path db = dir() / "parts.db";
-  const std::string cmd = "run '" + (kProblems / kRms).string() +
-                          "' --reference --max-workloads 4 --rounds 1 --no-timing --cpu-slots 2 "
-                          "--db '" + db.string() + "' --json";
-  const CliRun r = solbench(dir(), cmd);
-  ASSERT_EQ(r.rc, 0) << r.err << r.out;
-  const json& sols = r.doc["problems"][0]["solutions"];
-  ASSERT_EQ(sols.size(), 2u) << sols.dump();
-  std::set<std::string> uuids;
-  size_t results = 0;
-  for (size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(sols[i]["part"], fmt::format("{}/2", i + 1));
-    const size_t n = sols[i]["workload_results"].size();
-    EXPECT_GE(n, 1u);
-    EXPECT_EQ(sols[i]["statuses"]["PASSED"], n) << sols[i].dump();
-    for (const json& w : sols[i]["workload_results"]) uuids.insert(w["uuid"].get<std::string>());
-    results += n;
-  }
-  EXPECT_EQ(results, 4u);
-  EXPECT_EQ(uuids.size(), 4u);
-  EXPECT_EQ(r.doc["problems"][0]["workloads"], 4);
-  EXPECT_EQ(traces_in(db), 4u);
-  EXPECT_HAS(r.err, "[1/2]");
-  const CliRun again = solbench(dir(), cmd);
-  ASSERT_EQ(again.rc, 0) << again.err;
-  EXPECT_EQ(again.doc["total"]["evaluated"], 0);
-  EXPECT_EQ(again.doc["total"]["resumed"], 4);
-  EXPECT_EQ(traces_in(db), 4u);
-  // One slot: the same evaluation whole.
-  const CliRun one = solbench(dir(), "run '" + (kProblems / kRms).string() +
-                                         "' --reference --max-workloads 4 --rounds 1 --no-timing "
-                                         "--no-db --json");
-  ASSERT_EQ(one.rc, 0) << one.err;
-  ASSERT_EQ(one.doc["problems"][0]["solutions"].size(), 1u);
-  EXPECT_FALSE(one.doc["problems"][0]["solutions"][0].contains("part"));
-}
-
 TEST_F(RunCli, KillThenRerunGivesTheUninterruptedTable) {
   const fs::path whole = dir() / "whole.db", killed = dir() / "killed.db";
   const CliRun reference = solbench(dir(), args(whole, "--json"));
@@ -461,6 +419,78 @@ TEST_F(RunCli, ACrashingEvalKeepsWhatFinishedAndRecordsTheRestAsRuntimeError) {
 
 namespace solbench::runset::testing {
 namespace {
+
+TEST_F(RunCli, OnSeveralGpusAnEvaluationLongerThanAGpusShareIsCutIntoParts) {
+  // A stand-in for solbench whose eval writes a PASSED trace for each workload it
+  // is given (-w) to -o; no environment probe. One problem, one solution, four
+  // workloads: that evaluation is all the run's work, more than one GPU's share,
+  // so on two GPUs it runs as two child evals of about half its bytes each
+  // (split_for_slots), together giving every workload once. Two slots on one GPU
+  // (--jobs-per-gpu 2), or on the CPU, cut nothing.
+  Trace passed;
+  passed.definition = kRms;
+  passed.solution = "rmsnorm_llama3_8b_h4096_pytorch";
+  passed.workload = {{"uuid", "UUID"}};
+  passed.evaluation.status = Status::Passed;
+  passed.evaluation.correctness = Correctness{};
+  passed.evaluation.performance = Performance{0.01, 0.02, 2};
+  passed.evaluation.environment.hardware = "fake";
+  passed.evaluation.timestamp = "2026-01-01T00:00:00.000Z";
+  write(dir() / "template.json", to_json(passed).dump() + "\n");
+  const fs::path fake = dir() / "passing_solbench.sh";
+  write(fake, "#!/bin/sh\n"
+              "case \"$*\" in *--help*) exit 0;; esac\n"
+              "case \"$*\" in *--reference*) echo 'probe: no worker here' >&2; exit 1;; esac\n"
+              "ws=''; out=''\n"
+              "while [ $# -gt 0 ]; do case \"$1\" in\n"
+              "  -o) out=$2; shift;;\n"
+              "  -w) ws=\"$ws $2\"; shift;;\n"
+              "esac; shift; done\n"
+              "for w in $ws; do sed \"s/UUID/$w/\" '" + (dir() / "template.json").string() +
+              "' >> \"$out\"; done\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const fs::path only = dir() / "only";
+  add_solution(only, kRms, "pytorch_simple");
+  auto run_on = [&](std::vector<std::string> slots, const std::string& db) {
+    RunOptions o;
+    o.dataset = kProblems / kRms;
+    o.solutions = only;
+    o.workloads.first = 4;
+    o.db = dir() / db;
+    o.eval.rounds = 1;
+    o.program = fake;
+    o.progress = nullptr;
+    o.slots = std::move(slots);
+    return run_dataset(o);
+  };
+  const RunReport two = run_on({"cuda:0", "cuda:1"}, "two.db");
+  ASSERT_EQ(two.problems.size(), 1u);
+  const auto& evs = two.problems[0].evaluations;
+  ASSERT_EQ(evs.size(), 2u);
+  std::set<std::string> uuids;
+  size_t results = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(evs[i].part, fmt::format("{}/2", i + 1));
+    EXPECT_GE(evs[i].uuids.size(), 1u);
+    for (const auto& r : evs[i].results) {
+      ASSERT_TRUE(r.has_value());
+      EXPECT_EQ(r->status, Status::Passed);
+      uuids.insert(r->uuid);
+      ++results;
+    }
+  }
+  EXPECT_EQ(results, 4u);
+  EXPECT_EQ(uuids.size(), 4u);
+  EXPECT_EQ(traces_in(dir() / "two.db"), 4u);
+  EXPECT_HAS(summary_table(two), "[2/2]");
+  for (const auto& [slots, db] : {std::pair{std::vector<std::string>{"cuda:0", "cuda:0"}, "jobs.db"},
+                                  std::pair{std::vector<std::string>{"cpu", "cpu"}, "cpu.db"}}) {
+    const RunReport one = run_on(slots, db);
+    ASSERT_EQ(one.problems[0].evaluations.size(), 1u) << db;
+    EXPECT_TRUE(one.problems[0].evaluations[0].part.empty());
+    EXPECT_EQ(one.problems[0].evaluations[0].results.size(), 4u);
+  }
+}
 
 TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAlone) {
   // A problem whose reference reports that the GPU ran out of memory (as torch says
