@@ -71,6 +71,32 @@ class RunCli : public ::testing::Test {
     add_solution(sols_, kSoftmax, "pytorch_simple");
   }
   const fs::path& dir() const { return tmp_.path(); }
+  // A PASSED trace of kRms's pytorch solution whose workload uuid reads "UUID",
+  // for stand-in evals to fill in.
+  fs::path passed_template() const {
+    Trace passed;
+    passed.definition = kRms;
+    passed.solution = "rmsnorm_llama3_8b_h4096_pytorch";
+    passed.workload = {{"uuid", "UUID"}};
+    passed.evaluation.status = Status::Passed;
+    passed.evaluation.correctness = Correctness{};
+    passed.evaluation.performance = Performance{0.01, 0.02, 2};
+    passed.evaluation.environment.hardware = "fake";
+    passed.evaluation.timestamp = "2026-01-01T00:00:00.000Z";
+    write(dir() / "template.json", to_json(passed).dump() + "\n");
+    return dir() / "template.json";
+  }
+  // A stand-in for solbench: no --db in its help, no environment probe (an eval
+  // with --reference fails); `body` is what its eval does.
+  fs::path stand_in(const std::string& name, const std::string& body) const {
+    const fs::path f = dir() / name;
+    write(f, "#!/bin/sh\n"
+             "case \"$*\" in *--help*) exit 0;; esac\n"
+             "case \"$*\" in *--reference*) echo 'probe: no worker here' >&2; exit 1;; esac\n" +
+                 body);
+    fs::permissions(f, fs::perms::owner_all);
+    return f;
+  }
   std::string args(const fs::path& db, const std::string& more = "") const {
     return "run '" + ds_.string() + "' --solutions '" + sols_.string() + "'" + kFast + "--db '" +
            db.string() + "' " + more;
@@ -366,29 +392,16 @@ TEST_F(RunCli, RunRecordsItselfWhenEvalHasNoDbAndPassesNoDb) {
 TEST_F(RunCli, ACrashingEvalKeepsWhatFinishedAndRecordsTheRestAsRuntimeError) {
   // A stand-in for solbench: no --db in its help, no environment probe; an
   // evaluation writes the first workload's trace to -o, then dies of SIGSEGV.
-  Trace passed;
-  passed.definition = kRms;
-  passed.solution = "rmsnorm_llama3_8b_h4096_pytorch";
-  passed.workload = {{"uuid", "UUID"}};
-  passed.evaluation.status = Status::Passed;
-  passed.evaluation.correctness = Correctness{};
-  passed.evaluation.performance = Performance{0.01, 0.02, 2};
-  passed.evaluation.environment.hardware = "fake";
-  passed.evaluation.timestamp = "2026-01-01T00:00:00.000Z";
-  write(dir() / "template.json", to_json(passed).dump() + "\n");
-  const fs::path fake = dir() / "crashing_solbench.sh";
-  write(fake, "#!/bin/sh\n"
-              "case \"$*\" in *--help*) exit 0;; esac\n"
-              "case \"$*\" in *--reference*) echo 'probe: no worker here' >&2; exit 1;; esac\n"
-              "first=''; out=''\n"
-              "while [ $# -gt 0 ]; do case \"$1\" in\n"
-              "  -o) out=$2; shift;;\n"
-              "  -w) [ -z \"$first\" ] && first=$2; shift;;\n"
-              "esac; shift; done\n"
-              "sed \"s/UUID/$first/\" '" + (dir() / "template.json").string() + "' >> \"$out\"\n"
-              "echo 'fatal: boom in the evaluator' >&2\n"
-              "kill -SEGV $$\n");
-  fs::permissions(fake, fs::perms::owner_all);
+  const fs::path fake = stand_in("crashing_solbench.sh",
+                                 "first=''; out=''\n"
+                                 "while [ $# -gt 0 ]; do case \"$1\" in\n"
+                                 "  -o) out=$2; shift;;\n"
+                                 "  -w) [ -z \"$first\" ] && first=$2; shift;;\n"
+                                 "esac; shift; done\n"
+                                 "sed \"s/UUID/$first/\" '" + passed_template().string() +
+                                     "' >> \"$out\"\n"
+                                     "echo 'fatal: boom in the evaluator' >&2\n"
+                                     "kill -SEGV $$\n");
   const fs::path only = dir() / "only";
   add_solution(only, kRms, "pytorch_simple");
   const fs::path db = dir() / "crash.db";
@@ -414,12 +427,6 @@ TEST_F(RunCli, ACrashingEvalKeepsWhatFinishedAndRecordsTheRestAsRuntimeError) {
   EXPECT_HAS(failed.trace().evaluation.log, "SIGSEGV");
 }
 
-}  // namespace
-}  // namespace solbench::runset
-
-namespace solbench::runset::testing {
-namespace {
-
 TEST_F(RunCli, OnSeveralGpusAnEvaluationLongerThanAGpusShareIsCutIntoParts) {
   // A stand-in for solbench whose eval writes a PASSED trace for each workload it
   // is given (-w) to -o; no environment probe. One problem, one solution, four
@@ -427,28 +434,14 @@ TEST_F(RunCli, OnSeveralGpusAnEvaluationLongerThanAGpusShareIsCutIntoParts) {
   // so on two GPUs it runs as two child evals of about half its bytes each
   // (split_for_slots), together giving every workload once. Two slots on one GPU
   // (--jobs-per-gpu 2), or on the CPU, cut nothing.
-  Trace passed;
-  passed.definition = kRms;
-  passed.solution = "rmsnorm_llama3_8b_h4096_pytorch";
-  passed.workload = {{"uuid", "UUID"}};
-  passed.evaluation.status = Status::Passed;
-  passed.evaluation.correctness = Correctness{};
-  passed.evaluation.performance = Performance{0.01, 0.02, 2};
-  passed.evaluation.environment.hardware = "fake";
-  passed.evaluation.timestamp = "2026-01-01T00:00:00.000Z";
-  write(dir() / "template.json", to_json(passed).dump() + "\n");
-  const fs::path fake = dir() / "passing_solbench.sh";
-  write(fake, "#!/bin/sh\n"
-              "case \"$*\" in *--help*) exit 0;; esac\n"
-              "case \"$*\" in *--reference*) echo 'probe: no worker here' >&2; exit 1;; esac\n"
-              "ws=''; out=''\n"
-              "while [ $# -gt 0 ]; do case \"$1\" in\n"
-              "  -o) out=$2; shift;;\n"
-              "  -w) ws=\"$ws $2\"; shift;;\n"
-              "esac; shift; done\n"
-              "for w in $ws; do sed \"s/UUID/$w/\" '" + (dir() / "template.json").string() +
-              "' >> \"$out\"; done\n");
-  fs::permissions(fake, fs::perms::owner_all);
+  const fs::path fake = stand_in("passing_solbench.sh",
+                                 "ws=''; out=''\n"
+                                 "while [ $# -gt 0 ]; do case \"$1\" in\n"
+                                 "  -o) out=$2; shift;;\n"
+                                 "  -w) ws=\"$ws $2\"; shift;;\n"
+                                 "esac; shift; done\n"
+                                 "for w in $ws; do sed \"s/UUID/$w/\" '" +
+                                     passed_template().string() + "' >> \"$out\"; done\n");
   const fs::path only = dir() / "only";
   add_solution(only, kRms, "pytorch_simple");
   auto run_on = [&](std::vector<std::string> slots, const std::string& db) {
@@ -491,6 +484,12 @@ TEST_F(RunCli, OnSeveralGpusAnEvaluationLongerThanAGpusShareIsCutIntoParts) {
     EXPECT_EQ(one.problems[0].evaluations[0].results.size(), 4u);
   }
 }
+
+}  // namespace
+}  // namespace solbench::runset
+
+namespace solbench::runset::testing {
+namespace {
 
 TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAlone) {
   // A problem whose reference reports that the GPU ran out of memory (as torch says
