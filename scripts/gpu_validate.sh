@@ -159,20 +159,11 @@ def ncu_durations(target, extra=()):
     cmd = ["ncu", "--clock-control", "none", *extra, "--metrics", "gpu__time_duration.sum", "--csv",
            *target]
     rc, so, se, _ = sh(cmd, timeout=600)
-    rows, header = [], None
-    for line in so.splitlines():
-        if not line.startswith('"'):
-            continue
-        cells = [c.strip('"') for c in re.findall(r'"((?:[^"]|"")*)"', line)]
-        if header is None:
-            header = cells
-            continue
-        rec = dict(zip(header, cells))
-        if rec.get("Metric Name") != "gpu__time_duration.sum":
-            continue
-        scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0,
-                 "ms": 1.0, "second": 1e3}[rec.get("Metric Unit", "nsecond")]
-        rows.append((rec.get("Kernel Name", "?"), float(rec["Metric Value"].replace(",", "")) * scale))
+    # ncu's CSV as bench/profile_vs_ncu.py reads it (values in ns and bytes).
+    sys.path.insert(0, "bench")
+    from profile_vs_ncu import ncu_rows
+    rows = [(name, m["gpu__time_duration.sum"] / 1e6) for name, m in ncu_rows(so)
+            if "gpu__time_duration.sum" in m]
     if not rows:
         raise RuntimeError(f"ncu captured no kernels (rc {rc}): {se.strip()[-300:]}")
     return rows
