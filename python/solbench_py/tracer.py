@@ -66,12 +66,20 @@ _HEAVY_MACS = 1 << 26
 # cpu mode allocates real tensors; refuse workloads whose inputs exceed this.
 _CPU_INPUT_LIMIT_BYTES = 6 << 30
 
+# How often (in operators) record() looks at the clock for the time budget.
+_BUDGET_STRIDE = 64
+
 _HEAVY_OPS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "convolution",
               "_convolution", "matmul", "linear"}
 
 
 class Untraceable(Exception):
     """This torch cannot run the reference at all (missing dtype or API)."""
+
+
+class _BudgetSpent(BaseException):
+    """The request's time budget ran out mid-trace (raised from the recorder). A
+    BaseException, so that a reference's own `except Exception:` cannot swallow it."""
 
 
 class NeedsValues(Exception):
@@ -123,6 +131,9 @@ class _Graph:
         # Outputs of an aggregated (repeated) call stand for the first call's
         # outputs, so later operators that consume them point at recorded ids.
         self.alias = {}
+        # time.perf_counter() past which record() stops the trace (None: no budget);
+        # looked at every _BUDGET_STRIDE operators.
+        self.deadline = None
 
     def tid(self, t) -> int:
         i = getattr(t, "_solbench_id", None)
@@ -171,6 +182,9 @@ class _Graph:
         of thousands of calls, and this is most of the tracer's own time per
         call (FlashInfer 012 at batch 64: 43,656 calls)."""
         self.raw_ops += 1
+        if self.deadline is not None and not self.raw_ops % _BUDGET_STRIDE \
+                and time.perf_counter() > self.deadline:
+            raise _BudgetSpent()
         read = []  # the ids of the tensors read, in _flatten_tensors() order
         sig_of = self._sig_of
         if func is not None:
@@ -1162,7 +1176,7 @@ def _make_inputs(req, device, reference, notes, input_mode=None):
     return inputs_mod.generate_inputs(spec, rule.seed, 0, device, custom_fn, rule=rule)
 
 
-def _run_once(req, device: str):
+def _run_once(req, device: str, deadline=None):
     """One trace in mode `device`, without cyclic garbage collection: the
     graph grows by the operator and each full collection walks all of it (a
     Python loop of hundreds of thousands of calls spent a quarter of its
@@ -1172,15 +1186,17 @@ def _run_once(req, device: str):
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run_traced(req, device)
+        return _run_traced(req, device, deadline)
     finally:
         if collecting:
             gc.enable()
 
 
-def _run_traced(req, device: str):
+def _run_traced(req, device: str, deadline=None):
     global _GRAPH
     graph = _Graph()
+    graph.deadline = deadline
+    partial = False
     notes = []
     scalars = device == "scalars"
     if scalars:
@@ -1202,7 +1218,13 @@ def _run_traced(req, device: str):
                         graph.input_ids[graph.tid(a)] = spec["name"]
                 with recorder:
                     graph.recording = True
-                    result = run(*args)
+                    try:
+                        result = run(*args)
+                    except _BudgetSpent:
+                        # What was recorded is a part of the whole: its work and the
+                        # bytes it read are lower bounds of the whole's (docs/sol.md,
+                        # "Time budget"). The outputs are not known.
+                        result, partial = None, True
                     graph.recording = False
     finally:
         _GRAPH = None
@@ -1221,7 +1243,7 @@ def _run_traced(req, device: str):
         notes.append("values read from meta tensors answered with stand-ins: " + ", ".join(
             f"{n} {'float (1.0)' if k == 'float' else 'truth (False)'}"
             for k, n in sorted(recorder.stand_ins.items())))
-    return {
+    answer = {
         "inputs": [dict(graph.ref(t), name=n) for n, t in tensors.items()],
         "outputs": [_output_ref(graph, t, req["outputs"][k]["name"] if k < len(req["outputs"]) else f"out{k}")
                     for k, t in enumerate(outs)],
@@ -1230,6 +1252,9 @@ def _run_traced(req, device: str):
         "raw_op_count": graph.raw_ops,
         "notes": notes,
     }
+    if partial:
+        answer["partial"] = {"budget_s": req["budget_s"], "ops": graph.raw_ops}
+    return answer
 
 
 def _classify(e: BaseException) -> Exception:
@@ -1315,6 +1340,10 @@ def trace(arg: str) -> str:
     answer["torch"] = torch.__version__
     _one_thread()
     mode = req.get("mode", "auto")
+    # A budget stops the trace where it stands (the answer's "partial"); every
+    # mode attempt counts against it.
+    budget = req.get("budget_s") or 0
+    deadline = start + budget if budget > 0 else None
     try:
         for i in req["inputs"] + req["outputs"]:
             _torch_dtype(i["dtype"])
@@ -1327,7 +1356,7 @@ def trace(arg: str) -> str:
                                       "to trace on the CPU"))
                 break
             try:
-                answer.update(_run_once(req, device))
+                answer.update(_run_once(req, device, deadline))
                 answer["mode"] = device
                 if failed:
                     answer["mode_reason"] = "; ".join(f"{m} trace failed ({why})" for m, why in failed) + \

@@ -59,6 +59,7 @@ struct SolOptions {
   bool json_output = false;
   bool no_cache = false;
   double timeout_s = 60;  // per workload trace; 0: no limit
+  double trace_budget_s = sol::kTraceBudgetS;  // per workload trace; 0: none
   int jobs = 1;
 };
 
@@ -114,6 +115,7 @@ void print_problem(const std::string& name, const json& results) {
     }
     std::string mode = r.value("mode", "");
     if (!r["uncosted"].empty()) mode += " UNCOSTED:" + std::to_string(r["uncosted"].size());
+    if (r.contains("partial")) mode += " PARTIAL";
     // The analysis reports TFLOP and MB; the table GFLOP (a matmul's 1,100 and an
     // elementwise op's 0.03 both read) and the DRAM term's MB.
     std::printf("  %-8s %-60s %9s %9s %9s %9s %9s %-6s %s%s\n", uuid.c_str(),
@@ -228,11 +230,12 @@ int run_sol(const SolOptions& o) {
 
   sol::AnalysisOptions aopt;
   aopt.use_cache = !o.no_cache;
+  aopt.trace_budget_s = o.trace_budget_s;
   aopt.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
   aopt.keep_graph = !o.dump_ops.empty();
   json out = {{"hardware", hw.name}, {"problems", json::array()}};
   json dump = json::object();
-  size_t n_ok = 0, n_untraceable = 0, n_error = 0, n_uncosted = 0, n_cached = 0, n_timeout = 0;
+  size_t n_ok = 0, n_untraceable = 0, n_error = 0, n_uncosted = 0, n_cached = 0, n_timeout = 0, n_partial = 0;
   size_t n_not_loaded = 0;
   std::map<std::string, int64_t> uncosted_ops;
   auto t0 = std::chrono::steady_clock::now();
@@ -293,6 +296,7 @@ int run_sol(const SolOptions& o) {
       if (st == "ok") {
         ++n_ok;
         if (!r["uncosted"].empty()) ++n_uncosted;
+        if (r.contains("partial")) ++n_partial;
         for (auto& [k, v] : r["uncosted"].items()) uncosted_ops[k] += v.get<int64_t>();
       } else if (st == "untraceable") {
         ++n_untraceable;
@@ -337,7 +341,7 @@ int run_sol(const SolOptions& o) {
                     {"bounded", n_ok},
                     {"untraceable", n_untraceable}, {"errors", n_error},
                     {"with_uncosted_ops", n_uncosted}, {"uncosted_ops", uncosted_ops},
-                    {"timed_out", n_timeout}, {"cached", n_cached},
+                    {"timed_out", n_timeout}, {"partial", n_partial}, {"cached", n_cached},
                     {"traces", aopt.memo->traces()}, {"seconds", secs},
                     {"timeout_s", o.timeout_s}, {"jobs", o.jobs}};
   if (!o.dump_ops.empty()) {
@@ -351,6 +355,9 @@ int run_sol(const SolOptions& o) {
     std::printf("\nsummary: %zu workloads bounded, %zu untraceable here, %zu errors (%zu timed out), "
                 "%zu with uncosted operators, %zu from cache, %.2f s\n",
                 n_ok, n_untraceable, n_error, n_timeout, n_uncosted, n_cached, secs);
+    if (n_partial > 0)
+      std::printf("%zu bound(s) from a partial trace (PARTIAL: the time budget ran out; "
+                  "--trace-budget)\n", n_partial);
     if (n_not_loaded > 0)
       std::printf("%zu problem(s) did not load in full (errors on stderr; solbench validate)\n",
                   n_not_loaded);
@@ -384,6 +391,12 @@ void add_sol_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s,
                   "Seconds one workload's trace may take before its tracer process is killed and "
                   "the workload ends as an error (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--trace-budget", o->trace_budget_s,
+                  "Seconds of tracing after which a workload's trace stops where it stands and "
+                  "T_SOL bounds the part traced, marked partial (0: none; kept below 3/4 of "
+                  "--timeout)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("-j,--jobs", o->jobs, "Workloads traced in parallel (one tracer process each)")

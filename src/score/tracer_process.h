@@ -23,6 +23,8 @@ class TracerProcess {
   explicit TracerProcess(double timeout_s);
 
   // The graph of one trace request, or a graph with status "error" and the reason.
+  // A request's time budget ("budget_s") is kept below the time limit (three
+  // quarters of it), so that a long trace ends with a partial graph, not killed.
   sol::OpGraph trace(const json& request);
   // trace() as sol::AnalysisOptions::trace takes it (this object must outlive it).
   sol::TraceFn fn() {
@@ -31,6 +33,7 @@ class TracerProcess {
 
  private:
   harness::ServiceChild child_;
+  double timeout_s_;
 };
 
 }  // namespace solbench::score

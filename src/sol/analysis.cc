@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "sol/cache.h"
 #include "sol/cost_model.h"
 #include "sol/tracer.h"
@@ -33,18 +35,23 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
     return res;
   }
   GraphCost gc = cost_graph(g);
+  // A partial trace (a time budget ran out) is the first part of the reference: what
+  // it has not read yet, and the outputs it had not returned, count nothing.
+  const bool partial = g.partial_budget_s > 0;
   double in_bytes = 0, min_in = 0;
   for (auto& t : r.inputs) {
     in_bytes += double(t.bytes);
     auto it = gc.input_touched_bytes.find(t.name);
     // An input the graph never names (returned unchanged, or read in Python)
     // keeps its full size.
-    min_in += it == gc.input_touched_bytes.end() ? double(t.bytes) : std::min<double>(it->second, double(t.bytes));
+    if (it != gc.input_touched_bytes.end()) min_in += std::min<double>(it->second, double(t.bytes));
+    else if (!partial) min_in += double(t.bytes);
   }
   double min_out = 0;
   for (auto& t : r.outputs) {
     auto it = gc.output_written_bytes.find(t.name);
-    min_out += it == gc.output_written_bytes.end() ? double(t.bytes) : std::min<double>(it->second, double(t.bytes));
+    if (it != gc.output_written_bytes.end()) min_out += std::min<double>(it->second, double(t.bytes));
+    else if (!partial) min_out += double(t.bytes);
   }
   Bound b = roofline(gc.total, in_bytes, min_in, double(r.output_bytes), hw, min_out);
   res["work"] = work_json(b.work);
@@ -73,6 +80,13 @@ json analyse_graph(const OpGraph& g, const ResolvedWorkload& r, const HardwareMo
   }
   res["ops"] = ops;
   res["raw_op_count"] = g.raw_op_count;
+  if (partial) {
+    res["partial"] = {{"budget_s", g.partial_budget_s}, {"ops", g.raw_op_count}};
+    res["notes"].push_back(fmt::format(
+        "partial trace: the {:g} s budget ran out after {} operators; T_SOL bounds the part "
+        "traced (a lower bound of the whole's); --trace-budget traces further",
+        g.partial_budget_s, g.raw_op_count));
+  }
   return res;
 }
 
@@ -139,6 +153,14 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
   // The request holds the index blobs' hashes, which the workload's text does not.
   std::string result_key = content_hash({def_text, wl_text, tv, hw.content, kCostModelVersion, graph_key});
 
+  // The budget is not part of the keys: a complete graph holds whatever the budget;
+  // a partial one is used only where the budget asked for is no larger than its own.
+  json sent = request;
+  if (opt.trace_budget_s > 0) sent["budget_s"] = opt.trace_budget_s;
+  const auto enough = [&](const OpGraph& g) {
+    return g.partial_budget_s <= 0 || (opt.trace_budget_s > 0 && opt.trace_budget_s <= g.partial_budget_s);
+  };
+
   if (opt.use_cache && !opt.keep_graph) {
     if (auto hit = cache_get("result", result_key)) {
       json res = *hit;
@@ -153,7 +175,7 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
     if (auto hit = cache_get("graph", graph_key)) {
       try {
         g = parse_op_graph(*hit, "cache");
-        graph_cached = true;
+        graph_cached = enough(g);
       } catch (const std::exception&) {
       }
     }
@@ -161,7 +183,7 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
   bool reused = false;
   if (!graph_cached) {
     auto t0 = std::chrono::steady_clock::now();
-    auto run_trace = [&] { return opt.trace ? opt.trace(request) : trace_reference(request); };
+    auto run_trace = [&] { return opt.trace ? opt.trace(sent) : trace_reference(sent); };
     bool traced = true;
     g = opt.memo ? opt.memo->get(graph_key, run_trace, &traced) : run_trace();
     reused = !traced;
@@ -180,7 +202,9 @@ json analyse_workload(const Problem& p, size_t index, const HardwareModel& hw,
   res["trace_seconds"] = seconds;
   if (wall > 0) res["trace_wall_seconds"] = wall;
   if (reused) res["graph_reused"] = true;
-  if (opt.use_cache && definite(g)) cache_put("result", result_key, res);
+  // A partial graph's result is costed again from its graph (cheap), so that a larger
+  // budget asked for later traces further.
+  if (opt.use_cache && definite(g) && g.partial_budget_s <= 0) cache_put("result", result_key, res);
   res["cached"] = graph_cached;
   if (opt.keep_graph) res["graph"] = to_json(g);
   return res;

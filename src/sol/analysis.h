@@ -38,8 +38,13 @@ class GraphMemo {
   size_t traces_ = 0;
 };
 
+// Each trace's time budget where a command sets none (`sol --trace-budget`): a
+// reference whose Python loops run longer is bounded by the part traced so far.
+inline constexpr double kTraceBudgetS = 20;
+
 struct AnalysisOptions {
   bool use_cache = true;
+  double trace_budget_s = kTraceBudgetS;  // 0: none (the tracer runs to the end)
   bool keep_graph = false;  // put the operator graph in the result ("graph")
   TraceFn trace;            // empty: trace_reference() in this process
   std::shared_ptr<GraphMemo> memo;  // null: every uncached workload traces

@@ -99,6 +99,12 @@ OpGraph parse_op_graph(const json& j, const std::string& origin) {
   g.torch_version = str("torch");
   g.raw_op_count = j.value("raw_op_count", int64_t(0));
   if (j.contains("seconds") && j["seconds"].is_number()) g.seconds = j["seconds"].get<double>();
+  if (j.contains("partial") && j["partial"].is_object()) {
+    const json& p = j["partial"];
+    if (!p.contains("budget_s") || !p["budget_s"].is_number() || p["budget_s"].get<double>() <= 0)
+      fail(origin, "partial.budget_s", "expected the time budget in seconds (a positive number)");
+    g.partial_budget_s = p["budget_s"].get<double>();
+  }
   if (j.contains("notes") && j["notes"].is_array())
     for (auto& n : j["notes"]) g.notes.push_back(n.is_string() ? n.get<std::string>() : n.dump());
   if (g.status != "ok") return g;
@@ -185,6 +191,7 @@ json to_json(const OpGraph& g) {
             {"torch", g.torch_version}, {"notes", g.notes}, {"raw_op_count", g.raw_op_count}};
   if (!g.reason.empty()) j["reason"] = g.reason;
   if (g.seconds >= 0) j["seconds"] = g.seconds;
+  if (g.partial_budget_s > 0) j["partial"] = {{"budget_s", g.partial_budget_s}, {"ops", g.raw_op_count}};
   json ins = json::array(), outs = json::array(), ops = json::array();
   for (auto& t : g.inputs) ins.push_back(ref_json(t));
   for (auto& t : g.outputs) outs.push_back(ref_json(t));

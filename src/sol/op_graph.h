@@ -70,6 +70,10 @@ struct OpGraph {
   std::vector<std::string> notes;
   int64_t raw_op_count = 0;
   double seconds = -1;  // the tracer's own time for this trace (-1: not reported)
+  // > 0: the trace ran out of this time budget (seconds) and holds the part of the
+  // reference run so far, `raw_op_count` operators; its work and bytes are lower
+  // bounds of the whole's, and its outputs are not known (docs/sol.md, "Time budget").
+  double partial_budget_s = 0;
   std::vector<TensorRef> inputs;   // the definition's tensor inputs (named)
   std::vector<TensorRef> outputs;  // the reference's outputs (named)
   std::vector<OpNode> ops;

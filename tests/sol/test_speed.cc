@@ -125,6 +125,67 @@ TEST(TraceCache, DefiniteErrorsAreCachedTransientOnesAreNot) {
   unsetenv("SOLBENCH_CACHE_DIR");
 }
 
+// A stand-in tracer that answers every request with a partial graph at the
+// request's budget (or a complete one), and notes the budgets it was sent.
+struct BudgetTracer {
+  std::vector<double> budgets;
+  bool complete = false;
+  TraceFn fn() {
+    return [this](const json& request) {
+      budgets.push_back(request.value("budget_s", 0.0));
+      OpGraph g;
+      g.mode = "hybrid";
+      g.raw_op_count = 640;
+      if (!complete) g.partial_budget_s = budgets.back();
+      return g;
+    };
+  }
+};
+
+TEST(TraceBudget, APartialGraphServesOnlyBudgetsNoLargerThanItsOwn) {
+  TempDir t;
+  fs::create_directories(t.path() / "p");
+  setenv("SOLBENCH_CACHE_DIR", (t.path() / "cache").c_str(), 1);
+  Problem p = problem(t.path() / "p", {{"a", 1024, 1}});
+  HardwareModel hw = testing::model("h100_sxm");
+  BudgetTracer tracer;
+  AnalysisOptions opt;
+  opt.trace = tracer.fn();
+  opt.trace_budget_s = 2;
+  json first = analyse_workload(p, 0, hw, opt);
+  ASSERT_EQ(first["status"], "ok") << first.dump();
+  ASSERT_EQ(tracer.budgets, std::vector<double>({2}));
+  EXPECT_EQ(first["partial"]["budget_s"], 2);
+  EXPECT_EQ(first["partial"]["ops"], 640);
+  // The part traced read nothing of x and returned no output: neither is counted
+  // (a complete graph that never names x counts it whole, below).
+  EXPECT_EQ(first["bytes"]["min_in_mb"], 0);
+  EXPECT_EQ(first["bytes"]["min_out_mb"], 0);
+  EXPECT_NE(first["notes"].dump().find("partial trace"), std::string::npos) << first["notes"].dump();
+  // The same budget or a smaller one: the cached partial graph.
+  EXPECT_TRUE(analyse_workload(p, 0, hw, opt)["cached"].get<bool>());
+  opt.trace_budget_s = 1;
+  EXPECT_TRUE(analyse_workload(p, 0, hw, opt)["cached"].get<bool>());
+  EXPECT_EQ(tracer.budgets.size(), 1u);
+  // A larger budget, or none, traces again.
+  opt.trace_budget_s = 5;
+  json further = analyse_workload(p, 0, hw, opt);
+  EXPECT_FALSE(further["cached"].get<bool>());
+  EXPECT_EQ(further["partial"]["budget_s"], 5);
+  tracer.complete = true;
+  opt.trace_budget_s = 0;
+  json whole = analyse_workload(p, 0, hw, opt);
+  EXPECT_FALSE(whole["cached"].get<bool>());
+  EXPECT_FALSE(whole.contains("partial"));
+  EXPECT_NEAR(whole["bytes"]["min_in_mb"].get<double>(), 4096e-6, 1e-12);
+  EXPECT_EQ(tracer.budgets, std::vector<double>({2, 5, 0}));
+  // A complete graph serves every budget (the budget is in no cache key).
+  opt.trace_budget_s = 0.5;
+  EXPECT_TRUE(analyse_workload(p, 0, hw, opt)["cached"].get<bool>());
+  EXPECT_EQ(tracer.budgets.size(), 3u);
+  unsetenv("SOLBENCH_CACHE_DIR");
+}
+
 json ops_without_ids(const OpGraph& g) {
   json ops = json::array();
   for (auto& o : to_json(g)["ops"]) {
@@ -344,6 +405,50 @@ TEST(DataDependentReads, PagedPrefillLoopOverTokensAndHeads) {
   EXPECT_NEAR(r["bytes"]["dram_mb"].get<double>(), 684e-6, 1e-12);
   EXPECT_NEAR(r["time_us"]["sol"].get<double>(), 684.0 / 3.35e12 * 1e6, 1e-12);
   EXPECT_EQ(r["bottleneck"], "dram");
+}
+
+TEST(TraceBudget, ALoopThatOutrunsItsBudgetIsBoundedByThePartTraced) {
+  if (!bridge::python_available() || bridge::torch_version().empty())
+    GTEST_SKIP() << "embedded Python with torch is not available";
+  // t2048-h32: 2048 query tokens x 32 heads, about 24 operators each, far more
+  // than a fraction of a second traces anywhere.
+  Diagnostics diags;
+  Problem p = load_problem(problem_paths(std::string(SOLBENCH_SOURCE_DIR) + "/tests/data/paged_prefill_loop"), diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  ASSERT_EQ(p.workloads[1].uuid, "t2048-h32");
+  HardwareModel hw = testing::model("h100_sxm");
+  AnalysisOptions opt;
+  opt.use_cache = false;
+  std::vector<json> parts;
+  for (double budget : {0.3, 1.2}) {
+    opt.trace_budget_s = budget;
+    json r = analyse_workload(p, 1, hw, opt);
+    ASSERT_EQ(r["status"], "ok") << r.dump().substr(0, 800);
+    ASSERT_TRUE(r.contains("partial")) << "the whole loop traced within " << budget << " s";
+    EXPECT_EQ(r["partial"]["budget_s"], budget);
+    EXPECT_GT(r["raw_op_count"].get<int64_t>(), 0);
+    EXPECT_LT(r["raw_op_count"].get<int64_t>(), 2048 * 32 * 24);
+    EXPECT_EQ(r["bytes"]["min_out_mb"], 0);
+    EXPECT_GT(r["time_us"]["sol"].get<double>(), 0);
+    parts.push_back(r);
+  }
+  // A longer budget traces a longer prefix of the same run: never less of anything.
+  EXPECT_GT(parts[1]["raw_op_count"].get<int64_t>(), parts[0]["raw_op_count"].get<int64_t>());
+  EXPECT_GE(parts[1]["time_us"]["sol"].get<double>(), parts[0]["time_us"]["sol"].get<double>());
+  EXPECT_GE(parts[1]["bytes"]["min_in_mb"].get<double>(), parts[0]["bytes"]["min_in_mb"].get<double>());
+  EXPECT_GE(sum_numbers(parts[1]["work"]["tensor_tflop"]), sum_numbers(parts[0]["work"]["tensor_tflop"]));
+  // The prefix's page reads are at most the selected pages' (2048 of the pool),
+  // never the whole pool of 65536.
+  const double page_mb = 4.0 * 128 * 2 / 1e6;  // 4 KV heads x 128 bf16 values
+  EXPECT_LE(parts[1]["bytes"]["min_in_mb"].get<double>(), 2 * 2048 * page_mb + 2048 * 32 * 128 * 2 / 1e6 + 0.05);
+  // A budget the trace does not reach changes nothing.
+  opt.trace_budget_s = 20;
+  json small = analyse_workload(p, 0, hw, opt);
+  opt.trace_budget_s = 0;
+  json unlimited = analyse_workload(p, 0, hw, opt);
+  EXPECT_FALSE(small.contains("partial"));
+  EXPECT_EQ(small["time_us"], unlimited["time_us"]);
+  EXPECT_EQ(small["work"], unlimited["work"]);
 }
 
 }  // namespace
