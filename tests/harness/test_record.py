@@ -2,7 +2,10 @@
 """The judge's records (python/solbench_py/record.py) and what the solution's worker
 keeps out of the solution's reach:
   - a call's outputs and input digests written and read back bit for bit (bfloat16,
-    bool, int64, 0-d, empty), as data: the file is checked against its SHA-256;
+    bool, int64, 0-d, empty), as data: the file is checked against its digest, a
+    SHA-256 tree over the header and each output's CHUNK-byte pieces (computed here
+    from the file's bytes, with the real CHUNK and with one of 1 KiB, which cuts
+    outputs into several pieces);
   - a changed byte, a truncated or extended file, a file that is not a record, a
     missing one: RecordChanged; a header with an unknown dtype or wrong sizes under
     a matching digest: RecordError; an existing path is never overwritten;
@@ -13,6 +16,7 @@ keeps out of the solution's reach:
   - replacing a harness function is seen by the fingerprint (runtime.torch_changes).
 Exit status 0 when every case holds."""
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -41,8 +45,49 @@ def raises(fn, exc):
     return False
 
 
+def tree_digest(data: bytes) -> str:
+    """The record's digest from its bytes, as record.py's docstring defines it."""
+    head, _, body = data.partition(b"\n")
+    head += b"\n"
+    top = hashlib.sha256(head)
+    pos = 0
+    for o in json.loads(head[len(record.MAGIC):])["outputs"]:
+        n = o["nbytes"]
+        for s in range(0, n, record.CHUNK):
+            top.update(hashlib.sha256(body[pos + s:pos + min(s + record.CHUNK, n)]).digest())
+        pos += n
+    return top.hexdigest()
+
+
+def several_pieces(d) -> None:
+    """Outputs of several pieces each (CHUNK of 1 KiB): read back, digest, a change
+    in a middle piece."""
+    kept = record.CHUNK
+    record.CHUNK = 1024
+    try:
+        g = torch.Generator().manual_seed(2)
+        outs = [torch.randn(1500, generator=g), torch.arange(700, dtype=torch.int16)]
+        path = os.path.join(d, "pieces.rec")
+        sha = record.write_call(path, outs, [])
+        raw = open(path, "rb").read()
+        expect(sha == tree_digest(raw), "the digest of outputs of several pieces")
+        expect(sha != hashlib.sha256(raw).hexdigest(), "a tree, not one SHA-256 of the file")
+        got = record.read_call(path, sha, "cpu")["outputs"]
+        expect(all(runtime.same_bits(a, b) for a, b in zip(outs, got)), "several pieces read back")
+        changed = bytearray(raw)
+        changed[len(raw) - 1400 * 4] ^= 4  # inside the first output's middle piece
+        p = os.path.join(d, "pieces2.rec")
+        with open(p, "wb") as f:
+            f.write(bytes(changed))
+        expect(raises(lambda: record.read_call(p, sha, "cpu"), record.RecordChanged),
+               "a change in a middle piece")
+    finally:
+        record.CHUNK = kept
+
+
 def main() -> int:
     d = tempfile.mkdtemp()
+    several_pieces(d)
     g = torch.Generator().manual_seed(1)
     outs = [torch.randn(2, 5, generator=g).bfloat16(),
             torch.randn(3, 4, generator=g).t(),  # not contiguous
@@ -53,7 +98,7 @@ def main() -> int:
     before = record.digests(ins)
     path = os.path.join(d, "r0.rec")
     sha = record.write_call(path, outs, ins, before)
-    expect(sha == hashlib.sha256(open(path, "rb").read()).hexdigest(), "reported SHA-256")
+    expect(sha == tree_digest(open(path, "rb").read()), "reported digest")
     got = record.read_call(path, sha, "cpu")
     for i, (a, b) in enumerate(zip(outs, got["outputs"])):
         expect(a.dtype == b.dtype and a.shape == b.shape and runtime.same_bits(a.contiguous(), b),
@@ -86,7 +131,7 @@ def main() -> int:
                   record.RecordChanged), "a missing file")
     bad = raw.replace(b'"dtype":"bfloat16"', b'"dtype":"__class__"', 1)
     expect(raises(lambda: record.read_call(variant("e.rec", bad),
-                                           hashlib.sha256(bad).hexdigest(), "cpu"),
+                                           tree_digest(bad), "cpu"),
                   record.RecordError), "an unknown dtype under a matching digest")
     expect(raises(lambda: record.write_call(path, outs, ins), FileExistsError),
            "an existing record is not overwritten")
