@@ -26,6 +26,32 @@ def _torch_namespaces() -> list:
     return spaces
 
 
+def _torch_classes() -> list:
+    """(name, class) whose methods the harness calls between the solution's calls:
+    Tensor's, and the CUDA stream and event classes the records copy through
+    (record.py)."""
+    out = [("torch.Tensor", torch.Tensor)]
+    cuda = torch.__dict__.get("cuda")
+    for name in ("Stream", "Event", "StreamContext"):
+        cls = getattr(cuda, name, None) if cuda is not None else None
+        if isinstance(cls, type):
+            out.append((f"torch.cuda.{name}", cls))
+    return out
+
+
+def _class_entries(prefix: str, cls) -> dict:
+    """name -> object of a class's methods that count: Tensor's public ones and the
+    dunders the reference uses through syntax; every callable of the others."""
+    out = {}
+    for k, v in _resolve_class(cls).items():
+        if prefix == "torch.Tensor" and k.startswith("__") and k not in _TENSOR_DUNDERS:
+            continue
+        if prefix != "torch.Tensor" and not callable(v):
+            continue
+        out[f"{prefix}.{k}"] = v
+    return out
+
+
 def _resolve_class(cls) -> dict:
     """name -> object as attribute lookup on `cls` finds it (first class of the MRO)."""
     out: dict = {}
@@ -45,9 +71,9 @@ def torch_fingerprint() -> dict:
         for k, v in vars(mod).items():
             if not k.startswith("__") and callable(v) and not isinstance(v, type):
                 fp[f"{prefix}.{k}"] = id(v)
-    for k, v in _resolve_class(torch.Tensor).items():
-        if not (k.startswith("__") and k not in _TENSOR_DUNDERS):
-            fp[f"torch.Tensor.{k}"] = id(v)
+    for prefix, cls in _torch_classes():
+        for k, v in _class_entries(prefix, cls).items():
+            fp[k] = id(v)
     fp.update(_harness_functions())
     return fp
 
@@ -103,8 +129,8 @@ def torch_changes(before: dict) -> str:
         d = vars(mod)
         for k in d:
             now[f"{prefix}.{k}"] = d[k]
-    for k, v in _resolve_class(torch.Tensor).items():
-        now[f"torch.Tensor.{k}"] = v
+    for prefix, cls in _torch_classes():
+        now.update(_class_entries(prefix, cls))
     harness = _harness_functions()
     changed = []
     for name, ident in before.items():

@@ -50,7 +50,8 @@ import json
 import os
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+import _queue
+import _thread
 
 import torch
 
@@ -61,6 +62,13 @@ _RING = 4               # pinned host buffers of CHUNK bytes a GPU output goes t
 
 _sha256 = hashlib.sha256
 _native_id = threading.get_native_id
+_SimpleQueue = _queue.SimpleQueue
+_start_thread = _thread.start_new_thread
+_new_lock = _thread.allocate_lock
+_monotonic = time.monotonic
+_sleep = time.sleep
+_os_stat = os.stat
+_affinity = getattr(os, "sched_getaffinity", None)
 _open = builtins.open
 _dumps = json.dumps
 _loads = json.loads
@@ -113,65 +121,116 @@ def _bytes_of(t: torch.Tensor) -> torch.Tensor:
 
 def _hash_threads() -> int:
     try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
+        n = len(_affinity(0))
+    except (TypeError, OSError):
+        n = 1
     return max(1, min(8, n))
 
 
-def _leaf(view, tids: set) -> bytes:
-    tids.add(_native_id())
-    return _sha256(view).digest()
+class _Leaf:
+    """One piece's digest, set by a hashing thread (a future made of a builtin lock)."""
+
+    def __init__(self):
+        self._done = _new_lock()
+        self._done.acquire()
+        self._box = []
+
+    def set(self, value) -> None:
+        self._box.append(value)
+        self._done.release()
+
+    def result(self) -> bytes:
+        with self._done:
+            v = self._box[0]
+        if isinstance(v, BaseException):
+            raise v
+        return v
+
+
+def _hash_loop(jobs, tids: set, alive) -> None:
+    """A hashing thread: pieces from `jobs` until None."""
+    try:
+        tids.add(_native_id())
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            view, leaf = job
+            try:
+                leaf.set(_sha256(view).digest())
+            except BaseException as e:  # noqa: BLE001 - the reader of the leaf raises it
+                leaf.set(e)
+    finally:
+        alive.release()
 
 
 def _gone(tids: set, limit_s: float = 2.0) -> None:
-    """Waits until the threads `tids` have left the process: a joined Python thread
+    """Waits until the threads `tids` have left the process: a finished Python thread
     still runs its last instructions, listed in /proc/self/task, and the worker
     counts threads right after a record (a thread of ours would be blamed on the
     solution)."""
-    deadline = time.monotonic() + limit_s
+    deadline = _monotonic() + limit_s
     for tid in tids:
-        while os.path.exists(f"/proc/self/task/{tid}") and time.monotonic() < deadline:
-            time.sleep(0.0002)
+        while _monotonic() < deadline:
+            try:
+                _os_stat(f"/proc/self/task/{tid}")
+            except OSError:
+                break
+            _sleep(0.0002)
 
 
 class _TreeDigest:
-    """The record's digest (module docstring). Its leaves are hashed by a pool of
-    threads that lives only as long as the `with` block: no harness thread outlasts
-    the writing or reading of one record (the solution's worker counts its threads
-    around the solution's calls)."""
+    """The record's digest (module docstring). Its leaves are hashed by a few threads
+    that live only as long as the `with` block: no harness thread outlasts the
+    writing or reading of one record (the solution's worker counts its threads around
+    the solution's calls). They are made of builtins bound when this module is
+    imported (a queue, locks, start_new_thread), not of a pool whose Python machinery
+    a solution could replace to run its own code between its calls."""
 
     def __init__(self, head: bytes):
         self._top = _sha256(head)
         self._leaves = []
-        self._pool = None
-        self._tids = set()  # the pool's threads (native ids)
+        self._jobs = None
+        self._alive = []    # one lock per thread, released as it ends
+        self._tids = set()  # the threads' native ids
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._jobs is not None:
+            for _ in self._alive:
+                self._jobs.put(None)
+            for lock in self._alive:
+                lock.acquire()
             _gone(self._tids)
         return False
 
-    def add(self, view):
-        """Hashes one piece; the view must stay unchanged until the returned future is
-        done. The first piece is hashed here: a record of one piece starts no thread."""
+    def _start(self) -> None:
+        self._jobs = _SimpleQueue()
+        for _ in range(_hash_threads()):
+            alive = _new_lock()
+            alive.acquire()
+            self._alive.append(alive)
+            _start_thread(_hash_loop, (self._jobs, self._tids, alive))
+
+    def add(self, view) -> _Leaf:
+        """Hashes one piece; the view must stay unchanged until the returned leaf's
+        result() returns. The first piece is hashed here: a record of one piece starts
+        no thread."""
+        leaf = _Leaf()
         if not self._leaves:
-            f = Future()
-            f.set_result(_sha256(view).digest())
+            leaf.set(_sha256(view).digest())
         else:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=_hash_threads())
-            f = self._pool.submit(_leaf, view, self._tids)
-        self._leaves.append(f)
-        return f
+            if self._jobs is None:
+                self._start()
+            self._jobs.put((view, leaf))
+        self._leaves.append(leaf)
+        return leaf
 
     def hexdigest(self) -> str:
-        for f in self._leaves:
-            self._top.update(f.result())
+        for leaf in self._leaves:
+            self._top.update(leaf.result())
         return self._top.hexdigest()
 
 

@@ -13,7 +13,8 @@ keeps out of the solution's reach:
     the harness's copies (and is back afterwards);
   - an unwritten bool output (poison byte 0xFF) matches neither True nor False;
   - the judge's input check tells "given other values" from "changed by the call";
-  - replacing a harness function is seen by the fingerprint (runtime.torch_changes).
+  - replacing a harness function, or a method of the CUDA stream and event classes
+    the records copy through, is seen by the fingerprint (runtime.torch_changes).
 Exit status 0 when every case holds."""
 import hashlib
 import json
@@ -204,6 +205,17 @@ def main() -> int:
     finally:
         runtime.Workload.check.__code__ = code
     expect("solbench_py.runtime.Workload.check.__code__" in changed, f"new code: {changed!r}")
+    # The CUDA stream and event methods the records copy through, and their hashing
+    # threads' builtins (bound at import: replacing the module's names changes nothing).
+    orig = torch.cuda.Event.synchronize
+    torch.cuda.Event.synchronize = lambda self: None
+    try:
+        changed = runtime.torch_changes(fp)
+    finally:
+        torch.cuda.Event.synchronize = orig
+    expect("torch.cuda.Event.synchronize" in changed, f"replaced Event.synchronize: {changed!r}")
+    expect(record._start_thread is __import__("_thread").start_new_thread or
+           getattr(record._start_thread, "_solbench", False), "the hashing threads' start")
     expect(runtime.torch_changes(fp) == "", f"unchanged: {runtime.torch_changes(fp)!r}")
 
     # The fingerprint GPU inputs get (computed here on host tensors: the same torch ops):
