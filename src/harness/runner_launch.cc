@@ -139,7 +139,9 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
       request["warm"] = {{"workload", first_workload},
                          {"reference_source", def.value("reference", "")},
                          {"custom_inputs_entrypoint", def.value("custom_inputs_entrypoint", json(""))},
-                         {"run_reference", p->role == WorkerRole::Judge}};
+                         {"run_reference", p->role == WorkerRole::Judge},
+                         // A Python solution may launch Triton kernels (its own, Inductor's).
+                         {"triton", p->role != WorkerRole::Judge && p->entry.kind == EntryKind::Python}};
     }
     const std::string key = spare_recipe_key(request);
     auto same = std::find_if(requests.begin(), requests.end(),
@@ -151,9 +153,13 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
     (*same)["count"] = same->value("count", 1) + 1;
     // Spares of one recipe may serve either worker: the reference runs in the
     // warm-up only when none of them may be the solution's.
-    if (same->contains("warm") && request.contains("warm"))
+    // Triton is warmed when any of them may be a Python solution's.
+    if (same->contains("warm") && request.contains("warm")) {
       (*same)["warm"]["run_reference"] =
           (*same)["warm"].value("run_reference", false) && request["warm"].value("run_reference", false);
+      (*same)["warm"]["triton"] =
+          (*same)["warm"].value("triton", false) || request["warm"].value("triton", false);
+    }
     for (const auto& g : request["preload"])
       if (std::find((*same)["preload"].begin(), (*same)["preload"].end(), g) == (*same)["preload"].end())
         (*same)["preload"].push_back(g);

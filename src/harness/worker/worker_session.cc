@@ -75,6 +75,16 @@ int WorkerSession::warm_spare(const json& warm, const Device& device) {
   }
 }
 
+bool WorkerSession::warm_triton(const Device& device, bool launch) {
+  try {
+    return py::module_::import("solbench_py.triton_warm")
+        .attr(launch ? "launch" : "compile_ahead")(device.str())
+        .cast<bool>();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 json WorkerSession::start() {
   Impl& s = *impl_;
   json phases = json::object();

@@ -97,6 +97,11 @@ class WorkerSession {
   // Returns the steps run; never throws (a warm-up is a courtesy). Skips workloads
   // with more than 256 MiB of inputs.
   static int warm_spare(const json& warm, const Device& device);
+  // Triton's first launch paid ahead by a spare for a Python solution
+  // (solbench_py.triton_warm): `launch` false compiles a kernel of its own (no GPU
+  // work; outside the GPU's timing lock), true launches it once (under the lock).
+  // Returns whether the step ran; never throws.
+  static bool warm_triton(const Device& device, bool launch);
 
   // Runs the reference and the comparison once on `spec`'s first correctness
   // inputs and drops the results (a reference worker waiting for its work): the

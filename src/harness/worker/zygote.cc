@@ -414,8 +414,13 @@ namespace {
     pollfd claimed{link, POLLIN, 0};
     if (req.contains("warm") && ::poll(&claimed, 1, 0) == 0) {
       t = monotonic_ns();
+      // Triton's first launch for a Python solution: compiled before the lock (CPU
+      // work), launched under it with the rest.
+      const bool triton = req["warm"].value("triton", false) &&
+                          WorkerSession::warm_triton(prepared.device, /*launch=*/false);
       take_lock();
       prepared.sandbox_report["spare_warm_steps"] = WorkerSession::warm_spare(req["warm"], prepared.device);
+      if (triton) prepared.sandbox_report["spare_triton_warm"] = WorkerSession::warm_triton(prepared.device, true);
       lock.release();
       prepared.sandbox_report["spare_warm_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
     }
