@@ -250,6 +250,12 @@ def _pinned_ring() -> list:
     return _PINNED
 
 
+def _host_pieces(flat: torch.Tensor) -> list:
+    """A host uint8 tensor's memory as CHUNK-byte memoryviews (no copy)."""
+    whole = memoryview(flat.numpy())
+    return [whole[start:start + CHUNK] for start in range(0, flat.numel(), CHUNK)]
+
+
 def _each_piece(t: torch.Tensor, consume) -> None:
     """Calls consume(view) with every CHUNK-byte piece of the tensor's bytes, in
     order, as host memoryviews; consume returns a future that is done when the view
@@ -260,9 +266,8 @@ def _each_piece(t: torch.Tensor, consume) -> None:
     if n == 0:
         return
     if flat.device.type == "cpu":
-        whole = memoryview(flat.numpy())
-        for start in range(0, n, CHUNK):
-            consume(whole[start:start + CHUNK])
+        for view in _host_pieces(flat):
+            consume(view)
         return
     ring = _pinned_ring()
     stream = torch.cuda.Stream(device=flat.device)
@@ -300,9 +305,7 @@ def _fill(dst: torch.Tensor, f, path: str, tree: _TreeDigest) -> None:
     if n == 0:
         return
     if dst.device.type == "cpu":
-        whole = memoryview(dst.numpy())
-        for start in range(0, n, CHUNK):
-            view = whole[start:start + CHUNK]
+        for view in _host_pieces(dst):
             _readinto(f, view, path)
             tree.add(view)
         return
