@@ -1775,7 +1775,7 @@ OpCost cost_op(size_t i, const OpNode& n, const Rule* rule, const Ctx& ctx, cons
 // InputTraffic's rules.
 class Demand {
  public:
-  explicit Demand(const OpGraph& g) : g_(g) {
+  explicit Demand(const OpGraph& g) : g_(g), partial_(g.partial_budget_s > 0) {
     for (size_t i = 0; i < g.ops.size(); ++i)
       for (auto& [k, v] : g.ops[i].args.items()) {
         OpNode tmp;
@@ -1923,8 +1923,10 @@ class Demand {
       if (outputs_.count(id)) return;
       auto c = consumers_.find(id);
       // A computed chain tensor nobody uses still counts as reading the input
-      // in full, as every operator reading an input does.
-      if (c == consumers_.end() && computed.count(id)) return;
+      // in full, as every operator reading an input does; in a partial trace
+      // its users may not have run yet: it demands nothing so far (a kernel that
+      // ran the same prefix need not have read more).
+      if (c == consumers_.end() && computed.count(id) && !partial_) return;
       if (c == consumers_.end()) continue;
       for (auto& u : c->second) {
         const OpNode& n = g_.ops[u.op];
@@ -1967,7 +1969,9 @@ class Demand {
         return;  // read otherwise: InputTraffic's rules
       }
     }
-    if (!any) return;
+    // A partial trace whose chain reached no gather or slice yet has read none of
+    // the input through it.
+    if (!any && !(partial_ && !computed.empty())) return;
     const double numel = in.numel(), read = std::min(numel, reads.total());
     elements_[in.name] = read;
     const double f = numel > 0 ? read / numel : 1.0;
@@ -1978,6 +1982,7 @@ class Demand {
   }
 
   const OpGraph& g_;
+  const bool partial_;  // the graph is a prefix of the run (OpGraph::partial_budget_s)
   std::unordered_map<int64_t, std::vector<Use>> consumers_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, const Selection*> selections_;
   std::set<int64_t> outputs_;

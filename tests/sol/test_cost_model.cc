@@ -757,6 +757,43 @@ TEST(CostModel, GathersWithRealIndicesReadTheSelectedRows) {
   EXPECT_DOUBLE_EQ(cost_graph(build(false, false)).input_touched_bytes.at("in0"), 320.0);
 }
 
+TEST(CostModel, APartialTraceCountsWhatItsPrefixDemandedOfAConvertedPool) {
+  // A pool p[10, 16] bf16 (320 B) cast whole to fp32 (160 conversions), then, in a
+  // trace stopped by its time budget, either nothing yet or one gather whose real
+  // indices selected rows [2, 4) (2 x 32 = 64 B, 2/10 of the conversions: 32). A
+  // complete trace whose cast nobody uses counts the pool read in full (320 B, 160):
+  // a partial one may have stopped before the users ran, so it counts what its
+  // prefix demanded. No outputs: the partial trace had not returned.
+  auto build = [](bool partial, bool gathered) {
+    json p = T(0, {10, 16}, "bfloat16"), i = T(1, {4}, "int64"), c = T(2, {10, 16}, "float32");
+    json g1 = T(3, {4, 16}, "float32");
+    std::vector<json> ops = {op("_to_copy", {{"self", p}, {"dtype", "float32"}}, {c})};
+    json j = {{"status", "ok"}, {"mode", "hybrid"}, {"inputs", {p, i}}, {"outputs", json::array()}};
+    if (gathered) {
+      json gather = op("index", {{"self", c}, {"indices", {i}}}, {g1});
+      gather["selects"] = {{"dim", 0}, {"ndims", 1}};
+      ops.push_back(gather);
+      j["selections"] = {{{"id", 2}, {"shape", {10, 16}}, {"dim", 0}, {"ndims", 1}, {"selected", 2},
+                          {"ranges", {{2, 4}}}}};
+    }
+    j["ops"] = ops;
+    j["inputs"][0]["name"] = "in0";
+    j["inputs"][1]["name"] = "in1";
+    if (partial) j["partial"] = {{"budget_s", 1.0}, {"ops", 2}};
+    return parse_op_graph(j, "test graph");
+  };
+  auto conversions = [](const GraphCost& gc) { return gc.ops[0].work.int_ops + gc.ops[0].work.cuda_total(); };
+  GraphCost whole = cost_graph(build(false, false));
+  EXPECT_DOUBLE_EQ(whole.input_touched_bytes.at("in0"), 320.0);
+  EXPECT_DOUBLE_EQ(conversions(whole), 160.0);
+  GraphCost none = cost_graph(build(true, false));
+  EXPECT_DOUBLE_EQ(none.input_touched_bytes.at("in0"), 0.0);
+  EXPECT_DOUBLE_EQ(conversions(none), 0.0);
+  GraphCost some = cost_graph(build(true, true));
+  EXPECT_DOUBLE_EQ(some.input_touched_bytes.at("in0"), 64.0);
+  EXPECT_DOUBLE_EQ(conversions(some), 32.0);
+}
+
 TEST(CostModel, ShapeOnlyOperatorsDoNotReadTheirInput) {
   // zeros_like(x) and empty_like(x) with x[1024,1024] fp32 (4,194,304 B) use x's
   // shape only: x is not read (0 B). Before, zeros_like counted x as read and
