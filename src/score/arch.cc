@@ -110,6 +110,7 @@ json SolBound::to_json() const {
   if (!reason.empty()) j["reason"] = reason;
   if (!bottleneck.empty()) j["bottleneck"] = bottleneck;
   if (!uncosted.empty()) j["uncosted"] = uncosted;
+  if (!partial.is_null()) j["partial"] = partial;
   if (t_attainable_ms) j["t_attainable_ms"] = *t_attainable_ms;
   j["cached"] = cached;
   return j;
@@ -131,6 +132,7 @@ SolBound sol_bound(const Problem& problem, size_t index, const sol::HardwareMode
     b.t_sol_ms = us / 1000.0;
     b.bottleneck = r.value("bottleneck", "");
     b.uncosted = r.value("uncosted", json::object());
+    if (r.contains("partial")) b.partial = r["partial"];
     b.counts = {{"work", r.value("work", json::object())},
                 {"bytes", r.value("bytes", json::object())},
                 {"time_us", r.value("time_us", json::object())}};

@@ -46,11 +46,14 @@ struct SolBound {
   std::string reason;
   std::string bottleneck;
   json uncosted = json::object();  // operators costed as nothing (the bound is weaker)
+  // {budget_s, ops} where the trace ran out of its time budget: the bound is the
+  // traced prefix's (weaker; sol/analysis.h); null otherwise.
+  json partial = nullptr;
   bool cached = false;
   // The bound's own counts (the analysis's work, bytes, time_us): what `--profile`
   // compares the achieved counters with. In memory only: not in to_json().
   json counts = nullptr;
-  json to_json() const;  // {t_sol_ms, reason?, bottleneck?, uncosted?}
+  json to_json() const;  // {t_sol_ms, reason?, bottleneck?, uncosted?, partial?}
 };
 
 // T_SOL of problem.workloads[index] on `hw` (sol::analyse_workload, its cache;

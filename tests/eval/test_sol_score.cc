@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/problem.h"
 #include "harness/protocol.h"
 #include "score/arch.h"
 #include "score/baseline.h"
@@ -32,6 +33,35 @@ TEST(SolScore, TextSaysFailedZeroAndUnknownApart) {
   EXPECT_EQ(score::score_text(0.41234), "0.412");
   EXPECT_EQ(score::score_text(std::nullopt, /*failed=*/true), "0.000");
   EXPECT_EQ(score::score_text(std::nullopt), "n/a");
+}
+
+// A bound from a trace that ran out of its time budget says so beside T_SOL (eval's
+// and run's JSON, the store's traces), with the budget and the operators traced.
+TEST(SolBound, APartialTraceIsSaidBesideTheBound) {
+  Diagnostics diags;
+  const Problem p = load_problem(
+      problem_paths(std::string(SOLBENCH_SOURCE_DIR) + "/problems/001_rmsnorm_llama3_8b_h4096"), diags);
+  ASSERT_TRUE(diags.empty()) << diags.str();
+  const sol::HardwareModel hw =
+      sol::load_hardware(std::string(SOLBENCH_SOURCE_DIR) + "/data/hardware/h100_sxm.json");
+  sol::AnalysisOptions opt;
+  opt.use_cache = false;
+  opt.trace_budget_s = 3;
+  bool partial = true;
+  opt.trace = [&](const json& request) {
+    sol::OpGraph g;
+    g.mode = "hybrid";
+    g.raw_op_count = 128;
+    if (partial) g.partial_budget_s = request.value("budget_s", 0.0);
+    return g;
+  };
+  const json b = score::sol_bound(p, 0, hw, opt).to_json();
+  ASSERT_TRUE(b.contains("partial")) << b.dump();
+  EXPECT_EQ(b["partial"]["budget_s"], 3);
+  EXPECT_EQ(b["partial"]["ops"], 128);
+  EXPECT_FALSE(b["t_sol_ms"].is_null());
+  partial = false;
+  EXPECT_FALSE(score::sol_bound(p, 0, hw, opt).to_json().contains("partial"));
 }
 
 TEST(SolScore, HalfAtTheBaseline) {
