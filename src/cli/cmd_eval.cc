@@ -153,6 +153,11 @@ void print_row(const eval::WorkloadReport& w, bool verbose, bool row_reasons) {
   if (st.bound.t_attainable_ms && st.bound.t_attainable_ms != st.bound.t_sol_ms)
     fmt::print("     T_attainable {} us (measured ceilings + one launch; T_SOL {} us)\n",
                us_text(st.bound.t_attainable_ms), us_text(st.bound.t_sol_ms));
+  if (st.bound.partial.is_object())
+    fmt::print("     T_SOL {} us bounds a partial trace (its {:g} s budget ran out after {} operators): "
+               "a lower bound, weaker than the whole reference's\n",
+               us_text(st.bound.t_sol_ms), st.bound.partial.value("budget_s", 0.0),
+               st.bound.partial.value("ops", int64_t(0)));
   if (st.baseline && st.baseline->t_b_ms)
     if (const std::string e = score::eager_note(st.baseline->method, st.baseline->reason); !e.empty())
       fmt::print("     T_b {} us: {}\n", us_text(st.baseline->t_b_ms), e);
