@@ -68,6 +68,7 @@ _new_lock = _thread.allocate_lock
 _monotonic = time.monotonic
 _sleep = time.sleep
 _os_stat = os.stat
+_os_fstat = os.fstat
 _affinity = getattr(os, "sched_getaffinity", None)
 _open = builtins.open
 _dumps = json.dumps
@@ -461,6 +462,9 @@ def read_call(path: str, sha256_hex: str, device) -> dict:
         except (ValueError, KeyError, TypeError) as e:
             raise RecordChanged(f"{path}: unreadable header ({e})") from None
         bufs = []
+        # What the header claims is checked against what the file holds before any
+        # of it is allocated (on the judge's GPU).
+        left = _os_fstat(f.fileno()).st_size - len(head)
         with _TreeDigest(head) as tree:
             for i, s in enumerate(specs):
                 try:
@@ -479,6 +483,10 @@ def read_call(path: str, sha256_hex: str, device) -> dict:
                 if nbytes != numel * esize:
                     raise RecordError(f"{path}: output {i}: {nbytes} bytes for shape {shape} "
                                       f"of {s['dtype']}")
+                if nbytes > left:
+                    raise RecordChanged(f"{path}: ends early (output {i}: {nbytes} bytes, "
+                                        f"{max(left, 0)} left in the file)")
+                left -= nbytes
                 # Straight to where the judge compares (its GPU): no host copy of the whole.
                 buf = torch.empty(nbytes, dtype=torch.uint8, device=device)
                 _fill(buf, f, path, tree)

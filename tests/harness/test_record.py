@@ -124,6 +124,12 @@ def main() -> int:
                   record.RecordChanged), "a flipped byte")
     expect(raises(lambda: record.read_call(variant("b.rec", raw[:-1]), sha, "cpu"),
                   record.RecordChanged), "a truncated file")
+    # Output 0 claimed as [2, 5e14] bfloat16 (2e15 bytes), consistently with its shape.
+    huge = raw.replace(b'"shape":[2,5],"device":"cpu","nbytes":20',
+                       b'"shape":[2,500000000000000],"device":"cpu","nbytes":2000000000000000', 1)
+    expect(huge != raw, "test setup: the header names output 0's 20 bytes")
+    expect(raises(lambda: record.read_call(variant("h.rec", huge), sha, "cpu"), record.RecordChanged),
+           "a header claiming more bytes than the file holds (nothing allocated)")
     expect(raises(lambda: record.read_call(variant("c.rec", raw + b"x"), sha, "cpu"),
                   record.RecordChanged), "an extended file")
     expect(raises(lambda: record.read_call(variant("d.rec", b"hello\n"), sha, "cpu"),
