@@ -333,6 +333,13 @@ struct L2Readings {
   double cold = 0, attacked = 0;
 };
 
+// The line between a read the kept lines speed up and one they do not: without the
+// reset, median reads of a quarter of the L2 took 0.77x or less of the cold read on
+// the H100 and 0.82-0.83x on the H200 (a 15 MiB read of 5.5 us there, where the
+// launch weighs more); with it, 1.00x on the H200 (the H100 passed the former line of
+// 0.8). One line for both tests, so that a reset that stops working fails the first.
+constexpr double kPersistingGainSeen = 0.9;
+
 L2Readings l2_readings(bool reset) {
   const DeviceInfo info = query_device(0);
   const size_t max_persisting =
@@ -368,9 +375,9 @@ TEST_F(GpuGuards, PersistingLinesDoNotSurviveTheFlush) {
   if (device_attribute(cudaDevAttrMaxPersistingL2CacheSize) <= 0)
     GTEST_SKIP() << "this GPU has no persisting L2 set-aside";
   const L2Readings r = l2_readings(/*reset=*/true);
-  EXPECT_GE(r.attacked, 0.8 * r.cold) << "with the reset, data kept persisting must be read from "
-                                         "memory like any other: cold "
-                                      << r.cold << " ms, attacked " << r.attacked << " ms";
+  EXPECT_GE(r.attacked, kPersistingGainSeen * r.cold)
+      << "with the reset, data kept persisting must be read from memory like any other: cold "
+      << r.cold << " ms, attacked " << r.attacked << " ms";
 }
 
 // The other side: without the reset the attack works (else the reset has nothing
@@ -379,8 +386,9 @@ TEST_F(GpuGuards, WithoutTheResetPersistingLinesSurviveTheFlush) {
   if (device_attribute(cudaDevAttrMaxPersistingL2CacheSize) <= 0)
     GTEST_SKIP() << "this GPU has no persisting L2 set-aside";
   const L2Readings r = l2_readings(/*reset=*/false);
-  EXPECT_LT(r.attacked, 0.77 * r.cold) << "the flush alone evicted the persisting lines here: cold "
-                                       << r.cold << " ms, attacked " << r.attacked << " ms";
+  EXPECT_LT(r.attacked, kPersistingGainSeen * r.cold)
+      << "the flush alone evicted the persisting lines here: cold " << r.cold << " ms, attacked "
+      << r.attacked << " ms";
 }
 
 TEST_F(GpuGuards, HonestWorkOnAnotherStreamThatEndsAfterTheCallIsNotFlagged) {
