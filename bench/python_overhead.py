@@ -86,6 +86,12 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
         stages["parent:baseline_lookup"] = ms(tl["workers_done"], tl["baseline_done"])
         stages["parent:record"] = ms(tl["baseline_done"], tl["recorded"])
         stages["parent:document_and_exit"] = ms(tl["recorded"], t1)
+    # What the spare did before this call claimed it (zygote.cc): its warm-up's
+    # milliseconds, and whether it paid Triton's first launch (1) or not (0).
+    sb = doc.get("sandbox") or {}
+    if "spare_warm_ms" in sb:
+        stages["spare:warm_ms"] = float(sb["spare_warm_ms"])
+        stages["spare:triton_warm"] = 1.0 if sb.get("spare_triton_warm") else 0.0
     # Phases this script does not name (e.g. a GPU worker's own), as reported.
     known = {"python_init_ms", "reference_load_ms", "solution_load_ms", "inputs_ms",
              "correctness_ms", "timing_setup_ms", "timing_ms", "verify_ms",
