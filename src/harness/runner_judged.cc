@@ -33,6 +33,14 @@ WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
 }
 
 WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
+  // A workload that did not pass has no time, nor a profile of one.
+  const auto untimed = [](WorkloadOutcome& w) {
+    w.timing.reset();
+    w.reference_timing.reset();
+    w.profile = nullptr;
+    w.reference_profile = nullptr;
+    return std::move(w);
+  };
   o.record.reset();
   o.extra["judged_in"] = "reference worker";
   // The reference worker's phases (reference_ms, check_ms, verify_ms, ...), under
@@ -49,11 +57,7 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     o.status = Status::RuntimeError;
     o.log.clear();
     o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    o.profile = nullptr;  // no time, no profile of it
-    o.reference_profile = nullptr;
-    return o;
+    return untimed(o);
   }
   if (judge.status != Status::Passed) {
     std::string why = judge.log;
@@ -63,19 +67,11 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     o.log = why + (o.log.empty() ? "" : "\n" + o.log);
     if (judge.status == Status::IncorrectNumerical) o.correctness = judge.correctness;
     else o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    o.profile = nullptr;  // no time, no profile of it
-    o.reference_profile = nullptr;
-    return o;
+    return untimed(o);
   }
   if (o.status != Status::Passed) {  // the solution's own failure stands
     o.correctness.reset();
-    o.timing.reset();
-    o.reference_timing.reset();
-    o.profile = nullptr;  // no time, no profile of it
-    o.reference_profile = nullptr;
-    return o;
+    return untimed(o);
   }
   o.correctness = judge.correctness;
   if (!o.timing) return o;
