@@ -343,6 +343,24 @@ TEST_F(ReportTest, CommandWritesThePage) {
 namespace solbench::report::testing {
 namespace {
 
+// A call's profile as `eval --profile` writes it: `kernels` kernels of which one is
+// listed (`name`, 40 us, `share` of T_k, 4096 blocks of 256 threads), `gaps_us`
+// between them, its FP32 FLOPs and achieved intensity against a bound of 1.5.
+json kernel_profile(const std::string& name, int kernels, double intensity, double flops,
+                    double gaps_us, double share) {
+  return json{{"available", true},
+              {"kernel_count", kernels},
+              {"span_us", 40.0},
+              {"gaps_us", gaps_us},
+              {"host_us", 12.0},
+              {"activities",
+               {{{"kind", "kernel"}, {"name", name}, {"grid", {4096, 1, 1}}, {"block", {256, 1, 1}},
+                 {"duration_us", 40.0}, {"share_of_t_k", share}, {"gap_before_us", 0.0}}}},
+              {"roofline",
+               {{"achieved", {{"tensor_flops", json::object()}, {"fp32_flops", flops}}},
+                {"intensity", {{"achieved", intensity}, {"bound", 1.5}}}}}};
+}
+
 // A trace made with `eval --profile`: the row shows the verdict and the kernels, and
 // the chart has the solution a second time, at the intensity its counters measured.
 TEST_F(ReportTest, AProfiledTraceShowsItsKernelsAndWhereItReallyStands) {
@@ -350,20 +368,8 @@ TEST_F(ReportTest, AProfiledTraceShowsItsKernelsAndWhereItReallyStands) {
   const Problem prob = load_problem(problem_paths(problems_dir() / kRmsnorm), diags);
   ASSERT_TRUE(diags.empty()) << diags.str();
   const json w = to_json(prob.workloads[12]);
-  const json profile = {
-      {"available", true},
-      {"kernel_count", 1},
-      {"span_us", 40.0},
-      {"gaps_us", 0.0},
-      {"host_us", 12.0},
-      {"activities",
-       {{{"kind", "kernel"}, {"name", "rms_kernel<<b>>(float*)"}, {"grid", {4096, 1, 1}},
-         {"block", {256, 1, 1}}, {"duration_us", 40.0}, {"share_of_t_k", 0.95},
-         {"gap_before_us", 0.0}}}},
-      {"roofline",
-       {{"achieved", {{"tensor_flops", json::object()}, {"fp32_flops", 2.0e8}}},
-        {"intensity", {{"achieved", 2.0}, {"bound", 1.5}}}}},
-      {"verdict", "T_k is 1.2x T_SOL; 1 kernel; moves 1.3x the minimum bytes"}};
+  json profile = kernel_profile("rms_kernel<<b>>(float*)", 1, 2.0, 2.0e8, 0.0, 0.95);
+  profile["verdict"] = "T_k is 1.2x T_SOL; 1 kernel; moves 1.3x the minimum bytes";
   record(kRmsnorm, "cuda_rmsnorm", w, Status::Passed, 0.042, 0.035, 0.08, "", "torch.compile", "",
          profile);
   record(kRmsnorm, "triton_rmsnorm", w, Status::Passed, 0.05, 0.035, 0.08);
@@ -404,20 +410,8 @@ TEST_F(ReportTest, AProfiledReferenceIsListedAndRingedBesideTheSolution) {
   const Problem prob = load_problem(problem_paths(problems_dir() / kRmsnorm), diags);
   ASSERT_TRUE(diags.empty()) << diags.str();
   const json w = to_json(prob.workloads[12]);
-  const auto profile = [](const std::string& kernel, int kernels, double intensity,
-                          double flops) {
-    return json{{"available", true},
-                {"kernel_count", kernels},
-                {"span_us", 40.0},
-                {"gaps_us", 1.0},
-                {"host_us", 12.0},
-                {"activities",
-                 {{{"kind", "kernel"}, {"name", kernel}, {"grid", {4096, 1, 1}},
-                   {"block", {256, 1, 1}}, {"duration_us", 40.0}, {"share_of_t_k", 0.5},
-                   {"gap_before_us", 0.0}}}},
-                {"roofline",
-                 {{"achieved", {{"tensor_flops", json::object()}, {"fp32_flops", flops}}},
-                  {"intensity", {{"achieved", intensity}, {"bound", 1.5}}}}}};
+  const auto profile = [](const std::string& kernel, int kernels, double intensity, double flops) {
+    return kernel_profile(kernel, kernels, intensity, flops, 1.0, 0.5);
   };
   json p = profile("rms_kernel(float*)", 1, 2.0, 2.0e8);
   p["verdict"] = "T_k is 1.2x T_SOL; 1 kernel; reference: 3 kernels, moves 2.9x the minimum bytes";
