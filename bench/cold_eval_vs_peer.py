@@ -4,7 +4,8 @@ on the GPU machine, in one call (issue #27 item 2). Every run starts with empty 
 (build, Triton, TorchInductor, torch extensions), as a new user meets it.
 
     bench/cold_eval_vs_peer.py --solbench BIN --peer-src DIR --peer-site DIR --out DIR \
-        [--examples triton/rmsnorm pytorch/gemma3_swiglu ...] [--deadline-s S]
+        [--examples triton/rmsnorm pytorch/gemma3_swiglu ...] [--deadline-s S] \
+        [--variant one:SOLBENCH_BASELINE_WORKERS=1 --variant auto ...]
 
 Prints, per example, both walls and their ratio, and solbench's timeline (seconds after
 start: build done, T_SOL ready, first worker ready, workloads done, T_b done); writes
@@ -54,6 +55,40 @@ def timeline(doc: dict) -> dict:
     return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
+def solbench_row(a, d, sol, scratch, extra, left) -> dict:
+    """One cold `solbench eval` of example `d` with fresh caches under `scratch` and
+    the variables `extra`."""
+    senv = {**fresh_env(scratch), **extra}
+    src, sso, sse, swall = run([a.solbench, "eval", d, "-s", sol, "--device", "cuda:0",
+                                "--json", "--no-db"], senv, min(600, left))
+    try:
+        doc = json.loads(sso)
+    except ValueError:
+        doc = {}
+    statuses = {}
+    for r in doc.get("results", []):
+        s = "SKIPPED" if r.get("skipped") else r["evaluation"]["status"]
+        statuses[s] = statuses.get(s, 0) + 1
+    phases = {}
+    for r in doc.get("results", []):
+        for k, v in (r.get("evaluation", {}).get("solbench_phases_ms") or {}).items():
+            phases[k] = round(phases.get(k, 0) + v / 1000, 2)
+    lines = []
+    for kind in ("workers", "baseline_workers"):
+        for w in doc.get(kind, []):
+            ph = w.get("phases_ms", {})
+            sp = w.get("spawn_t_ns")
+            rel = lambda k: round((w[k] - sp) / 1e9, 2) if sp and w.get(k) else None  # noqa: E731
+            lines.append(f"{kind[:-1]} {w.get('role', '?')}: hello {rel('hello_t_ns')} sandboxed "
+                         f"{rel('sandboxed_t_ns')} ready {rel('ready_t_ns')} s after spawn; "
+                         f"{len(w.get('workloads', []))} workloads; phases {ph}")
+    return {"solution_phase_sums_s": phases, "solbench_s": round(swall, 1), "solbench_rc": src,
+            "statuses": statuses, "timeline_s": timeline(doc),
+            "baseline_workers": len(doc.get("baseline_workers", [])),
+            "build_s": (doc.get("build") or {}).get("seconds"),
+            "solbench_err_tail": sse[-800:] if src not in (0, 1) else "", "worker_lines": lines}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--solbench", required=True)
@@ -63,7 +98,15 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--examples", nargs="*", default=DEFAULT)
     ap.add_argument("--deadline-s", type=float, default=1e9)
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME or NAME:KEY=VALUE[,KEY=VALUE...]: solbench run once per variant "
+                         "(fresh caches each) with these variables, after the peer; default one "
+                         "run as it is")
     a = ap.parse_args()
+    variants = []
+    for v in a.variant or ["default"]:
+        name, _, assigns = v.partition(":")
+        variants.append((name, dict(kv.split("=", 1) for kv in assigns.split(",") if kv)))
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t_end = time.time() + a.deadline_s
@@ -89,44 +132,28 @@ def main() -> int:
             for line in open(ptraces):
                 st = json.loads(line)["evaluation"]["status"]
                 pstat[st] = pstat.get(st, 0) + 1
-        senv = fresh_env(out / f"sb-{tag}")
-        src, sso, sse, swall = run([a.solbench, "eval", d, "-s", sol, "--device", "cuda:0",
-                                    "--json", "--no-db"], senv, min(600, t_end - time.time()))
-        try:
-            doc = json.loads(sso)
-        except ValueError:
-            doc = {}
-        statuses = {}
-        for r in doc.get("results", []):
-            s = "SKIPPED" if r.get("skipped") else r["evaluation"]["status"]
-            statuses[s] = statuses.get(s, 0) + 1
-        phases = {}
-        for r in doc.get("results", []):
-            for k, v in (r.get("evaluation", {}).get("solbench_phases_ms") or {}).items():
-                phases[k] = round(phases.get(k, 0) + v / 1000, 2)
-        row = {"example": ex, "solution_phase_sums_s": phases, "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
-               "peer_tail": (pso + pse)[-1500:] if prc != 0 else "",
-               "solbench_s": round(swall, 1), "solbench_rc": src,
-               "ratio": round(swall / pwall, 2) if pwall else None,
-               "statuses": statuses, "timeline_s": timeline(doc),
-               "build_s": (doc.get("build") or {}).get("seconds"),
-               "solbench_err_tail": sse[-800:] if src not in (0, 1) else ""}
-        rows.append(row)
-        print(f"{ex:26s} peer {row['peer_s']:6.1f} s (rc {prc}) {pstat}  solbench {row['solbench_s']:6.1f} s "
-              f"(rc {src}) {statuses}  ratio {row['ratio']}", flush=True)
-        if row["peer_tail"]:
-            print("    peer: " + row["peer_tail"][-700:].replace("\n", "\n    "), flush=True)
-        for w in doc.get("workers", []):
-            ph = w.get("phases_ms", {})
-            sp = w.get("spawn_t_ns")
-            rel = lambda k: round((w[k] - sp) / 1e9, 2) if sp and w.get(k) else None
-            print(f"    worker {w.get('role', '?')}: hello {rel('hello_t_ns')} sandboxed "
-                  f"{rel('sandboxed_t_ns')} ready {rel('ready_t_ns')} s after spawn; phases {ph}",
-                  flush=True)
-        print(f"    timeline: {row['timeline_s']}", flush=True)
-        print(f"    per-workload phases, summed (s): {phases}", flush=True)
-        if row["solbench_err_tail"]:
-            print("    " + row["solbench_err_tail"].replace("\n", "\n    "), flush=True)
+        for k, (name, extra) in enumerate(variants):
+            left = t_end - time.time()
+            if left < 30:
+                print(f"    {name}: skipped, {left:.0f} s left", flush=True)
+                continue
+            row = solbench_row(a, d, sol, out / f"sb-{tag}-{name}", extra, left)
+            row.update({"example": ex, "variant": name, "variant_env": extra,
+                        "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
+                        "peer_tail": (pso + pse)[-1500:] if prc != 0 and k == 0 else "",
+                        "ratio": round(row["solbench_s"] / pwall, 2) if pwall else None})
+            rows.append(row)
+            print(f"{ex:26s} peer {row['peer_s']:6.1f} s (rc {prc}) {pstat}  solbench[{name}] "
+                  f"{row['solbench_s']:6.1f} s (rc {row['solbench_rc']}) {row['statuses']}  "
+                  f"ratio {row['ratio']}", flush=True)
+            if row["peer_tail"]:
+                print("    peer: " + row["peer_tail"][-700:].replace("\n", "\n    "), flush=True)
+            for line in row.pop("worker_lines"):
+                print("    " + line, flush=True)
+            print(f"    timeline: {row['timeline_s']}", flush=True)
+            print(f"    per-workload phases, summed (s): {row['solution_phase_sums_s']}", flush=True)
+            if row["solbench_err_tail"]:
+                print("    " + row["solbench_err_tail"].replace("\n", "\n    "), flush=True)
     (out / "cold_eval.json").write_text(json.dumps(rows, indent=1))
     return 0
 

@@ -4,7 +4,10 @@ Dynamo needs, and every way it ends up eager said so.
 """
 from __future__ import annotations
 
+import fcntl
+import functools
 import sys
+import time
 
 import torch
 
@@ -113,6 +116,77 @@ def _dynamo_skips() -> str:
         return ""
 
 
+# Precompiling (precompile() below): the GPU timing lock's file descriptor while a
+# workload's first call runs outside the worker's hold on the lock; None otherwise.
+_precompile = {"fd": None, "locked_ms": 0.0}
+
+
+def _runs_under_lock(inner):
+    """`inner` (a graph Inductor compiled) behind a wrapper that, while precompile()
+    runs, holds the GPU's timing lock for each execution: Triton's autotuning and the
+    graph's kernels then never run beside a timed loop, while Dynamo's tracing and
+    Inductor's code generation (seconds of CPU) happen outside it, beside the other
+    baseline workers. Outside precompile() it calls `inner` as it is (the worker
+    holds the lock for the rest of the workload itself)."""
+    def run(*args):
+        fd = _precompile["fd"]
+        if fd is None:
+            return inner(*args)
+        t0 = time.perf_counter()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            return inner(*args)
+        finally:
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
+    try:
+        functools.update_wrapper(run, inner, updated=("__dict__",))
+    except (AttributeError, TypeError):
+        pass
+    if getattr(inner, "_boxed_call", False):
+        run._boxed_call = True
+    return run
+
+
+def _inductor_backend():
+    """torch.compile's own Inductor backend object (what backend="inductor" makes,
+    default mode), each compiled graph behind _runs_under_lock; None where this torch
+    has no such class (torch.compile's default backend is then used as it is)."""
+    base = getattr(torch, "_TorchCompileInductorWrapper", None)
+    if base is None:
+        return None
+
+    class LockedInductor(base):
+        def __call__(self, model_, inputs_):
+            return _runs_under_lock(super().__call__(model_, inputs_))
+
+    try:
+        return LockedInductor(None, None, False)
+    except Exception:  # noqa: BLE001 - a signature this code does not know: the default
+        return None
+
+
+def precompile(fn, args, lock_fd: int = -1) -> dict:
+    """The baseline's first call of a workload's shapes, `fn(*args)`, made before the
+    worker takes the GPU's timing lock for the workload (session_roles.cc): compiling
+    (CPU) overlaps the other baseline workers' GPU work, and each execution of a
+    compiled graph in it holds the lock (`lock_fd`, the worker's own descriptor of the
+    lock file; -1: none). Returns {"ms", "locked_ms"}; any error is left for the
+    workload's first round, which meets it again and says so."""
+    t0 = time.perf_counter()
+    _precompile["fd"] = lock_fd if lock_fd >= 0 else None
+    _precompile["locked_ms"] = 0.0
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - see above
+        pass
+    finally:
+        _precompile["fd"] = None
+    return {"ms": (time.perf_counter() - t0) * 1e3, "locked_ms": _precompile["locked_ms"]}
+
+
 def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
 
@@ -145,7 +219,9 @@ def compiled_reference(fn):
                             f"{_first_line(e)}"
     try:
         _configure_dynamo()
-        compiled = compile_fn(target, dynamic=False)
+        backend = _inductor_backend()
+        compiled = (compile_fn(target, dynamic=False) if backend is None else
+                    compile_fn(target, dynamic=False, backend=backend))
     except Exception as e:  # noqa: BLE001
         return fn, "eager", f"torch.compile failed: {_first_line(e)}"
 

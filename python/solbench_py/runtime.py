@@ -21,7 +21,7 @@ reference's. The code lives in modules by concern; this one holds their names:
 """
 from __future__ import annotations
 
-from .baseline import compiled_reference, importable_reference
+from .baseline import compiled_reference, importable_reference, precompile
 from .guard import ExecRefused, install_exec_guard, violations
 from .identity import torch_changes, torch_fingerprint
 from .loading import (cannot_run_here, load_extension, load_reference, load_solution,
@@ -39,7 +39,7 @@ __all__ = [
     "clone_all", "compiled_reference", "current_stream", "hardware_name", "importable_reference",
     "init", "install_exec_guard", "install_thread_registry", "json_text", "lazy_outputs",
     "load_extension", "load_reference", "load_solution", "missing_runtime", "native_args",
-    "normalize_outputs", "pool_layout", "reference_function", "release_memory", "same_bits",
-    "thread_origins", "torch_changes", "torch_fingerprint", "violations", "warm_kernels",
-    "warm_spare", "zygote_check", "zygote_preload",
+    "normalize_outputs", "pool_layout", "precompile", "reference_function", "release_memory",
+    "same_bits", "thread_origins", "torch_changes", "torch_fingerprint", "violations",
+    "warm_kernels", "warm_spare", "zygote_check", "zygote_preload",
 ]

@@ -92,6 +92,9 @@ struct Settings {
   // SOLBENCH_BUILD_JOBS: parallel compile jobs, a positive integer (at most 1024);
   // nullopt (unset or not one): the CPUs this process may use.
   std::optional<int> build_jobs;
+  // SOLBENCH_BASELINE_WORKERS: T_b's workers side by side (score/baseline.h), a
+  // positive integer (at most 1024); nullopt: one per 4 CPUs on a GPU, one on the CPU.
+  std::optional<int> baseline_workers;
   // SOLBENCH_TORCH_PCH: the precompiled <torch/extension.h>; false ("0") never, true
   // ("1") built before the first use; nullopt: built in the background, used once ready.
   std::optional<bool> torch_pch;

@@ -535,8 +535,10 @@ void Evaluation::measure_baselines() {
   };
   std::string failure = "the baseline worker reported nothing";
   try {
-    measure_and_record(problem_, indices, mo, rec_->db(), def_hash_, on_each,
-                       [this](const std::string& w) { rec_->warn(w); });
+    rep_.baseline_workers =
+        measure_and_record(problem_, indices, mo, rec_->db(), def_hash_, on_each,
+                           [this](const std::string& w) { rec_->warn(w); })
+            .workers;
   } catch (const std::exception& e) {
     // The solution's results are final already: they are written without T_b.
     failure = std::string("the baseline worker could not run: ") + e.what();

@@ -52,6 +52,7 @@ json Report::to_json() const {
   j["sandbox"] = sandbox;
   j["workers"] = workers;
   j["reference_workers"] = reference_workers;
+  j["baseline_workers"] = baseline_workers;
   json results = json::array();
   for (const auto& w : workloads) {
     if (w.trace) {
@@ -117,6 +118,7 @@ Report Report::from_json(const json& j) {
   r.sandbox = j.value("sandbox", json::object());
   r.workers = j.value("workers", json::array());
   r.reference_workers = j.value("reference_workers", json::array());
+  r.baseline_workers = j.value("baseline_workers", json::array());
   for (size_t n = 0; n < j["results"].size(); ++n)
     r.workloads.push_back(workload_from_json(j["results"][n], n));
   const json score = j.value("score", json::object());

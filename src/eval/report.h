@@ -62,6 +62,7 @@ struct Report {
   json sandbox = json::object();
   json workers = json::array();
   json reference_workers = json::array();
+  json baseline_workers = json::array();  // T_b's workers (score/baseline.h), side by side
   std::vector<WorkloadReport> workloads;
   score::ArchChoice arch;
   score::Aggregate problem_score;

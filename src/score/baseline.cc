@@ -1,9 +1,14 @@
 #include "score/baseline.h"
 
+#include <algorithm>
 #include <cctype>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "core/settings.h"
 #include "core/text.h"
 #include "harness/eval_plan.h"
 #include "harness/evaluate.h"
@@ -86,6 +91,22 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
   return r;
 }
 
+size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes) {
+  if (n == 0) return 0;
+  size_t k = 1;
+  if (o.workers > 0) {
+    k = static_cast<size_t>(o.workers);
+  } else if (const auto& set = settings().baseline_workers) {
+    k = static_cast<size_t>(*set);
+  } else if (o.device.is_cuda()) {
+    k = std::max(1u, std::thread::hardware_concurrency()) / 4;
+    k = std::clamp<size_t>(k, 1, kMaxBaselineWorkers);
+    const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
+    k = std::min<size_t>(k, std::max<uint64_t>(1, kBaselineParallelBytes / each));
+  }
+  return std::min(k, n);
+}
+
 MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& indices,
                              const MeasureOptions& o) {
   MeasureRun run;
@@ -96,48 +117,103 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   }
   if (indices.empty()) return run;
 
-  harness::HarnessRequest hr;
-  hr.role = harness::Role::Baseline;
-  hr.definition = to_json(problem.definition);
-  for (size_t i : indices) hr.workloads.push_back(harness::workload_spec(problem, i));
-  hr.device = o.device;
-  hr.rounds = o.rounds;
-  hr.seed = o.seed;
-  hr.timing = o.timing;
-  hr.timer_options = o.timer_options;
-  hr.workload_timeout = o.workload_timeout;
-  hr.keep_scratch = o.keep_scratch;
-  hr.no_sandbox = o.no_sandbox;
-
   const std::string driver = driver_version(o.device);
-  std::vector<bool> delivered(indices.size(), false);
-  hr.on_event = [&](const harness::RunnerEvent& e) {
-    if (e.kind == harness::EventKind::Ready && e.env) {
-      run.env = *e.env;
-      run.env["device"] = o.device;
-      run.env["driver"] = driver;
-    } else if (e.kind == harness::EventKind::Result && e.outcome && e.workload >= 0 &&
-               static_cast<size_t>(e.workload) < indices.size() && !delivered[e.workload]) {
-      const size_t k = static_cast<size_t>(e.workload);
-      delivered[k] = true;
-      run.results[k] = from_outcome(*e.outcome);
-      if (o.on_result) o.on_result(k, run.results[k], run.env);
-    }
-    if (o.on_event) o.on_event(e);
+  const auto with_device = [&](json env) {
+    env["device"] = o.device;
+    env["driver"] = driver;
+    return env;
   };
-  harness::RunnerResult rr = harness::evaluate(hr);
-  run.workers = rr.workers;
-  if (run.env.empty() && !rr.env.empty()) {
-    run.env = rr.env;
-    run.env["device"] = o.device;
-    run.env["driver"] = driver;
-  }
-  for (size_t k = 0; k < indices.size() && k < rr.outcomes.size(); ++k)
-    if (!delivered[k]) {
-      delivered[k] = true;
-      run.results[k] = from_outcome(rr.outcomes[k]);
-      if (o.on_result) o.on_result(k, run.results[k], run.env);
+  // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
+  // problem's workloads, so each gets small and large ones).
+  uint64_t largest = 0;
+  for (size_t i : indices)
+    if (i < problem.resolved.size() && problem.resolved[i])
+      largest = std::max(largest, problem.resolved[i]->input_bytes + problem.resolved[i]->output_bytes);
+  const size_t workers = baseline_worker_count(o, indices.size(), largest);
+  std::vector<std::vector<size_t>> share(workers);
+  for (size_t k = 0; k < indices.size(); ++k) share[k % workers].push_back(k);
+
+  std::mutex mu;  // the callers' callbacks and `run`, one worker at a time
+  std::vector<bool> delivered(indices.size(), false);
+  std::vector<json> envs(workers, json::object());
+  const auto deliver = [&](size_t k, const harness::WorkloadOutcome& outcome, const json& env) {
+    if (delivered[k]) return;
+    delivered[k] = true;
+    run.results[k] = from_outcome(outcome);
+    if (o.on_result) o.on_result(k, run.results[k], env);
+  };
+  std::vector<harness::RunnerResult> results(workers);
+  std::vector<std::exception_ptr> errors(workers);
+  const auto measure = [&](size_t g) {
+    const std::vector<size_t>& mine = share[g];
+    harness::HarnessRequest hr;
+    hr.role = harness::Role::Baseline;
+    hr.definition = to_json(problem.definition);
+    for (size_t k : mine) hr.workloads.push_back(harness::workload_spec(problem, indices[k]));
+    hr.device = o.device;
+    hr.rounds = o.rounds;
+    hr.seed = o.seed;
+    hr.timing = o.timing;
+    hr.timer_options = o.timer_options;
+    hr.workload_timeout = o.workload_timeout;
+    hr.keep_scratch = o.keep_scratch;
+    hr.no_sandbox = o.no_sandbox;
+    hr.on_event = [&, g](const harness::RunnerEvent& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      const bool mapped = e.workload >= 0 && static_cast<size_t>(e.workload) < mine.size();
+      if (e.kind == harness::EventKind::Ready && e.env) {
+        envs[g] = with_device(*e.env);
+        if (run.env.empty()) run.env = envs[g];
+      } else if (e.kind == harness::EventKind::Result && e.outcome && mapped) {
+        deliver(mine[e.workload], *e.outcome, envs[g]);
+      }
+      if (!o.on_event) return;
+      harness::RunnerEvent own = e;
+      own.workload = mapped ? static_cast<int>(mine[e.workload]) : -1;
+      o.on_event(own);
+    };
+    try {
+      results[g] = harness::evaluate(hr);
+    } catch (...) {
+      errors[g] = std::current_exception();
     }
+  };
+  if (workers == 1) {
+    measure(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t g = 0; g < workers; ++g) threads.emplace_back(measure, g);
+    for (auto& t : threads) t.join();
+  }
+  // What a worker reported only at its end (and every worker's record), in order.
+  for (size_t g = 0; g < workers; ++g) {
+    const harness::RunnerResult& rr = results[g];
+    for (const auto& w : rr.workers) run.workers.push_back(w);
+    if (envs[g].empty() && !rr.env.empty()) envs[g] = with_device(rr.env);
+    if (run.env.empty() && !envs[g].empty()) run.env = envs[g];
+    for (size_t j = 0; j < share[g].size() && j < rr.outcomes.size(); ++j)
+      deliver(share[g][j], rr.outcomes[j], envs[g]);
+  }
+  // Every worker failed to run: as one worker always did, the caller hears why.
+  if (std::all_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; }))
+    std::rethrow_exception(errors.front());
+  // Some did: the others' workloads say why they have no T_b.
+  for (size_t g = 0; g < workers; ++g) {
+    if (!errors[g]) continue;
+    std::string what = "unknown error";
+    try {
+      std::rethrow_exception(errors[g]);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    for (size_t k : share[g]) {
+      if (delivered[k]) continue;
+      delivered[k] = true;
+      run.results[k].reason = "the baseline worker could not run: " + what;
+      if (o.on_result) o.on_result(k, run.results[k], envs[g]);
+    }
+  }
   return run;
 }
 

@@ -55,22 +55,43 @@ struct MeasureOptions {
   std::chrono::duration<double> workload_timeout = std::chrono::seconds(300);
   bool keep_scratch = false;
   bool no_sandbox = false;
-  // Called on the runner's thread as each workload's baseline arrives:
-  // (position in `indices`, the result, the worker's environment).
+  // Baseline workers measuring side by side, each a share of the workloads
+  // (every k-th); 0: SOLBENCH_BASELINE_WORKERS where set, else one on the CPU (a
+  // timed CPU loop shares the CPU with nothing) and one per 4 CPUs on a GPU, at
+  // most kMaxBaselineWorkers. On a GPU each
+  // holds the GPU's timing lock for a workload's GPU work and compiles outside it
+  // (session_roles.cc), so that what runs in parallel is torch.compile's CPU work.
+  int workers = 0;
+  // Called as each workload's baseline arrives, one call at a time (from the
+  // thread of the worker that measured it): (position in `indices`, the result,
+  // that worker's environment).
   std::function<void(size_t, const BaselineResult&, const json&)> on_result;
-  // Progress of the worker (harness::RunnerEvent kinds), for live output.
+  // Progress of the workers (harness::RunnerEvent kinds, `workload` a position in
+  // `indices`), for live output; one call at a time, as on_result.
   std::function<void(const harness::RunnerEvent&)> on_event;
 };
 
+inline constexpr int kMaxBaselineWorkers = 4;
+// Workers side by side each hold a workload's inputs, outputs and the timed
+// loop's input sets in GPU memory, about kBaselineFootprint times its bytes; the
+// automatic count keeps their sum for the largest workload within this.
+inline constexpr uint64_t kBaselineParallelBytes = 16ull << 30;
+inline constexpr uint64_t kBaselineFootprint = 8;
+
+// The number of baseline workers for `n` workloads whose largest has
+// `largest_bytes` of inputs and outputs (MeasureOptions::workers).
+size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes);
+
 struct MeasureRun {
   std::vector<BaselineResult> results;  // aligned with `indices`
-  json env = json::object();            // the baseline worker's environment
-  json workers = json::array();
+  json env = json::object();            // a baseline worker's environment
+  json workers = json::array();         // every worker's record (runner.h)
 };
 
 // Measures T_b of problem.workloads[i] for every i in `indices` (resolved ones)
-// in a fresh worker (kind Reference, role Baseline). Never throws for
-// problems of the reference: those workloads get no T_b and the reason.
+// in fresh workers (kind Reference, role Baseline), baseline_worker_count() of
+// them side by side. Never throws for problems of the reference: those
+// workloads get no T_b and the reason.
 MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& indices,
                              const MeasureOptions& options);
 

@@ -67,6 +67,9 @@ TEST(Settings, Numbers) {
   EXPECT_EQ(read({{"SOLBENCH_BUILD_JOBS", "5000"}}).build_jobs, 1024);
   for (const char* bad : {"zero", "0", "-2", "3x", ""})
     EXPECT_FALSE(read({{"SOLBENCH_BUILD_JOBS", bad}}).build_jobs) << bad;
+  EXPECT_EQ(read({{"SOLBENCH_BASELINE_WORKERS", "2"}}).baseline_workers, 2);
+  EXPECT_FALSE(read({{"SOLBENCH_BASELINE_WORKERS", "0"}}).baseline_workers);
+  EXPECT_FALSE(read({}).baseline_workers);
   EXPECT_EQ(read({{"SOLBENCH_RECORD_BUDGET_BYTES", "4096"}}).record_budget_bytes, 4096u);
   EXPECT_EQ(read({{"SOLBENCH_RECORD_BUDGET_BYTES", ""}}).record_budget_bytes, 0u);  // set: 0
   const Settings t = read({{"SOLBENCH_GPU_IDLE_TIMEOUT_S", "2.5"}});

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "core/json.h"
@@ -129,6 +131,7 @@ TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
   EXPECT_FALSE(r.doc["score"]["arch"]["matches_device"].get<bool>());
   EXPECT_TRUE(has(r.doc["score"]["arch"]["note"].get<std::string>(), "not for this device"));
   EXPECT_EQ(r.doc["score"]["baselines"]["measured"], 2);  // fresh store: measured once each
+  EXPECT_EQ(r.doc["baseline_workers"].size(), 1u);  // on the CPU: one, alone
   double sum = 0;
   for (size_t i = 0; i < 2; ++i) {
     const json& e = ev(r, i);
@@ -191,6 +194,7 @@ TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
   ASSERT_EQ(again.rc, 0) << again.out << again.err;
   EXPECT_EQ(again.doc["score"]["baselines"]["cached"], 2);
   EXPECT_EQ(again.doc["score"]["baselines"]["measured"], 0);
+  EXPECT_TRUE(again.doc["baseline_workers"].empty());
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(ev(again, i)["solbench_score"]["t_b"]["cached"], true);
     EXPECT_DOUBLE_EQ(ev(again, i)["solbench_t_b_ms"].get<double>(),
@@ -200,6 +204,32 @@ TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
   EXPECT_EQ(h2.doc["history"].size(), 4u);
 }
 
+
+// Baseline workers side by side (score/baseline.h): every k-th workload each, and
+// every workload gets its own T_b, whichever worker measured it.
+TEST_F(ScoreCli, BaselineWorkersSideBySideShareTheWorkloads) {
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                     "' --smallest 3 --arch h100_sxm --json --no-db" + kFast,
+                 "SOLBENCH_BASELINE_WORKERS=2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 3u);
+  EXPECT_EQ(r.doc["score"]["baselines"]["measured"], 3);
+  const json& workers = r.doc["baseline_workers"];
+  ASSERT_EQ(workers.size(), 2u) << workers.dump();
+  // Positions 0 and 2 to the first, 1 to the second.
+  EXPECT_EQ(workers[0]["workloads"].size() + workers[1]["workloads"].size(), 3u) << workers.dump();
+  EXPECT_EQ(std::max(workers[0]["workloads"].size(), workers[1]["workloads"].size()), 2u);
+  std::set<std::string> uuids;
+  for (size_t i = 0; i < 3; ++i) {
+    const json& e = ev(r, i);
+    ASSERT_EQ(e["status"], "PASSED") << e.dump();
+    EXPECT_GT(e["solbench_t_b_ms"].get<double>(), 0) << e.dump();
+    EXPECT_FALSE(e["solbench_score"]["t_b"]["cached"].get<bool>());
+    EXPECT_EQ(e["solbench_score"]["t_b"]["uuid"], r.doc["results"][i]["workload"]["uuid"]);
+    uuids.insert(r.doc["results"][i]["workload"]["uuid"].get<std::string>());
+  }
+  EXPECT_EQ(uuids.size(), 3u);
+}
 TEST_F(ScoreCli, TableShowsTheThreeColumnsAndTheScore) {
   CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
                  "' --smallest 1 --arch h100_sxm --db '" + db() + "'" + kFast);

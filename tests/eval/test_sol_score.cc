@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/problem.h"
+#include "core/settings.h"
 #include "harness/protocol.h"
 #include "score/arch.h"
 #include "score/baseline.h"
@@ -228,6 +229,32 @@ TEST(CachedBaseline, AnEagerOneIsReusedOnlyWithoutTorchCompile) {
   EXPECT_EQ(c->reason, "torch.compile unavailable (torch 1.13.1)");
   db.put_baseline({key("c", "1.13.1"), 3.5, store::BaselineMethod::Eager, "", "kept reason"});
   EXPECT_EQ(score::cached_baseline(db, key("c", "1.13.1"))->reason, "kept reason");
+}
+
+// How many baseline workers measure side by side (score/baseline.h).
+TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
+  score::MeasureOptions o;
+  EXPECT_EQ(score::baseline_worker_count(o, 0, 0), 0u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 1 << 20), 1u);  // the CPU: alone
+  o.device = Device::cuda(0);
+  const size_t small = score::baseline_worker_count(o, 16, 64ull << 20);
+  EXPECT_GE(small, 1u);
+  EXPECT_LE(small, static_cast<size_t>(score::kMaxBaselineWorkers));
+  EXPECT_LE(score::baseline_worker_count(o, 2, 64ull << 20), 2u);  // never more than workloads
+  // 2.8 GB of outputs (the public L1/001): the GPU holds one such worker's sets.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
+  EXPECT_LE(score::baseline_worker_count(o, 16, 1ull << 30), 2u);
+  // Asked for: as many as asked, at most one per workload; the variable likewise.
+  o.workers = 3;
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 3u);
+  EXPECT_EQ(score::baseline_worker_count(o, 2, 0), 2u);
+  o.workers = 0;
+  Settings set;
+  set.baseline_workers = 5;
+  ScopedSettings scoped(set);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 0), 5u);
+  o.device = Device::cpu();
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 0), 5u);
 }
 
 TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {

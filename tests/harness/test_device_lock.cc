@@ -1,6 +1,7 @@
 // The GPU timing lock (harness/timing/device_lock.h): one holder at a time across
 // processes, a read-only open is enough, and a missing file never blocks.
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,36 @@ TEST(DeviceLock, TwoProcessesNeverHoldItAtOnce) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+// Holds nest (the baseline's workload around its timed loop): only the outermost
+// release frees the lock; the descriptor is the lock itself (baseline.precompile).
+TEST(DeviceLock, HoldsNestAndOnlyTheOutermostReleaseFreesIt) {
+  testing::TempDir tmp;
+  const fs::path file = tmp.path() / "gpu.lock";
+  std::ofstream(file).flush();
+  DeviceLock mine(file.string()), other(file.string());  // two open files: two holders
+  ASSERT_GE(mine.fd(), 0);
+  EXPECT_LT(mine.acquire(), 50);  // nobody held it
+  EXPECT_TRUE(mine.held());
+  EXPECT_EQ(mine.acquire(), 0);  // nested: no wait
+  EXPECT_TRUE(mine.try_acquire());
+  mine.release();
+  mine.release();
+  EXPECT_TRUE(mine.held());
+  EXPECT_FALSE(other.try_acquire());  // still held by the outer hold
+  mine.release();
+  EXPECT_FALSE(mine.held());
+  mine.release();  // one too many: nothing happens
+  EXPECT_TRUE(other.try_acquire());
+  EXPECT_FALSE(mine.try_acquire());
+  other.release();
+  // A flock through the descriptor is this lock: the other holder waits for it.
+  ASSERT_EQ(::flock(mine.fd(), LOCK_EX), 0);
+  EXPECT_FALSE(other.try_acquire());
+  ASSERT_EQ(::flock(mine.fd(), LOCK_UN), 0);
+  EXPECT_TRUE(other.try_acquire());
+  other.release();
 }
 
 TEST(DeviceLock, NoFileMeansNoWaiting) {

@@ -8,6 +8,7 @@ name, through importlib, holding the very globals the function runs with) and
 then calls it. Where torch >= 2 is installed, the real torch.compile runs the
 bundled references (the same check on the GPU: scripts/check_baseline_compile.py).
 """
+import fcntl
 import functools
 import importlib
 import importlib.util
@@ -136,6 +137,70 @@ def test_the_baseline_compiles_the_reference_imported_by_name(reference, fake):
     assert module.SCALE == 3.0
     # Static shapes: a workload's graph does not depend on the workloads before it.
     assert f.kwargs[0].get("dynamic") is False
+    # Inductor as backend="inductor" makes it, each graph behind the precompile
+    # lock (where this torch has the class; Debian's 1.13 has no torch.compile).
+    wrapper = getattr(torch, "_TorchCompileInductorWrapper", None)
+    assert ("backend" in f.kwargs[0]) == (wrapper is not None)
+    if wrapper is not None:
+        assert isinstance(f.kwargs[0]["backend"], wrapper)
+        assert f.kwargs[0]["backend"].config == wrapper(None, None, False).config
+
+
+def _lock_files(tmp_path):
+    """The worker's descriptor of a lock file and, for looking, a second one (a
+    second open file description: its flock conflicts with the first's)."""
+    path = tmp_path / "gpu.lock"
+    path.write_text("")
+    mine, other = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+
+    def held():
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(other, fcntl.LOCK_UN)
+        return False
+    return mine, held
+
+
+def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
+    fd, held = _lock_files(tmp_path)
+    seen = []
+
+    def graph_body(*a):
+        seen.append(("graph", held()))
+        return sum(a)
+    graph = baseline._runs_under_lock(graph_body)
+
+    def first_call(*a):  # Dynamo's tracing and Inductor's compile, then the graph
+        seen.append(("compile", held()))
+        return graph(*a)
+
+    r = baseline.precompile(first_call, [1, 2], fd)
+    assert seen == [("compile", False), ("graph", True)]
+    assert not held()  # released when the graph is done
+    assert r["ms"] >= r["locked_ms"] >= 0
+    # Outside precompile the worker holds the lock itself: the graph takes nothing.
+    seen.clear()
+    assert graph(3, 4) == 7
+    assert seen == [("graph", False)]
+    # Without a lock, none is taken; an error is left for the first round.
+    seen.clear()
+    baseline.precompile(first_call, [1], -1)
+    assert seen == [("compile", False), ("graph", False)]
+    assert baseline.precompile(lambda: 1 / 0, [], fd)["ms"] >= 0
+    assert not held()
+
+
+def test_the_graph_wrapper_keeps_the_calling_convention():
+    def boxed(args):
+        return list(args)
+    boxed._boxed_call = True
+    boxed.note = "kept"
+    wrapped = baseline._runs_under_lock(boxed)
+    assert wrapped._boxed_call is True
+    assert wrapped.note == "kept"
+    assert wrapped([1, 2]) == [1, 2]
 
 
 def test_the_registered_name_is_the_contents_own(reference, fake):

@@ -136,35 +136,43 @@ DeviceLock::~DeviceLock() {
 }
 
 DeviceLock::DeviceLock(DeviceLock&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), held_(std::exchange(o.held_, false)) {}
+    : fd_(std::exchange(o.fd_, -1)), holds_(std::exchange(o.holds_, 0)) {}
 
 DeviceLock& DeviceLock::operator=(DeviceLock&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(o.fd_, -1);
-    held_ = std::exchange(o.held_, false);
+    holds_ = std::exchange(o.holds_, 0);
   }
   return *this;
 }
 
 double DeviceLock::acquire() {
-  if (fd_ < 0 || held_) return 0;
+  if (fd_ < 0) return 0;
+  if (holds_ > 0) {
+    ++holds_;
+    return 0;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   lock_fd(fd_, LOCK_EX);
-  held_ = true;
+  holds_ = 1;
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool DeviceLock::try_acquire() {
-  if (fd_ < 0 || held_) return true;
-  held_ = lock_fd(fd_, LOCK_EX | LOCK_NB);
-  return held_;
+  if (fd_ < 0) return true;
+  if (holds_ > 0) {
+    ++holds_;
+    return true;
+  }
+  if (!lock_fd(fd_, LOCK_EX | LOCK_NB)) return false;
+  holds_ = 1;
+  return true;
 }
 
 void DeviceLock::release() {
-  if (fd_ < 0 || !held_) return;
-  ::flock(fd_, LOCK_UN);
-  held_ = false;
+  if (fd_ < 0 || holds_ == 0) return;
+  if (--holds_ == 0) ::flock(fd_, LOCK_UN);
 }
 
 }  // namespace solbench::harness

@@ -37,15 +37,24 @@ class DeviceLock {
 
   bool is_open() const { return fd_ >= 0; }
   // Blocks until this process holds the lock; returns the milliseconds waited.
+  // Holds nest: acquiring a lock this object holds already counts one hold more
+  // (and waits for nothing), and only the release of the outermost hold frees it,
+  // so that a caller may hold it across steps that take and release it themselves
+  // (the baseline's workload around its timed loop, session_roles.cc).
   double acquire();
   // Takes the lock only if nobody holds it now; true when held (always for a lock
-  // that is not open).
+  // that is not open). Nests as acquire() does.
   bool try_acquire();
   void release();
+  bool held() const { return holds_ > 0; }
+  // The open file's descriptor (-1: not open), for code in this process that must
+  // take the lock while this object does not hold it (baseline.precompile): a flock
+  // through the same descriptor is the same lock, never a second one waiting on it.
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;
-  bool held_ = false;
+  int holds_ = 0;
 };
 
 // `--device cuda:any`: the GPU with the fewest evaluations in flight on the
