@@ -41,6 +41,7 @@ BaselineResult from_outcome(const harness::WorkloadOutcome& o) {
     return r;
   }
   r.status = std::string(status_name(o.status));
+  if (!o.phases_ms.empty()) r.phases = o.phases_ms;
   const std::string under = r.method.empty() ? "" : " (reference under " + r.method + ")";
   if (o.status != Status::Passed) {
     r.reason = fmt::format("the baseline{} failed: {}: {}", under, r.status,
@@ -72,6 +73,7 @@ json BaselineResult::to_json() const {
   if (!recorded.empty()) j["recorded"] = recorded;
   if (!status.empty()) j["status"] = status;
   if (!timing.is_null()) j["timing"] = timing;
+  if (!phases.is_null()) j["phases"] = phases;
   return j;
 }
 
@@ -101,6 +103,7 @@ size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest
   } else if (o.device.is_cuda()) {
     k = std::max(1u, std::thread::hardware_concurrency()) / 4;
     k = std::clamp<size_t>(k, 1, kMaxBaselineWorkers);
+    k = std::min(k, std::max<size_t>(1, n / kMinBaselineWorkloadsPerWorker));
     const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
     k = std::min<size_t>(k, std::max<uint64_t>(1, kBaselineParallelBytes / each));
   }

@@ -36,7 +36,11 @@ struct BaselineResult {
   std::string recorded;          // when it was measured (cached ones)
   std::string status;            // measured: the baseline worker's status (PASSED, ...)
   json timing = nullptr;         // measured: the timing statistics
-  // {uuid, t_b_ms, method, reason (null when empty), cached, recorded?, status?, timing?}
+  // measured: the worker's phases for it (ms: precompile_ms, precompile_locked_ms,
+  // workload_lock_wait_ms, timing_ms, ...; WorkloadOutcome::phases_ms)
+  json phases = nullptr;
+  // {uuid, t_b_ms, method, reason (null when empty), cached, recorded?, status?, timing?,
+  //  phases?}
   json to_json() const;
 };
 
@@ -77,6 +81,12 @@ inline constexpr int kMaxBaselineWorkers = 4;
 // automatic count keeps their sum for the largest workload within this.
 inline constexpr uint64_t kBaselineParallelBytes = 16ull << 30;
 inline constexpr uint64_t kBaselineFootprint = 8;
+// The first torch.compile in a process pays Inductor's start-up (about 3.5 s on
+// the H100 host), each later shape a fraction of a second: a worker of its own
+// gains only where it takes several workloads (three workers for three workloads
+// were 0.6-1.3 s slower than one, docs/speed.md). The automatic count gives each
+// at least this many.
+inline constexpr size_t kMinBaselineWorkloadsPerWorker = 4;
 
 // The number of baseline workers for `n` workloads whose largest has
 // `largest_bytes` of inputs and outputs (MeasureOptions::workers).

@@ -226,6 +226,10 @@ TEST_F(ScoreCli, BaselineWorkersSideBySideShareTheWorkloads) {
     EXPECT_GT(e["solbench_t_b_ms"].get<double>(), 0) << e.dump();
     EXPECT_FALSE(e["solbench_score"]["t_b"]["cached"].get<bool>());
     EXPECT_EQ(e["solbench_score"]["t_b"]["uuid"], r.doc["results"][i]["workload"]["uuid"]);
+    // The worker's phases come with it (no GPU: no lock, nothing precompiled).
+    const json& ph = e["solbench_score"]["t_b"]["phases"];
+    EXPECT_GT(ph.value("timing_ms", 0.0), 0) << ph.dump();
+    EXPECT_FALSE(ph.contains("precompile_ms")) << ph.dump();
     uuids.insert(r.doc["results"][i]["workload"]["uuid"].get<std::string>());
   }
   EXPECT_EQ(uuids.size(), 3u);

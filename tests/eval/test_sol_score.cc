@@ -240,7 +240,9 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   const size_t small = score::baseline_worker_count(o, 16, 64ull << 20);
   EXPECT_GE(small, 1u);
   EXPECT_LE(small, static_cast<size_t>(score::kMaxBaselineWorkers));
-  EXPECT_LE(score::baseline_worker_count(o, 2, 64ull << 20), 2u);  // never more than workloads
+  // At least kMinBaselineWorkloadsPerWorker each: a worker's first compile costs seconds.
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20), 1u);
+  EXPECT_LE(score::baseline_worker_count(o, 8, 64ull << 20), 2u);
   // 2.8 GB of outputs (the public L1/001): the GPU holds one such worker's sets.
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
   EXPECT_LE(score::baseline_worker_count(o, 16, 1ull << 30), 2u);
