@@ -126,13 +126,13 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     env["driver"] = driver;
     return env;
   };
-  // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
-  // problem's workloads, so each gets small and large ones).
   uint64_t largest = 0;
   for (size_t i : indices)
     if (i < problem.resolved.size() && problem.resolved[i])
       largest = std::max(largest, problem.resolved[i]->input_bytes + problem.resolved[i]->output_bytes);
   const size_t workers = baseline_worker_count(o, indices.size(), largest);
+  // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
+  // problem's workloads, so each gets small and large ones).
   std::vector<std::vector<size_t>> share(workers);
   for (size_t k = 0; k < indices.size(); ++k) share[k % workers].push_back(k);
 
