@@ -5,7 +5,7 @@ on the GPU machine, in one call (issue #27 item 2). Every run starts with empty 
 
     bench/cold_eval_vs_peer.py --solbench BIN --peer-src DIR --peer-site DIR --out DIR \
         [--examples triton/rmsnorm pytorch/gemma3_swiglu ...] [--deadline-s S] \
-        [--variant one:SOLBENCH_BASELINE_WORKERS=1 --variant auto ...]
+        [--variant one:SOLBENCH_BASELINE_WORKERS=1 --variant auto --variant nob::--no-baseline]
 
 Prints, per example, both walls and their ratio, and solbench's timeline (seconds after
 start: build done, T_SOL ready, first worker ready, workloads done, T_b done); writes
@@ -55,12 +55,12 @@ def timeline(doc: dict) -> dict:
     return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
-def solbench_row(a, d, sol, scratch, extra, left) -> dict:
-    """One cold `solbench eval` of example `d` with fresh caches under `scratch` and
-    the variables `extra`."""
+def solbench_row(a, d, sol, scratch, extra, flags, left) -> dict:
+    """One cold `solbench eval` of example `d` with fresh caches under `scratch`, the
+    variables `extra` and the extra eval flags `flags`."""
     senv = {**fresh_env(scratch), **extra}
     src, sso, sse, swall = run([a.solbench, "eval", d, "-s", sol, "--device", "cuda:0",
-                                "--json", "--no-db"], senv, min(600, left))
+                                "--json", "--no-db", *flags], senv, min(600, left))
     try:
         doc = json.loads(sso)
     except ValueError:
@@ -99,14 +99,16 @@ def main() -> int:
     ap.add_argument("--examples", nargs="*", default=DEFAULT)
     ap.add_argument("--deadline-s", type=float, default=1e9)
     ap.add_argument("--variant", action="append", default=[],
-                    help="NAME or NAME:KEY=VALUE[,KEY=VALUE...]: solbench run once per variant "
-                         "(fresh caches each) with these variables, after the peer; default one "
-                         "run as it is")
+                    help="NAME[:KEY=VALUE,...[:EVAL FLAGS]]: solbench run once per variant "
+                         "(fresh caches each) with these variables and extra eval flags "
+                         "(space-separated), after the peer; default one run as it is")
     a = ap.parse_args()
     variants = []
     for v in a.variant or ["default"]:
-        name, _, assigns = v.partition(":")
-        variants.append((name, dict(kv.split("=", 1) for kv in assigns.split(",") if kv)))
+        name, _, rest = v.partition(":")
+        assigns, _, flags = rest.partition(":")
+        variants.append((name, dict(kv.split("=", 1) for kv in assigns.split(",") if kv),
+                         flags.split()))
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t_end = time.time() + a.deadline_s
@@ -132,13 +134,13 @@ def main() -> int:
             for line in open(ptraces):
                 st = json.loads(line)["evaluation"]["status"]
                 pstat[st] = pstat.get(st, 0) + 1
-        for k, (name, extra) in enumerate(variants):
+        for k, (name, extra, flags) in enumerate(variants):
             left = t_end - time.time()
             if left < 30:
                 print(f"    {name}: skipped, {left:.0f} s left", flush=True)
                 continue
-            row = solbench_row(a, d, sol, out / f"sb-{tag}-{name}", extra, left)
-            row.update({"example": ex, "variant": name, "variant_env": extra,
+            row = solbench_row(a, d, sol, out / f"sb-{tag}-{name}", extra, flags, left)
+            row.update({"example": ex, "variant": name, "variant_env": extra, "variant_flags": flags,
                         "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
                         "peer_tail": (pso + pse)[-1500:] if prc != 0 and k == 0 else "",
                         "ratio": round(row["solbench_s"] / pwall, 2) if pwall else None})
