@@ -107,6 +107,7 @@ class Evaluation {
   harness::PreparedSolution prep_;
   std::vector<bool> finalized_, judged_;
   std::vector<size_t> pending_;  // positions whose T_b the baseline worker measures
+  std::vector<size_t> planned_;  // positions the workers get (plan position -> sel_ position)
   json solution_env_ = json::object();  // the solution worker's environment
   json last_env_ = json::object();
 };
@@ -377,7 +378,27 @@ void Evaluation::run_workers() {
   hr.name = rep_.solution;
   hr.entry = prep_.entry;
   hr.definition = to_json(problem_.definition);
-  for (size_t i : sel_) hr.workloads.push_back(harness::workload_spec(problem_, i));
+  // A workload whose safetensors blob is not here is skipped now, with the
+  // worker's words for it: no worker starts for it (a data set's copy without its
+  // blobs used to cost a worker's start per evaluation).
+  for (size_t k = 0; k < sel_.size(); ++k) {
+    json spec = harness::workload_spec(problem_, sel_[k]);
+    if (const std::string why = harness::missing_blob(spec); !why.empty()) {
+      WorkloadOutcome out;
+      out.index = static_cast<int>(sel_[k]);
+      out.uuid = rep_.workloads[k].uuid;
+      out.skipped = true;
+      out.skip_reason = why;
+      judge(k, out, json::object());
+      continue;
+    }
+    planned_.push_back(k);
+    hr.workloads.push_back(std::move(spec));
+  }
+  if (planned_.empty()) {  // nothing for a worker
+    mark("workers_done");
+    return;
+  }
   hr.device = device_;
   hr.rounds = req_.settings.rounds;
   hr.seed = req_.settings.seed;
@@ -406,21 +427,21 @@ void Evaluation::run_workers() {
   rep_.reference_workers = rr.reference_workers;
   // Outcomes the event stream did not deliver (failures decided by the runner
   // after a crash or timeout are delivered too, but be safe).
-  for (size_t k = 0; k < rr.outcomes.size() && k < sel_.size(); ++k)
-    if (!judged_[k]) judge(k, rr.outcomes[k], last_env_);
+  for (size_t j = 0; j < rr.outcomes.size() && j < planned_.size(); ++j)
+    if (!judged_[planned_[j]]) judge(planned_[j], rr.outcomes[j], last_env_);
 }
 
-// The runner reports plan positions, which are positions in sel_.
+// The runner reports plan positions: planned_ maps them to positions in sel_.
 void Evaluation::on_event(const harness::RunnerEvent& e) {
   if (e.kind == harness::EventKind::WorkerStart) {
     ob_.status(e.message == "reference" ? "starting the reference worker" : "starting a worker");
   } else if (e.kind == harness::EventKind::Begin || e.kind == harness::EventKind::Progress) {
-    const Workload& w = problem_.workloads[sel_[static_cast<size_t>(e.workload)]];
+    const Workload& w = problem_.workloads[sel_[planned_.at(static_cast<size_t>(e.workload))]];
     std::string what = e.kind == harness::EventKind::Begin ? "starting" : std::string(harness::phase_name(e.phase));
     if (e.round >= 0) what += fmt::format(" round {}/{}", e.round + 1, std::max(1, req_.settings.rounds));
     ob_.status(fmt::format("{} {}: {}", short_uuid(w.uuid), axes_text(w.axes), what));
   } else if (e.kind == harness::EventKind::Result && e.outcome) {
-    const size_t k = static_cast<size_t>(e.workload);
+    const size_t k = planned_.at(static_cast<size_t>(e.workload));
     if (judged_[k]) return;
     judge(k, *e.outcome, last_env_);
     ob_.outcome(k, rep_.workloads[k]);

@@ -297,6 +297,46 @@ TEST_F(EvalCli, ASolutionForAnotherDeviceIsSkippedNotFailed) {
       << r.doc["results"].dump();
 }
 
+// A workload whose safetensors blob is not here (a data set copied without its
+// blobs) is skipped by the parent, in the worker's words, once: no worker starts for
+// it, and the other workloads are evaluated as usual.
+TEST_F(EvalCli, AMissingSafetensorsBlobIsSkippedBeforeAnyWorker) {
+  const fs::path prob = dir_ / "rmsnorm_blob";
+  fs::create_directories(prob);
+  fs::copy_file(kRmsnorm / "definition.json", prob / "definition.json");
+  std::ifstream in(kRmsnorm / "workload.jsonl");
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  json blob = json::parse(second);
+  blob["inputs"]["hidden_states"] = {
+      {"type", "safetensors"}, {"path", "blobs/absent.safetensors"}, {"tensor_key", "x"}};
+  std::ofstream(prob / "workload.jsonl") << first << "\n" << blob.dump() << "\n";
+  const std::string sol = (kRmsnorm / "solutions/cpp_rowwise/solution.json").string();
+
+  CliRun r = eval("'" + prob.string() + "' -s '" + sol + "'" + kFast);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 2u);
+  EXPECT_EQ(status_of(r.doc, 0), "PASSED") << log_of(r.doc, 0);
+  const json& skipped = r.doc["results"][1];
+  EXPECT_TRUE(skipped.value("skipped", false)) << skipped.dump();
+  const std::string why = skipped.value("skip_reason", "");
+  EXPECT_EQ(why.find("safetensors blob missing: "), 0u) << why;
+  EXPECT_EQ(why.find("safetensors blob missing", 1), std::string::npos) << "said twice: " << why;
+  EXPECT_NE(why.find("blobs/absent.safetensors"), std::string::npos) << why;
+  // Its worker plan held only the first workload.
+  ASSERT_EQ(r.doc["workers"].size(), 1u) << r.doc["workers"].dump();
+  EXPECT_EQ(r.doc["workers"][0]["workloads"].size(), 1u) << r.doc["workers"].dump();
+
+  // Only that workload: no worker at all.
+  r = eval("'" + prob.string() + "' -s '" + sol + "' -w " + blob["uuid"].get<std::string>() + kFast);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 1u);
+  EXPECT_TRUE(r.doc["results"][0].value("skipped", false)) << r.doc["results"].dump();
+  EXPECT_TRUE(r.doc["workers"].empty()) << r.doc["workers"].dump();
+  EXPECT_TRUE(r.doc["reference_workers"].empty()) << r.doc["reference_workers"].dump();
+}
+
 TEST_F(EvalCli, PytorchCpuSolutionPasses) {
   CliRun r = eval("'" + kRmsnorm.string() + "' --solution '" +
                (kRmsnorm / "solutions/pytorch_simple/solution.json").string() + "' --smallest 3" +

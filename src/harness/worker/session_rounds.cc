@@ -247,8 +247,8 @@ std::optional<std::string> WorkerSession::Impl::skip_reason(py::error_already_se
                                                             bool from_reference) {
   if (auto oom = out_of_gpu_memory(e)) return oom;
   py::module_ inputs = py::module_::import("solbench_py.inputs");
-  if (e.matches(inputs.attr("MissingBlob")))
-    return std::string("safetensors blob missing: ") + py::str(e.value()).cast<std::string>();
+  if (e.matches(inputs.attr("MissingBlob")))  // "safetensors blob missing: PATH"
+    return py::str(e.value()).cast<std::string>();
   if (e.matches(inputs.attr("UnsupportedDtype"))) return py::str(e.value()).cast<std::string>();
   if (from_reference)
     return reference_unavailable_here(py::str(e.value()).cast<std::string>() + "\n" + e.what(),
