@@ -71,6 +71,7 @@ class Evaluation {
   void finalize_when_bounded(size_t k);
   void open_store();
   void build();
+  void skip(size_t k, const std::string& reason);
   void skip_all(const std::string& reason);
   void fail_build();
   void run_workers();
@@ -361,16 +362,20 @@ void Evaluation::fail_build() {
   }
 }
 
-// --build-only: every row says why it was not evaluated; nothing is traced or stored.
+// The workload at position k is not evaluated, and says why; nothing of it is traced
+// or stored.
+void Evaluation::skip(size_t k, const std::string& reason) {
+  WorkloadOutcome out;
+  out.index = static_cast<int>(sel_[k]);
+  out.uuid = rep_.workloads[k].uuid;
+  out.skipped = true;
+  out.skip_reason = reason;
+  judge(k, out, json::object());
+}
+
+// --build-only: every row says why it was not evaluated.
 void Evaluation::skip_all(const std::string& reason) {
-  for (size_t k = 0; k < sel_.size(); ++k) {
-    WorkloadOutcome out;
-    out.index = static_cast<int>(sel_[k]);
-    out.uuid = rep_.workloads[k].uuid;
-    out.skipped = true;
-    out.skip_reason = reason;
-    judge(k, out, json::object());
-  }
+  for (size_t k = 0; k < sel_.size(); ++k) skip(k, reason);
 }
 
 void Evaluation::run_workers() {
@@ -384,12 +389,7 @@ void Evaluation::run_workers() {
   for (size_t k = 0; k < sel_.size(); ++k) {
     json spec = harness::workload_spec(problem_, sel_[k]);
     if (const std::string why = harness::missing_blob(spec); !why.empty()) {
-      WorkloadOutcome out;
-      out.index = static_cast<int>(sel_[k]);
-      out.uuid = rep_.workloads[k].uuid;
-      out.skipped = true;
-      out.skip_reason = why;
-      judge(k, out, json::object());
+      skip(k, why);
       continue;
     }
     planned_.push_back(k);
