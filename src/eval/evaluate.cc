@@ -109,6 +109,9 @@ class Evaluation {
   std::vector<bool> finalized_, judged_;
   std::vector<size_t> pending_;  // positions whose T_b the baseline worker measures
   std::vector<size_t> planned_;  // positions the workers get (plan position -> sel_ position)
+  // Per position: why it cannot run here (a safetensors blob missing), found before
+  // anything starts; "" for the others. Neither a worker nor T_SOL looks at those.
+  std::vector<std::string> missing_;
   json solution_env_ = json::object();  // the solution worker's environment
   json last_env_ = json::object();
 };
@@ -171,6 +174,7 @@ void Evaluation::load() {
   }
   finalized_.assign(sel_.size(), false);
   judged_.assign(sel_.size(), false);
+  for (size_t i : sel_) missing_.push_back(harness::missing_blob(harness::workload_spec(problem_, i)));
   ob_.selected(sel_.size());
 }
 
@@ -253,7 +257,15 @@ void Evaluation::choose_hardware() {
       ao.trace = tracer.fn();
       ao.memo = std::make_shared<sol::GraphMemo>();  // one trace per shape signature
       const sol::HardwareModel* measured = model.measured ? &*model.measured : nullptr;
-      for (size_t i : sel_) b.bounds.push_back(score::sol_bound(problem_, i, *model.model, ao, measured));
+      for (size_t k = 0; k < sel_.size(); ++k) {
+        if (!missing_[k].empty()) {  // skipped: nothing to bound, no trace started for it
+          score::SolBound none;
+          none.reason = "not bounded: " + missing_[k];
+          b.bounds.push_back(std::move(none));
+          continue;
+        }
+        b.bounds.push_back(score::sol_bound(problem_, sel_[k], *model.model, ao, measured));
+      }
     }
     b.done_ns = harness::monotonic_ns();
     return b;
@@ -387,13 +399,12 @@ void Evaluation::run_workers() {
   // worker's words for it: no worker starts for it (a data set's copy without its
   // blobs used to cost a worker's start per evaluation).
   for (size_t k = 0; k < sel_.size(); ++k) {
-    json spec = harness::workload_spec(problem_, sel_[k]);
-    if (const std::string why = harness::missing_blob(spec); !why.empty()) {
-      skip(k, why);
+    if (!missing_[k].empty()) {
+      skip(k, missing_[k]);
       continue;
     }
     planned_.push_back(k);
-    hr.workloads.push_back(std::move(spec));
+    hr.workloads.push_back(harness::workload_spec(problem_, sel_[k]));
   }
   if (planned_.empty()) {  // nothing for a worker
     mark("workers_done");

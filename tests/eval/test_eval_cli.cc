@@ -328,13 +328,30 @@ TEST_F(EvalCli, AMissingSafetensorsBlobIsSkippedBeforeAnyWorker) {
   ASSERT_EQ(r.doc["workers"].size(), 1u) << r.doc["workers"].dump();
   EXPECT_EQ(r.doc["workers"][0]["workloads"].size(), 1u) << r.doc["workers"].dump();
 
-  // Only that workload: no worker at all.
-  r = eval("'" + prob.string() + "' -s '" + sol + "' -w " + blob["uuid"].get<std::string>() + kFast);
+  // Only that workload, with a hardware model: no worker at all, and no trace for
+  // T_SOL (nothing in the bounds' cache); the other workload's bound leaves one.
+  const auto traced = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir_ / "cache" / "sol", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      n += it->is_regular_file();
+    return n;
+  };
+  const std::string arch = " --arch h100_sxm --no-baseline";
+  r = eval("'" + prob.string() + "' -s '" + sol + "' -w " + blob["uuid"].get<std::string>() +
+           arch + kFast);
   ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
   ASSERT_EQ(r.doc["results"].size(), 1u);
   EXPECT_TRUE(r.doc["results"][0].value("skipped", false)) << r.doc["results"].dump();
   EXPECT_TRUE(r.doc["workers"].empty()) << r.doc["workers"].dump();
   EXPECT_TRUE(r.doc["reference_workers"].empty()) << r.doc["reference_workers"].dump();
+  EXPECT_EQ(traced(), 0u);
+  r = eval("'" + prob.string() + "' -s '" + sol + "' -w " + json::parse(first)["uuid"].get<std::string>() +
+           arch + kFast);
+  ASSERT_TRUE(r.doc.is_object()) << r.out << r.err;
+  EXPECT_EQ(status_of(r.doc, 0), "PASSED") << log_of(r.doc, 0);
+  EXPECT_GT(traced(), 0u);
 }
 
 TEST_F(EvalCli, PytorchCpuSolutionPasses) {
