@@ -61,7 +61,7 @@ void check_safetensors_inputs(const ProblemPaths& paths, const Workload& w,
   for (const auto& t : r.inputs) {
     const InputSource* src = w.input(t.name);
     if (!src || src->kind != InputKind::Safetensors) continue;
-    const fs::path blob = paths.dataset_root / src->path;
+    const fs::path blob = blob_path(paths.dataset_root, *src);
     std::error_code ec;
     if (!fs::is_regular_file(blob, ec)) continue;
     const std::string path = join_path("inputs", t.name);
@@ -139,6 +139,16 @@ Problem load_problem(const ProblemPaths& paths, Diagnostics& diags) {
     drop_unknown_inputs(p.definition, w);
   }
   return p;
+}
+
+std::string missing_blob(const Problem& problem, size_t i) {
+  for (const auto& [name, src] : problem.workloads.at(i).inputs) {
+    if (src.kind != InputKind::Safetensors) continue;
+    const fs::path blob = blob_path(problem.paths.dataset_root, src);
+    std::error_code ec;
+    if (!fs::is_regular_file(blob, ec)) return "safetensors blob missing: " + blob.string();
+  }
+  return "";
 }
 
 bool is_problem_dir(const fs::path& dir) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/definition.h"
@@ -38,6 +39,11 @@ struct Problem {
 // (diags.warnings()) and are removed from the returned workloads, as
 // SOL-ExecBench ignores them.
 Problem load_problem(const ProblemPaths& paths, Diagnostics& diags);
+
+// The first safetensors input of workloads[i] whose blob is not there, in the
+// worker's words for it ("safetensors blob missing: PATH"); "" when every blob is
+// present. Evaluation skips such a workload before anything starts for it.
+std::string missing_blob(const Problem& problem, size_t i);
 
 // True when `dir` holds a definition.json.
 bool is_problem_dir(const std::filesystem::path& dir);

@@ -213,6 +213,10 @@ std::string_view input_kind_name(InputKind k) {
   return "?";
 }
 
+std::filesystem::path blob_path(const std::filesystem::path& dataset_root, const InputSource& src) {
+  return dataset_root / src.path;
+}
+
 std::optional<int64_t> Workload::axis(std::string_view name) const {
   for (const auto& [n, v] : axes)
     if (n == name) return v;

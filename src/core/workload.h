@@ -56,6 +56,10 @@ struct Workload {
 
 std::string_view input_kind_name(InputKind k);
 
+// Where a safetensors source's blob is: `dataset_root` / its path (an absolute
+// path stands as it is).
+std::filesystem::path blob_path(const std::filesystem::path& dataset_root, const InputSource& src);
+
 // Parses one workload object (shape of the line only, without a definition).
 Workload parse_workload(const json& j, const std::string& file, int line, Diagnostics& diags);
 

@@ -174,7 +174,7 @@ void Evaluation::load() {
   }
   finalized_.assign(sel_.size(), false);
   judged_.assign(sel_.size(), false);
-  for (size_t i : sel_) missing_.push_back(harness::missing_blob(harness::workload_spec(problem_, i)));
+  for (size_t i : sel_) missing_.push_back(missing_blob(problem_, i));
   ob_.selected(sel_.size());
 }
 

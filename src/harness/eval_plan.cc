@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -220,20 +219,6 @@ json workload_spec(const Problem& problem, size_t i) {
           {"tolerance", tolerance_json(w.effective_tolerance())},
           {"op_type", def.op_type},
           {"dataset_root", problem.paths.dataset_root.string()}};
-}
-
-std::string missing_blob(const json& spec) {
-  const std::string root = spec.value("dataset_root", "");
-  for (const json& in : spec.value("inputs", json::array())) {
-    const json& src = in.value("source", json::object());
-    if (src.value("type", "") != "safetensors") continue;
-    std::filesystem::path path = src.value("path", "");
-    if (path.is_relative()) path = std::filesystem::path(root.empty() ? "." : root) / path;
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-      return "safetensors blob missing: " + path.string();
-  }
-  return "";
 }
 
 Trace make_trace(const Problem& problem, size_t workload_index, const std::string& solution_name,

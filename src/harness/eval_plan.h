@@ -61,11 +61,6 @@ PreparedSolution reference_as_solution();
 // axes, inputs with shapes and sources, outputs, tolerance, op_type, dataset_root.
 json workload_spec(const Problem& problem, size_t i);
 
-// The first safetensors input of `spec` (a workload_spec) whose file is not there,
-// in the worker's words for it ("safetensors blob missing: PATH"); "" when every
-// blob is present. The parent skips such a workload before any worker starts.
-std::string missing_blob(const json& spec);
-
 // One trace per outcome. `env` is the ready worker's environment (hardware,
 // torch, timer). Skipped outcomes have no status in the public format: callers
 // leave them out of the trace file.

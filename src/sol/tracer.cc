@@ -27,7 +27,7 @@ json trace_request(const Definition& def, const Workload& w, const ResolvedWorkl
       // Index values steer what the reference reads (sol.md, "Index values"):
       // the tracer reads an integer or bool blob when it is present. The
       // tensor's content hash makes the request (the graph's cache key) follow it.
-      std::filesystem::path blob = dataset_root / src->path;
+      const std::filesystem::path blob = blob_path(dataset_root, *src);
       std::error_code ec;
       if (std::filesystem::is_regular_file(blob, ec)) {
         try {
