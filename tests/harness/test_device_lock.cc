@@ -89,6 +89,20 @@ TEST(DeviceLock, HoldsNestAndOnlyTheOutermostReleaseFreesIt) {
   EXPECT_TRUE(other.try_acquire());
   EXPECT_FALSE(mine.try_acquire());
   other.release();
+  // A scoped hold inside an outer one: the lock stays held after it.
+  ASSERT_LT(mine.acquire(), 50);
+  {
+    const DeviceLockHold inner(mine);
+    EXPECT_EQ(inner.waited_ms(), 0);
+  }
+  EXPECT_FALSE(other.try_acquire());
+  mine.release();
+  {
+    const DeviceLockHold alone(mine);
+    EXPECT_FALSE(other.try_acquire());
+  }
+  EXPECT_TRUE(other.try_acquire());
+  other.release();
   // A flock through the descriptor is this lock: the other holder waits for it.
   ASSERT_EQ(::flock(mine.fd(), LOCK_EX), 0);
   EXPECT_FALSE(other.try_acquire());

@@ -57,6 +57,21 @@ class DeviceLock {
   int holds_ = 0;
 };
 
+// Holds a DeviceLock from construction to destruction (acquire(), then release()).
+class DeviceLockHold {
+ public:
+  explicit DeviceLockHold(DeviceLock& lock) : lock_(lock), waited_ms_(lock.acquire()) {}
+  ~DeviceLockHold() { lock_.release(); }
+  DeviceLockHold(const DeviceLockHold&) = delete;
+  DeviceLockHold& operator=(const DeviceLockHold&) = delete;
+  // What acquire() waited, in milliseconds.
+  double waited_ms() const { return waited_ms_; }
+
+ private:
+  DeviceLock& lock_;
+  double waited_ms_;
+};
+
 // `--device cuda:any`: the GPU with the fewest evaluations in flight on the
 // machine, and one of its slots held until this object goes. Every claim holds
 // an flock on a slot file (<lock dir>/<key>.eval-<k>, the first slot free) for

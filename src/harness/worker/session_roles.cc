@@ -109,12 +109,8 @@ class Baseline final : public InProcess {
   void evaluate(WorkloadRun& run) override {
     if (!s_.plan.device.is_cuda() || !s_.timing_lock.is_open()) return InProcess::evaluate(run);
     if (s_.baseline_method == "torch.compile") precompile(run);
-    const double waited = s_.timing_lock.acquire();
-    struct Release {
-      DeviceLock& l;
-      ~Release() { l.release(); }
-    } release{s_.timing_lock};
-    run.o.phases_ms["workload_lock_wait_ms"] = waited;
+    const DeviceLockHold hold(s_.timing_lock);
+    run.o.phases_ms["workload_lock_wait_ms"] = hold.waited_ms();
     InProcess::evaluate(run);
   }
 
@@ -142,11 +138,7 @@ class Baseline final : public InProcess {
     try {
       py::list inputs;
       {
-        s_.timing_lock.acquire();  // the inputs are made on the GPU
-        struct Release {
-          DeviceLock& l;
-          ~Release() { l.release(); }
-        } release{s_.timing_lock};
+        const DeviceLockHold hold(s_.timing_lock);  // the inputs are made on the GPU
         inputs = run.w.attr("make_inputs")(0, kPrecompileSeed).cast<py::list>();
       }
       const py::dict r = s_.runtime.attr("precompile")(s_.solution_fn, inputs,

@@ -71,12 +71,9 @@ detail::TimedRun WorkerSession::Impl::timed_pool_run(detail::WorkloadRun& run,
 }
 
 TimingResult WorkerSession::Impl::locked_measure(Measurable& m, WorkloadOutcome& o) {
-  const double waited = timing_lock.acquire();
-  o.phases_ms["timing_lock_wait_ms"] = o.phases_ms.value("timing_lock_wait_ms", 0.0) + waited;
-  struct Release {
-    DeviceLock& l;
-    ~Release() { l.release(); }
-  } release{timing_lock};
+  const DeviceLockHold hold(timing_lock);
+  o.phases_ms["timing_lock_wait_ms"] =
+      o.phases_ms.value("timing_lock_wait_ms", 0.0) + hold.waited_ms();
   return measure(*timer, m, plan.timing);
 }
 
@@ -149,11 +146,7 @@ json WorkerSession::Impl::profile_call(size_t index, py::object& w, detail::Cand
     progress(index, solution ? WorkloadPhase::Timing : WorkloadPhase::ReferenceTiming);
     // Under the GPU's timing lock: the replayed kernels must not run beside another
     // evaluation's timed loop on this GPU (nor theirs beside these counters).
-    const double waited = timing_lock.acquire();
-    struct Release {
-      DeviceLock& l;
-      ~Release() { l.release(); }
-    } release{timing_lock};
+    const DeviceLockHold hold(timing_lock);
     const py::list inputs = input_sets[0].cast<py::list>();
     const int device = plan.device.ordinal();
     auto call = [&] { c.invoke(); };
@@ -199,7 +192,7 @@ json WorkerSession::Impl::profile_call(size_t index, py::object& w, detail::Cand
       c.release();
       p = {{"available", false}, {"reason", e.what()}};
     }
-    if (waited > 0) o.phases_ms[key + "_lock_wait_ms"] = waited;
+    if (hold.waited_ms() > 0) o.phases_ms[key + "_lock_wait_ms"] = hold.waited_ms();
     if (solution) after_timed_calls("");  // the reference is no suspect
   }
   // What --profile added to this workload's wall time (issue #30 item 5).
