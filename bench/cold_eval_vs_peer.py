@@ -82,7 +82,16 @@ def solbench_row(a, d, sol, scratch, extra, flags, left) -> dict:
             lines.append(f"{kind[:-1]} {w.get('role', '?')}: hello {rel('hello_t_ns')} sandboxed "
                          f"{rel('sandboxed_t_ns')} ready {rel('ready_t_ns')} s after spawn; "
                          f"{len(w.get('workloads', []))} workloads; phases {ph}")
-    return {"solution_phase_sums_s": phases, "solbench_s": round(swall, 1), "solbench_rc": src,
+    # Per workload (by uuid): T_k and T_b, to compare variants' measurements.
+    per = {}
+    for r in doc.get("results", []):
+        e = r.get("evaluation") or {}
+        per[r.get("workload", {}).get("uuid", "?")] = {
+            "t_k_ms": (e.get("performance") or {}).get("latency_ms"),
+            "t_b_ms": e.get("solbench_t_b_ms"),
+            "ahead": ((e.get("solbench_score") or {}).get("t_b") or {}).get("phases", {}) and
+            bool(e["solbench_score"]["t_b"]["phases"].get("precompiled_ahead"))}
+    return {"per_workload": per, "solution_phase_sums_s": phases, "solbench_s": round(swall, 1), "solbench_rc": src,
             "statuses": statuses, "timeline_s": timeline(doc),
             "baseline_workers": len(doc.get("baseline_workers", [])),
             "build_s": (doc.get("build") or {}).get("seconds"),

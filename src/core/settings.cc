@@ -102,6 +102,7 @@ void read_build(const Reader& r, Settings& s) {
   r.path("CUDNN_PATH", s.cudnn_path);
   s.build_jobs = job_count(r.text("SOLBENCH_BUILD_JOBS"));
   s.baseline_workers = job_count(r.text("SOLBENCH_BASELINE_WORKERS"));
+  s.baseline_ahead = r.one_or_zero("SOLBENCH_BASELINE_AHEAD");
   s.torch_pch = r.one_or_zero("SOLBENCH_TORCH_PCH");
   r.path("SOLBENCH_CCWRAP", s.ccwrap);
   s.path_env = r.text("PATH");

@@ -95,6 +95,11 @@ struct Settings {
   // SOLBENCH_BASELINE_WORKERS: T_b's workers side by side (score/baseline.h), a
   // positive integer (at most 1024); nullopt: one per 4 CPUs on a GPU, one on the CPU.
   std::optional<int> baseline_workers;
+  // SOLBENCH_BASELINE_AHEAD: eval's T_b workers beside the solution's, compiling
+  // until they are done (docs/score.md "Ahead"): "0" never (after them), "1" on
+  // the CPU too (its timed loops then share cores with those workers' start: for
+  // tests of the mechanism); nullopt: on a GPU.
+  std::optional<bool> baseline_ahead;
   // SOLBENCH_TORCH_PCH: the precompiled <torch/extension.h>; false ("0") never, true
   // ("1") built before the first use; nullopt: built in the background, used once ready.
   std::optional<bool> torch_pch;

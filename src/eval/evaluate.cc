@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "core/problem.h"
+#include "core/settings.h"
 #include "core/solution.h"
 #include "core/text.h"
 #include "eval/baselines.h"
@@ -56,6 +58,7 @@ std::string resolve_cuda_arch(const std::string& choice, const Device& device,
 class Evaluation {
  public:
   Evaluation(const Request& request, Observer& observer) : req_(request), ob_(observer) {}
+  ~Evaluation();
   Report run();
 
  private:
@@ -78,6 +81,10 @@ class Evaluation {
   void on_event(const harness::RunnerEvent& e);
   void judge(size_t k, const WorkloadOutcome& out, const json& env);
   std::optional<score::BaselineResult> cached_baseline(size_t k);
+  score::MeasureOptions measure_options() const;
+  void start_baselines_ahead();
+  void decide_go();
+  void apply_baseline(size_t k, const score::BaselineResult& r, const store::BaselineKey* key);
   void measure_baselines();
   void finalize(size_t k);
   void finish();
@@ -114,7 +121,32 @@ class Evaluation {
   std::vector<std::string> missing_;
   json solution_env_ = json::object();  // the solution worker's environment
   json last_env_ = json::object();
+  // T_b measured ahead (start_baselines_ahead): its workers start when the
+  // solution's first worker is ready and compile beside the evaluation; `go_`
+  // lets them run their workloads once the solution's workers are done (false:
+  // none is needed). What they measure is collected on their threads and applied
+  // here after.
+  struct Ahead {
+    std::vector<size_t> positions;  // sel_ positions, in the order measured
+    std::mutex mu;
+    std::vector<std::optional<score::BaselineResult>> results;  // by index in positions
+    std::vector<std::optional<store::BaselineKey>> keys;
+    std::vector<std::string> warnings;
+    json workers = json::array();
+    std::string failure;  // the workers could not run at all
+  };
+  std::unique_ptr<Ahead> ahead_;
+  std::promise<bool> go_;
+  bool go_decided_ = false;
+  std::future<void> ahead_done_;
 };
+
+// The workers measuring T_b ahead end only once told: "cancel" where the
+// evaluation ended before deciding (an error, an interruption).
+Evaluation::~Evaluation() {
+  if (!go_decided_) go_.set_value(false);
+  if (ahead_done_.valid()) ahead_done_.wait();
+}
 
 Report Evaluation::run() {
   mark("start");
@@ -464,6 +496,7 @@ void Evaluation::on_event(const harness::RunnerEvent& e) {
       solution_env_ = last_env_;
       arch_ready();
       score::confirm_device(rep_.arch, device_, last_env_);  // the worker names its device
+      start_baselines_ahead();
     }
     ob_.status("worker ready");
   }
@@ -526,12 +559,7 @@ void Evaluation::finalize_when_bounded(size_t k) {
     awaiting_bounds_.push_back(k);
 }
 
-// T_b: the reference under torch.compile, in a worker that never saw the
-// solution, for the timed PASSED workloads the store has no baseline for.
-void Evaluation::measure_baselines() {
-  if (pending_.empty()) return;
-  std::vector<size_t> indices;
-  for (size_t k : pending_) indices.push_back(sel_[k]);
+score::MeasureOptions Evaluation::measure_options() const {
   score::MeasureOptions mo;
   mo.device = device_;
   mo.timer_options = timer_options_;
@@ -542,6 +570,129 @@ void Evaluation::measure_baselines() {
   mo.workload_timeout = req_.settings.workload_timeout();
   mo.keep_scratch = req_.keep_staging;
   mo.no_sandbox = req_.no_sandbox;
+  return mo;
+}
+
+// On a GPU, T_b's workers start as soon as the solution's first worker is ready
+// (its environment keys the stored baselines): they wait for the zygote's
+// torch.compile imports and compile each workload's shapes (seconds of CPU)
+// while the solution is evaluated, their kernels under the GPU's timing lock, and
+// run their workloads (inputs, rounds, timed loops, all under the lock) only after
+// "go", once the solution's workers are done, so that nothing of theirs runs
+// beside the solution's correctness rounds or the judge's. Every workload not in
+// the store is measured, since which will pass is not known yet; one that did not
+// pass keeps its T_b in the store only. On the CPU (a timed CPU loop shares its
+// cores with nothing) and with SOLBENCH_BASELINE_AHEAD=0 they start after.
+// Where no passed workload needs them, "cancel" ends them at once.
+void Evaluation::start_baselines_ahead() {
+  if (ahead_ || req_.settings.no_baseline || req_.settings.no_timing || !rep_.arch.model ||
+      !settings().baseline_ahead.value_or(device_.is_cuda()))
+    return;
+  auto a = std::make_unique<Ahead>();
+  std::vector<size_t> indices;
+  for (size_t k : planned_)
+    if (!cached_baseline(k)) {
+      a->positions.push_back(k);
+      indices.push_back(sel_[k]);
+    }
+  if (a->positions.empty()) return;
+  a->results.resize(a->positions.size());
+  a->keys.resize(a->positions.size());
+  score::MeasureOptions mo = measure_options();
+  mo.go = go_.get_future().share();
+  Ahead* raw = a.get();
+  ahead_ = std::move(a);
+  mark("baseline_asked");
+  ahead_done_ = std::async(std::launch::async, [this, raw, indices = std::move(indices),
+                                                mo = std::move(mo)]() mutable {
+    const auto on_each = [raw](size_t pos, const score::BaselineResult& r,
+                               const store::BaselineKey* key) {
+      std::lock_guard<std::mutex> lock(raw->mu);
+      raw->results[pos] = r;
+      if (key) raw->keys[pos] = *key;
+    };
+    const auto warn = [raw](const std::string& w) {
+      std::lock_guard<std::mutex> lock(raw->mu);
+      raw->warnings.push_back(w);
+    };
+    try {
+      score::MeasureRun run =
+          measure_and_record(problem_, indices, std::move(mo), rec_->db(), def_hash_, on_each, warn);
+      std::lock_guard<std::mutex> lock(raw->mu);
+      raw->workers = std::move(run.workers);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(raw->mu);
+      raw->failure = std::string("the baseline worker could not run: ") + e.what();
+    }
+  });
+}
+
+// The solution's workers are done: T_b's workers measured ahead run their
+// workloads now if any passed workload needs a T_b they measure, else they end.
+void Evaluation::decide_go() {
+  if (go_decided_) return;
+  go_decided_ = true;
+  bool needed = false;
+  if (ahead_)
+    for (size_t k : pending_)
+      needed = needed || std::find(ahead_->positions.begin(), ahead_->positions.end(), k) !=
+                             ahead_->positions.end();
+  go_.set_value(needed);
+}
+
+// A measured T_b (or why there is none) into workload k's score; `key`: where it
+// was stored (null: not measured).
+void Evaluation::apply_baseline(size_t k, const score::BaselineResult& r,
+                                const store::BaselineKey* key) {
+  ScoreState& st = rep_.workloads[k].score;
+  if (!key) {
+    st.t_b_reason = r.reason;
+  } else if (const store::BaselineKey mine =
+                 score::baseline_key(def_hash_, r.uuid, solution_env_, driver_);
+             *key == mine) {
+    st.baseline = r;
+  } else {
+    st.t_b_reason = fmt::format(
+        "the baseline worker's environment ({}, torch {}, timer {}) is not the "
+        "solution's ({}, torch {}, timer {})",
+        key->gpu_model, key->torch, key->timer, mine.gpu_model, mine.torch, mine.timer);
+  }
+  finalize_when_bounded(k);
+}
+
+// T_b: the reference under torch.compile, in a worker that never saw the
+// solution, for the timed PASSED workloads the store has no baseline for: those
+// measured ahead, then the others.
+void Evaluation::measure_baselines() {
+  decide_go();
+  std::vector<size_t> rest;
+  if (ahead_) {
+    if (!pending_.empty()) ob_.status("baseline: measuring T_b");
+    ahead_done_.wait();
+    rep_.baseline_workers = ahead_->workers;
+    for (const auto& w : ahead_->warnings) rec_->warn(w);
+    for (size_t k : pending_) {
+      const auto at = std::find(ahead_->positions.begin(), ahead_->positions.end(), k);
+      if (at == ahead_->positions.end()) {
+        rest.push_back(k);
+        continue;
+      }
+      const size_t pos = static_cast<size_t>(at - ahead_->positions.begin());
+      if (ahead_->results[pos]) {
+        apply_baseline(k, *ahead_->results[pos], ahead_->keys[pos] ? &*ahead_->keys[pos] : nullptr);
+      } else {
+        rep_.workloads[k].score.t_b_reason =
+            ahead_->failure.empty() ? "the baseline worker reported nothing" : ahead_->failure;
+        finalize_when_bounded(k);
+      }
+    }
+  } else {
+    rest = pending_;
+  }
+  if (rest.empty()) return;
+  std::vector<size_t> indices;
+  for (size_t k : rest) indices.push_back(sel_[k]);
+  score::MeasureOptions mo = measure_options();
   mo.on_event = [&](const harness::RunnerEvent& e) {
     if (e.kind == harness::EventKind::WorkerStart) ob_.status("baseline: starting a worker");
     else if ((e.kind == harness::EventKind::Begin || e.kind == harness::EventKind::Progress) && e.workload >= 0)
@@ -549,28 +700,14 @@ void Evaluation::measure_baselines() {
                              e.kind == harness::EventKind::Begin ? "starting" : std::string(harness::phase_name(e.phase))));
   };
   auto on_each = [&](size_t pos, const score::BaselineResult& r, const store::BaselineKey* key) {
-    const size_t k = pending_[pos];
-    ScoreState& st = rep_.workloads[k].score;
-    if (!key) {
-      st.t_b_reason = r.reason;
-    } else if (const store::BaselineKey mine =
-                   score::baseline_key(def_hash_, r.uuid, solution_env_, driver_);
-               *key == mine) {
-      st.baseline = r;
-    } else {
-      st.t_b_reason = fmt::format(
-          "the baseline worker's environment ({}, torch {}, timer {}) is not the "
-          "solution's ({}, torch {}, timer {})",
-          key->gpu_model, key->torch, key->timer, mine.gpu_model, mine.torch, mine.timer);
-    }
-    finalize_when_bounded(k);
+    apply_baseline(rest[pos], r, key);
   };
   std::string failure = "the baseline worker reported nothing";
   try {
-    rep_.baseline_workers =
-        measure_and_record(problem_, indices, mo, rec_->db(), def_hash_, on_each,
-                           [this](const std::string& w) { rec_->warn(w); })
-            .workers;
+    for (auto& w : measure_and_record(problem_, indices, mo, rec_->db(), def_hash_, on_each,
+                                      [this](const std::string& w) { rec_->warn(w); })
+                       .workers)
+      rep_.baseline_workers.push_back(std::move(w));
   } catch (const std::exception& e) {
     // The solution's results are final already: they are written without T_b.
     failure = std::string("the baseline worker could not run: ") + e.what();

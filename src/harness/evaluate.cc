@@ -41,6 +41,7 @@ WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
     plan.entry = EntryPoint::reference();
     plan.time_solution = r.timed;  // the compiled reference, timed as solutions are
     plan.time_reference = false;   // the eager reference only checks its outputs
+    plan.gpu_after_go = r.go.valid();
     // Its own compile caches (Inductor, Triton): keyed by the definition.
     plan.sandbox = sandbox_for(r, EntryKind::Reference, definition + "\nsolbench baseline");
   } else {
@@ -61,7 +62,10 @@ RunnerOptions runner_options(const HarnessRequest& r, const WorkerGpu& gpu) {
   ro.workload_timeout = r.workload_timeout;
   ro.keep_scratch = r.keep_scratch;
   ro.on_event = r.on_event;
-  if (r.role == Role::Baseline) return ro;
+  if (r.role == Role::Baseline) {
+    ro.go = r.go;
+    return ro;
+  }
   // Spare workers made ahead by the zygote (runner.h RunnerOptions::spares):
   // SOLBENCH_SPARE_WORKERS=1, which the Python module sets for its evaluations.
   ro.spares = settings().spare_workers;

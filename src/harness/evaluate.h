@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ struct HarnessRequest {
   std::string cache_key;
   // Progress and results as they arrive, on the runner's thread (runner.h).
   std::function<void(const RunnerEvent&)> on_event;
+  // Role Baseline: when valid, the workers start now and (on a GPU) compile their
+  // workloads' shapes beside whatever else runs, and run the workloads once this
+  // holds true (WorkerPlan::gpu_after_go; false: they end without running any).
+  std::shared_future<bool> go;
 };
 
 RunnerResult evaluate(const HarnessRequest& request);

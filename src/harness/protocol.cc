@@ -344,6 +344,9 @@ void check_role(const WorkerPlan& p) {
     throw std::runtime_error("malformed worker plan: role \"baseline\" but kind is \"" +
                              std::string(entry_kind_name(p.entry.kind)) +
                              "\" (expected \"reference\": only the reference is a baseline)");
+  if (p.gpu_after_go && p.role != WorkerRole::Baseline)
+    throw std::runtime_error("malformed worker plan: gpu_after_go needs role \"baseline\" (is \"" +
+                             std::string(worker_role_name(p.role)) + "\")");
   if (p.role != WorkerRole::Judge) return;
   if (!reference)
     throw std::runtime_error("malformed worker plan: role \"judge\" needs kind \"reference\" (it "
@@ -383,6 +386,7 @@ json WorkerPlan::to_json() const {
   j["timer_options"] = timer_options;
   if (profile) j["profile"] = true;  // absent when off: the plan as before
   j["timing_lock"] = timing_lock;
+  if (gpu_after_go) j["gpu_after_go"] = true;
   j["sandbox"] = sandbox;
   if (role == WorkerRole::Judge) j["judge"] = judge_json(judge);
   return j;
@@ -421,6 +425,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.timer_options = j.value("timer_options", json::object());
     p.profile = j.value("profile", false);
     p.timing_lock = j.value("timing_lock", "");
+    p.gpu_after_go = j.value("gpu_after_go", false);
     p.sandbox = j.value("sandbox", json::object());
     if (auto it = j.find("judge"); it != j.end() && !it->is_null()) {
       // The records, the secret and the early start are a Judge's alone.

@@ -61,9 +61,11 @@ inline constexpr FrameSpec kFrames[] = {
     {FrameType::Work, "work", FrameFrom::Parent, "workloads, records?",
      "a Judge's work (WorkOrder), for a plan with judge.work_follows"},
     {FrameType::Cancel, "cancel", FrameFrom::Parent, "",
-     "nothing is left to judge (instead of \"work\")"},
+     "nothing is left to judge (instead of \"work\"), or to measure (instead of \"go\" "
+     "to a plan with gpu_after_go)"},
     {FrameType::Go, "go", FrameFrom::Parent, "",
-     "a Judge with judge.timing_after_go may time the reference now"},
+     "a Judge with judge.timing_after_go may time the reference now; a plan with "
+     "gpu_after_go may run its workloads now"},
     {FrameType::Values, "values", FrameFrom::Both,
      "worker: what, round | call | calls; parent: seed, keep",
      "the seed of a round's or a call's values, asked when needed and answered at once "
@@ -235,6 +237,13 @@ struct WorkerPlan {
   bool profile = false;
   // The GPU's timing lock (timing/device_lock.h), held for each timed loop; "": none.
   std::string timing_lock;
+  // Role Baseline only: started beside the solution's evaluation, the worker
+  // compiles its workloads' shapes (baseline.precompile; on a GPU only) after
+  // "ready" until the parent's "go", which comes once the solution's workers are
+  // done, and runs no workload before it; a "cancel" instead ends it (no T_b is
+  // needed). Its kernels in the meantime hold the timing lock, as a precompile's
+  // always do.
+  bool gpu_after_go = false;
   json sandbox = json::object(); // SandboxOptions overrides: {"seccomp": false, ...}
   JudgeOptions judge;            // role Judge only
 

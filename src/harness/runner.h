@@ -25,6 +25,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,6 +104,11 @@ struct RunnerOptions {
   // evaluation's name only its GPU, a CPU evaluation's none; nullopt: the
   // environment as it is.
   std::optional<std::string> visible_gpu;
+  // A plan with gpu_after_go (protocol.h): its workers get "go" once this holds
+  // true, "cancel" once it holds false (a broken promise counts as false). Until
+  // then a worker that said "ready" has no workload deadline; from then on it has
+  // workload_timeout to begin its next workload.
+  std::shared_future<bool> go;
 };
 
 struct RunnerResult {

@@ -1,6 +1,7 @@
 // One worker process through its workloads (WorkerRun), and the loop that starts a
 // fresh worker for the workloads left after one ended early (run_workers).
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -15,6 +16,12 @@
 namespace solbench::harness::runner_detail {
 
 namespace {
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // One worker process working through `indices` (positions in the full plan).
 class WorkerRun {
@@ -35,6 +42,7 @@ class WorkerRun {
   bool launch();
   bool send_first(const WorkerPlan& sub);
   void start_go(std::mutex& write_mu);
+  bool awaiting_go();  // true: a timeout that is no timeout yet (deadline_ moved on)
   ValueIssuer value_issuer() const;
   std::optional<std::pair<std::string, int>> workload_at(int pos) const;
   bool handle(std::optional<ChannelInbox::Item> item);  // false: the worker's run ended
@@ -86,6 +94,7 @@ class WorkerRun {
   // While the channel is read (run()'s own): the inbox and the "go" thread.
   ChannelInbox* inbox_ = nullptr;
   std::thread* go_thread_ = nullptr;
+  std::atomic<int64_t> go_sent_ns_{0};  // gpu_after_go: when "go" (or "cancel") was sent
 };
 
 WorkerPlan WorkerRun::sub_plan() const {
@@ -130,15 +139,56 @@ bool WorkerRun::send_first(const WorkerPlan& sub) {
   return false;
 }
 
-// "go" (JudgeOptions::timing_after_go) from a thread of its own once the Recorder
-// has exited; joined before the channel closes or the run returns.
+// "go" from a thread of its own: to a Judge (JudgeOptions::timing_after_go) once
+// the Recorder has exited; to a plan with gpu_after_go once RunnerOptions::go
+// holds (or "cancel"). Joined before the channel closes or the run returns.
 void WorkerRun::start_go(std::mutex& write_mu) {
-  if (!hooks_ || !hooks_->go.valid() || !plan_.judge.timing_after_go) return;
-  *go_thread_ = std::thread([fd = child().channel_fd(), go = hooks_->go, &write_mu] {
-    go.wait();
+  const int fd = child().channel_fd();
+  const auto send = [fd, &write_mu](FrameType type) {
     std::lock_guard<std::mutex> lock(write_mu);
-    write_frame(fd, make_frame(FrameType::Go), deadline_after(std::chrono::seconds(10)));
+    write_frame(fd, make_frame(type), deadline_after(std::chrono::seconds(10)));
+  };
+  if (plan_.gpu_after_go) {
+    if (!opts_.go.valid()) {  // nobody will say: go now
+      send(FrameType::Go);
+      go_sent_ns_ = steady_ns();
+      return;
+    }
+    *go_thread_ = std::thread([this, go = opts_.go, send] {
+      bool run = false;
+      try {
+        run = go.get();
+      } catch (const std::future_error&) {  // the promise was dropped: nothing to measure
+      }
+      send(run ? FrameType::Go : FrameType::Cancel);
+      go_sent_ns_ = steady_ns();
+    });
+    return;
+  }
+  if (!hooks_ || !hooks_->go.valid() || !plan_.judge.timing_after_go) return;
+  *go_thread_ = std::thread([go = hooks_->go, send] {
+    go.wait();
+    send(FrameType::Go);
   });
+}
+
+// A worker of a plan with gpu_after_go that said "ready" has no deadline until its
+// "go" is sent, then workload_timeout from then on to begin its first workload
+// (it ends the compile in progress first). Checked once a second.
+bool WorkerRun::awaiting_go() {
+  if (!plan_.gpu_after_go || !ready_ || current_ >= 0) return false;
+  const int64_t sent = go_sent_ns_.load();
+  const auto now = std::chrono::steady_clock::now();
+  if (sent == 0) {
+    deadline_ = now + std::chrono::seconds(1);
+    return true;
+  }
+  const auto until =
+      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(sent)) +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(opts_.workload_timeout);
+  if (until <= now) return false;
+  deadline_ = until;
+  return true;
 }
 
 // The seeds of the values, handed out on request while a workload runs (values.h).
@@ -196,15 +246,12 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
 }
 
 bool WorkerRun::handle(std::optional<ChannelInbox::Item> item) {
-  if (!item) {
+  if (!item || item->frame.status == FrameStatus::Timeout) {
+    if (awaiting_go()) return true;
     on_timeout();
     return false;
   }
   const FrameResult& f = item->frame;
-  if (f.status == FrameStatus::Timeout) {
-    on_timeout();
-    return false;
-  }
   if (!f.ok()) {
     on_broken(f);
     return false;
@@ -254,6 +301,7 @@ void WorkerRun::on_ready(const json& m) {
   result_.env = m.value("env", json::object());
   result_.sandbox = m.value("sandbox", json::object());
   deadline_ = deadline_after(opts_.workload_timeout);
+  (void)awaiting_go();  // before "go": no workload deadline yet
   RunnerEvent e = make_event(EventKind::Ready);
   e.env = &result_.env;
   event(e);

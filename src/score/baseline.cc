@@ -28,6 +28,15 @@ bool torch_has_compile(const std::string& torch_version) {
   return i > 0 && major >= 2;
 }
 
+// What MeasureOptions::go came to (waits for it); a dropped promise is false.
+bool go_held(const std::shared_future<bool>& go) {
+  try {
+    return go.get();
+  } catch (const std::future_error&) {
+    return false;
+  }
+}
+
 // The baseline of one workload from the baseline worker's outcome.
 BaselineResult from_outcome(const harness::WorkloadOutcome& o) {
   BaselineResult r;
@@ -131,6 +140,15 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     if (i < problem.resolved.size() && problem.resolved[i])
       largest = std::max(largest, problem.resolved[i]->input_bytes + problem.resolved[i]->output_bytes);
   const size_t workers = baseline_worker_count(o, indices.size(), largest);
+  // Ahead of "go" only where their memory fits beside the solution's evaluation.
+  const bool ahead =
+      o.go.valid() && largest * kBaselineFootprint * workers <= kBaselineParallelBytes;
+  if (o.go.valid() && !ahead) {
+    if (!go_held(o.go)) {
+      for (auto& r : run.results) r.reason = kBaselineNotNeeded;
+      return run;
+    }
+  }
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).
   std::vector<std::vector<size_t>> share(workers);
@@ -161,6 +179,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     hr.workload_timeout = o.workload_timeout;
     hr.keep_scratch = o.keep_scratch;
     hr.no_sandbox = o.no_sandbox;
+    if (ahead) hr.go = o.go;
     hr.on_event = [&, g](const harness::RunnerEvent& e) {
       std::lock_guard<std::mutex> lock(mu);
       const bool mapped = e.workload >= 0 && static_cast<size_t>(e.workload) < mine.size();
@@ -197,6 +216,10 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     for (size_t j = 0; j < share[g].size() && j < rr.outcomes.size(); ++j)
       deliver(share[g][j], rr.outcomes[j], envs[g]);
   }
+  // Cancelled ahead of "go": what the workers say of their workloads is no failure.
+  if (ahead && !go_held(o.go))
+    for (size_t k = 0; k < indices.size(); ++k)
+      if (!run.results[k].t_b_ms) run.results[k].reason = kBaselineNotNeeded;
   // Every worker failed to run: as one worker always did, the caller hears why.
   if (std::all_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; }))
     std::rethrow_exception(errors.front());

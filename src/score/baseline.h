@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,13 @@ struct MeasureOptions {
   // holds the GPU's timing lock for a workload's GPU work and compiles outside it
   // (session_roles.cc), so that what runs in parallel is torch.compile's CPU work.
   int workers = 0;
+  // When valid: the workers start now, beside the solution's evaluation, compile
+  // their workloads' shapes (on a GPU) and measure once this holds true
+  // (HarnessRequest::go); false: they end, and each workload says it was not
+  // needed. Where the workers' GPU memory would not fit beside the solution's
+  // (kBaselineParallelBytes) they start only once it holds true. eval sets it on a
+  // GPU only.
+  std::shared_future<bool> go;
   // Called as each workload's baseline arrives, one call at a time (from the
   // thread of the worker that measured it): (position in `indices`, the result,
   // that worker's environment).
@@ -76,6 +84,8 @@ struct MeasureOptions {
 };
 
 inline constexpr int kMaxBaselineWorkers = 4;
+// The reason of each workload when MeasureOptions::go held false.
+inline constexpr const char* kBaselineNotNeeded = "not measured: the evaluation needed no T_b";
 // Workers side by side each hold a workload's inputs, outputs and the timed
 // loop's input sets in GPU memory, about kBaselineFootprint times its bytes; the
 // automatic count keeps their sum for the largest workload within this.

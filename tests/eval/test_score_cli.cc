@@ -234,6 +234,57 @@ TEST_F(ScoreCli, BaselineWorkersSideBySideShareTheWorkloads) {
   }
   EXPECT_EQ(uuids.size(), 3u);
 }
+// T_b's workers asked for beside the solution's (docs/score.md "Ahead"; on the CPU
+// only with SOLBENCH_BASELINE_AHEAD=1): asked for before the solution's workers were
+// done, and none of their workloads began before then ("go").
+TEST_F(ScoreCli, BaselineWorkersAheadRunNoWorkloadBeforeTheSolutionsAreDone) {
+  for (const char* ahead : {"1", "0"}) {
+    CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                       "' --smallest 3 --arch h100_sxm --json --no-db" + kFast,
+                   std::string("SOLBENCH_BASELINE_WORKERS=2 SOLBENCH_BASELINE_AHEAD=") + ahead);
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(r.doc["score"]["baselines"]["measured"], 3) << ahead;
+    const json& t = r.doc["timeline_t_ns"];
+    const int64_t done = t.value("workers_done", int64_t{0});
+    ASSERT_GT(done, 0) << t.dump();
+    EXPECT_EQ(t.contains("baseline_asked"), std::string(ahead) == "1") << t.dump();
+    if (t.contains("baseline_asked")) {
+      EXPECT_LT(t["baseline_asked"].get<int64_t>(), done) << t.dump();
+    }
+    const json& workers = r.doc["baseline_workers"];
+    ASSERT_EQ(workers.size(), 2u) << workers.dump();
+    size_t begun = 0;
+    for (const json& w : workers)
+      for (const json& wl : w["workloads"]) {
+        EXPECT_GE(wl.value("begin_t_ns", int64_t{0}), done) << ahead << " " << w.dump();
+        ++begun;
+      }
+    EXPECT_EQ(begun, 3u) << workers.dump();
+    for (size_t i = 0; i < 3; ++i) EXPECT_GT(ev(r, i)["solbench_t_b_ms"].get<double>(), 0);
+  }
+}
+
+// Where no workload passed, the workers asked for ahead are told "cancel" and run none.
+TEST_F(ScoreCli, BaselineWorkersAheadEndWhenNoWorkloadPassed) {
+  const fs::path wrong = dir() / "wrong.json";
+  json s = json::parse(testing::read(kRmsnorm / "solutions/pytorch_simple/solution.json"));
+  s["name"] = "doubles";
+  s["sources"][0]["content"] = "def run(hidden_states, weight):\n    return hidden_states * 2\n";
+  testing::write(wrong, s.dump());
+  CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + wrong.string() +
+                     "' --smallest 2 --arch h100_sxm --json --no-db" + kFast,
+                 "SOLBENCH_BASELINE_AHEAD=1");
+  ASSERT_EQ(r.doc["results"].size(), 2u) << r.out << r.err;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(ev(r, i)["status"], "INCORRECT_NUMERICAL") << ev(r, i).dump();
+    EXPECT_EQ(ev(r, i)["solbench_score"]["t_b"]["reason"], "not measured: the workload did not pass");
+  }
+  const json& workers = r.doc["baseline_workers"];
+  ASSERT_EQ(workers.size(), 1u) << workers.dump();
+  EXPECT_TRUE(workers[0]["workloads"].empty()) << workers.dump();
+  EXPECT_EQ(workers[0].value("exit", ""), "exit 0") << workers.dump();
+}
+
 TEST_F(ScoreCli, TableShowsTheThreeColumnsAndTheScore) {
   CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
                  "' --smallest 1 --arch h100_sxm --db '" + db() + "'" + kFast);

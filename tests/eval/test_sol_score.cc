@@ -277,6 +277,21 @@ TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {
     EXPECT_TRUE(has(e.what(), "\"baseline\"")) << e.what();
     EXPECT_TRUE(has(e.what(), "\"reference\"")) << e.what();
   }
+  // A baseline started ahead waits for "go" (WorkerPlan::gpu_after_go); no other
+  // role may: a solution's worker that waited would run on after its deadline.
+  EXPECT_FALSE(back.gpu_after_go);
+  EXPECT_FALSE(p.to_json().contains("gpu_after_go"));  // absent when off: the plan as before
+  p.gpu_after_go = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(p.to_json()).gpu_after_go);
+  json other = p.to_json();
+  other["role"] = "judge";
+  other["judge"] = {{"value_secret", 7}};
+  try {
+    harness::WorkerPlan::from_json(other);
+    FAIL() << "a judge's plan with gpu_after_go was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(has(e.what(), "gpu_after_go")) << e.what();
+  }
 }
 
 TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {

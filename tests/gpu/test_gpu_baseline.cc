@@ -1,10 +1,12 @@
 // T_b's baseline workers side by side on a CUDA device (score/baseline.h, docs/score.md
-// "Side by side"), skipped cleanly without one: two workers share the workloads, each
-// compiles a workload's shapes before it takes the GPU's timing lock and runs the
-// compiled graph's first execution under it.
+// "Side by side" and "Ahead"), skipped cleanly without one: two workers share the
+// workloads, each compiles a workload's shapes before it takes the GPU's timing lock
+// and runs the compiled graph's first execution under it; they are asked for beside
+// the solution's evaluation and begin no workload before the solution's workers are done.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -34,6 +36,13 @@ TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
   ASSERT_TRUE(doc.is_object());
   ASSERT_EQ(doc["baseline_workers"].size(), 2u) << doc["baseline_workers"].dump().substr(0, 2000);
   ASSERT_EQ(doc["results"].size(), 4u);
+  const json& t = doc["timeline_t_ns"];
+  const int64_t done = t.value("workers_done", int64_t{0});
+  ASSERT_TRUE(t.contains("baseline_asked")) << t.dump();
+  EXPECT_LT(t["baseline_asked"].get<int64_t>(), done) << t.dump();
+  for (const json& w : doc["baseline_workers"])
+    for (const json& wl : w["workloads"]) EXPECT_GE(wl.value("begin_t_ns", int64_t{0}), done) << w.dump();
+  int ahead = 0;
   for (const json& r : doc["results"]) {
     const json& ev = r["evaluation"];
     ASSERT_EQ(ev["status"], "PASSED") << ev.dump().substr(0, 2000);
@@ -47,7 +56,10 @@ TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
     EXPECT_GT(all, 0) << ph.dump();
     EXPECT_GT(locked, 0) << ph.dump();
     EXPECT_LT(locked, all) << ph.dump();
+    ahead += ph.value("precompiled_ahead", 0);
   }
+  // How many compiled before "go" depends on how long the solution took.
+  std::printf("workloads compiled ahead: %d of 4\n", ahead);
 }
 
 }  // namespace

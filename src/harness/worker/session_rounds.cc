@@ -159,9 +159,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   v.begin(index);
   try {
     if (!reference_error.empty()) throw Finish{Status::InvalidReference, reference_error};
-    WorkloadRun run{index, spec,
-                    runtime.attr("Workload")(detail::to_py(spec), plan.device.str(), ref_run, custom_fn),
-                    o};
+    WorkloadRun run{index, spec, workload_object(spec), o};
     v.evaluate(run);
   } catch (const gpu::WorkLeftRunning& e) {
     // GPU work a call left running (the timer's bounded wait gave up).
@@ -201,6 +199,30 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   if (const double waited = values->take_wait_ms(); waited > 0) o.phases_ms["values_wait_ms"] = waited;
   o.phases_ms["total_ms"] = total.ms();
   return o;
+}
+
+py::object WorkerSession::Impl::workload_object(const json& spec) {
+  return runtime.attr("Workload")(detail::to_py(spec), plan.device.str(), ref_run, custom_fn);
+}
+
+size_t WorkerSession::Impl::compile_ahead(const std::function<bool()>& stop) {
+  size_t done = 0;
+  if (!reference_error.empty()) return 0;  // every workload fails with it anyway
+  for (size_t i = 0; i < plan.workloads.size() && !stop(); ++i) {
+    WorkloadOutcome scratch;
+    try {
+      WorkloadRun run{i, plan.workloads[i], workload_object(plan.workloads[i]), scratch};
+      if (verdict->ahead(run)) ++done;
+    } catch (const std::exception&) {  // py::error_already_set too: the rounds meet it again
+    }
+  }
+  if (done > 0 && !gpu::work_left_running()) {
+    try {  // what the compiles cached, back to the GPU beside the solution's evaluation
+      runtime.attr("release_memory")(plan.device.str());
+    } catch (py::error_already_set&) {
+    }
+  }
+  return done;
 }
 
 py::list WorkerSession::Impl::inputs_of(py::object& w, const json& spec, int round) {

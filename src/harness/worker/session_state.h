@@ -216,6 +216,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
 
   // ---- one workload (session_rounds.cc)
   WorkloadOutcome evaluate(size_t index);
+  size_t compile_ahead(const std::function<bool()>& stop);
+  // runtime.Workload for plan.workloads[index].
+  py::object workload_object(const json& spec);
   static const std::string& uuid_of(const json& spec) {
     return spec.at("uuid").get_ref<const std::string&>();
   }
@@ -293,6 +296,9 @@ class __attribute__((visibility("hidden"))) RoleVerdict {
   virtual void failed(WorkloadOutcome&) {}
   // After the workload, whatever happened.
   virtual void finished(WorkloadOutcome&) {}
+  // Before any workload runs (WorkerSession::compile_ahead): what the role can
+  // prepare for workload `run` without running it; false when it prepares nothing.
+  virtual bool ahead(WorkloadRun&) { return false; }
 
   // The round loop (Impl::run_rounds): how many rounds, under which phase, the
   // phases_ms keys a round adds to and the one for the loop's whole time.

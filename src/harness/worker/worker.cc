@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include <pybind11/embed.h>
 
@@ -369,6 +371,28 @@ size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan&
   return n;
 }
 
+// A baseline worker started beside the solution's evaluation (WorkerPlan::
+// gpu_after_go): compiles its workloads' shapes until the parent says "go", then
+// runs them. A thread of its own waits for that frame, so that a "cancel" (no T_b
+// is needed after all) ends the worker at once, in the middle of a compile; the
+// worker sends nothing while it compiles, so the thread's "done" is the only frame.
+void compile_until_go(WorkerChannel& ch, WorkerSession& session) {
+  std::atomic<bool> go{false};
+  std::thread watch([&] {
+    FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+    if (!f.ok()) quit(0);  // the parent is gone
+    const std::optional<FrameType> type = frame_type(f.message);
+    if (type == FrameType::Cancel) {
+      ch.send(make_frame(FrameType::Done));
+      quit(0);
+    }
+    if (type != FrameType::Go) ch.fatal("expected \"go\" or \"cancel\" before the workloads");
+    go = true;
+  });
+  session.compile_ahead([&] { return go.load(); });
+  watch.join();
+}
+
 // A sticky CUDA error (illegal address, launch failure) leaves the context
 // unusable: the workload fails and a fresh worker takes the rest.
 std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan& plan,
@@ -444,6 +468,7 @@ int worker_main(int fd, const PreparedWorker* prepared) {
                                         {"env", started["env"]},
                                         {"phases_ms", started["phases_ms"]},
                                         {"sandbox", sandbox_report}}));
+  if (plan.gpu_after_go) compile_until_go(ch, session);
   const size_t workloads =
       judge.work_follows ? receive_work(ch, session, plan) : plan.workloads.size();
   if (judge.timing_after_go)

@@ -308,6 +308,10 @@ void WorkerSession::assign_work(std::vector<json> workloads,
 
 WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }
 
+size_t WorkerSession::compile_ahead(const std::function<bool()>& stop) {
+  return impl_->compile_ahead(stop);
+}
+
 bool WorkerSession::processes_left() const { return impl_->processes_left; }
 bool WorkerSession::counters_read() const { return impl_->counters_read; }
 

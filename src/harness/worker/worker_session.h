@@ -116,6 +116,13 @@ class WorkerSession {
   // worker waits there for the parent's "go").
   void set_timing_gate(std::function<void()> gate);
 
+  // A Baseline's plan with gpu_after_go: compiles each workload's shapes in order
+  // (baseline.precompile, whose kernels hold the GPU's timing lock) until `stop()`
+  // says so, then frees the GPU memory it cached; evaluate() then skips the
+  // compile of those done. Returns how many were compiled. Never throws: a
+  // failure is met again, and reported, by the workload's rounds.
+  size_t compile_ahead(const std::function<bool()>& stop);
+
   // A Judge's plan with work_follows: its workloads and records, which came after
   // start().
   void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
