@@ -6,6 +6,13 @@ on the GPU machine, in one call (issue #27 item 2). Every run starts with empty 
     bench/cold_eval_vs_peer.py --solbench BIN --peer-src DIR --peer-site DIR --out DIR \
         [--examples triton/rmsnorm pytorch/gemma3_swiglu ...] [--deadline-s S] \
         [--variant one:SOLBENCH_BASELINE_WORKERS=1 --variant auto --variant nob::--no-baseline]
+        [--pycache DIR]
+
+--pycache DIR gives both tools Python bytecode of torch (PYTHONPYCACHEPREFIX=DIR,
+filled first by a process that imports torch, Dynamo, Inductor, Triton and the peer and
+compiles a function), as on an installation whose site-packages hold bytecode; without
+it, each run meets the interpreter as it is (on the GPU host: no bytecode beside
+torch's sources, PYTHONDONTWRITEBYTECODE set, so every process compiles them).
 
 Prints, per example, both walls and their ratio, and solbench's timeline (seconds after
 start: build done, T_SOL ready, first worker ready, workloads done, T_b done); writes
@@ -107,6 +114,7 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--examples", nargs="*", default=DEFAULT)
     ap.add_argument("--deadline-s", type=float, default=1e9)
+    ap.add_argument("--pycache", default="")
     ap.add_argument("--variant", action="append", default=[],
                     help="NAME[:KEY=VALUE,...[:EVAL FLAGS]]: solbench run once per variant "
                          "(fresh caches each) with these variables and extra eval flags "
@@ -121,6 +129,18 @@ def main() -> int:
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t_end = time.time() + a.deadline_s
+    both = {}
+    if a.pycache:
+        both = {"PYTHONPYCACHEPREFIX": os.path.abspath(a.pycache), "PYTHONDONTWRITEBYTECODE": ""}
+        warm = ("import torch, torch._dynamo, torch._inductor.compile_fx, torch.utils.cpp_extension, "
+                "triton\nimport sol_execbench.cli.main\n"
+                "f = torch.compile(lambda x: (x.sin() + 1).sum(-1))\n"
+                "f(torch.randn(64, 64, device='cuda' if torch.cuda.is_available() else 'cpu'))\n")
+        wenv = {**fresh_env(out / "pycache-warm"), **both,
+                "PYTHONPATH": f"{os.path.abspath(a.peer_site)}:{os.path.abspath(a.peer_src)}"}
+        rc, _, err, wall = run([sys.executable, "-c", warm], wenv, 600)
+        print(f"bytecode under {a.pycache}: warmed in {wall:.1f} s (rc {rc}) {err[-300:] if rc else ''}",
+              flush=True)
     rows = []
     for ex in a.examples:
         left = t_end - time.time()
@@ -130,7 +150,7 @@ def main() -> int:
         d = pathlib.Path(a.examples_dir) / ex
         sol = sorted(d.glob("solution*.json"))[0]
         tag = ex.replace("/", "_")
-        penv = fresh_env(out / f"peer-{tag}")
+        penv = {**fresh_env(out / f"peer-{tag}"), **both}
         # Absolute: the peer's driver runs in a folder of its own.
         penv["PYTHONPATH"] = f"{os.path.abspath(a.peer_site)}:{os.path.abspath(a.peer_src)}"
         prc, pso, pse, pwall = run([sys.executable, "-c",
@@ -148,7 +168,7 @@ def main() -> int:
             if left < 30:
                 print(f"    {name}: skipped, {left:.0f} s left", flush=True)
                 continue
-            row = solbench_row(a, d, sol, out / f"sb-{tag}-{name}", extra, flags, left)
+            row = solbench_row(a, d, sol, out / f"sb-{tag}-{name}", {**both, **extra}, flags, left)
             row.update({"example": ex, "variant": name, "variant_env": extra, "variant_flags": flags,
                         "peer_s": round(pwall, 1), "peer_rc": prc, "peer_statuses": pstat,
                         "peer_tail": (pso + pse)[-1500:] if prc != 0 and k == 0 else "",

@@ -86,6 +86,20 @@ std::string torch_version() {
   }
 }
 
+std::string keep_bytecode() {
+  const fs::path home = settings().cache_home();
+  if (!settings().pycache || home.empty()) return "off";
+  try {
+    ensure_interpreter();
+    py::gil_scoped_acquire gil;
+    return py::module_::import("solbench_py.bytecode")
+        .attr("keep_bytecode")((home / "pycache").string())
+        .cast<std::string>();
+  } catch (const std::exception& e) {
+    return std::string("unchanged: ") + e.what();
+  }
+}
+
 #else  // built without embedded Python
 
 bool python_available() { return false; }
@@ -97,6 +111,7 @@ std::string call_json(std::string_view, std::string_view, const std::string&) {
   return {};
 }
 std::string torch_version() { return ""; }
+std::string keep_bytecode() { return "off"; }
 
 #endif
 

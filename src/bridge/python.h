@@ -28,4 +28,17 @@ std::string call_json(std::string_view module, std::string_view function, const 
 // torch.__version__, or "" when torch cannot be imported.
 std::string torch_version();
 
+// For a process that runs solbench's own code and references only, never a
+// solution's (the zygote before it forks, the SOL tracer), called before it
+// imports torch: where torch has no bytecode beside its sources (a container
+// image stripped of __pycache__), Python writes the bytecode of what the process
+// imports under <cache home>/pycache and reads it from there (sys.pycache_prefix),
+// so that the next such process does not compile torch's sources again (on the
+// GPU host: torch 4.1-5.6 s, torch._dynamo 5.0-5.7 s, Inductor 3.6-3.9 s each time;
+// docs/speed.md). Workers forked from the zygote read it and write nothing
+// (PYTHONDONTWRITEBYTECODE in their environment). SOLBENCH_PYCACHE=0, a
+// PYTHONPYCACHEPREFIX of the user's or no cache folder leave Python as it is.
+// Returns what it did, in words (solbench_py/bytecode.py); never throws.
+std::string keep_bytecode();
+
 }  // namespace solbench::bridge

@@ -30,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include "bridge/python.h"
 #include "cli/commands.h"
 #include "core/text.h"
 #include "score/tracer_process.h"
@@ -72,6 +73,7 @@ int run_trace_child() {
     std::fprintf(stderr, "error: __sol-trace is started by `solbench sol` (no SOLBENCH_CHANNEL_FD)\n");
     return 2;
   }
+  bridge::keep_bytecode();  // before torch: the tracer runs references only
   sol::warm_up_tracer();
   return harness::serve_frames(*fd, [](const json& request) -> json {
     try {

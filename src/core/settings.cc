@@ -104,6 +104,7 @@ void read_build(const Reader& r, Settings& s) {
   s.baseline_workers = job_count(r.text("SOLBENCH_BASELINE_WORKERS"));
   s.baseline_ahead = r.one_or_zero("SOLBENCH_BASELINE_AHEAD");
   s.torch_pch = r.one_or_zero("SOLBENCH_TORCH_PCH");
+  s.pycache = r.one_or_zero("SOLBENCH_PYCACHE").value_or(true);
   r.path("SOLBENCH_CCWRAP", s.ccwrap);
   s.path_env = r.text("PATH");
 }

@@ -100,6 +100,9 @@ struct Settings {
   // the CPU too (its timed loops then share cores with those workers' start: for
   // tests of the mechanism); nullopt: on a GPU.
   std::optional<bool> baseline_ahead;
+  // SOLBENCH_PYCACHE: "0" leaves Python's bytecode where the interpreter keeps it
+  // (bridge::keep_bytecode); default on.
+  bool pycache = true;
   // SOLBENCH_TORCH_PCH: the precompiled <torch/extension.h>; false ("0") never, true
   // ("1") built before the first use; nullopt: built in the background, used once ready.
   std::optional<bool> torch_pch;

@@ -734,6 +734,7 @@ int zygote_main(const std::string& address, bool exit_on_stdin_eof) {
   // Requests queue in the backlog while torch is imported.
   try {
     bridge::ensure_interpreter();
+    bridge::keep_bytecode();  // before torch: nothing of a solution has run here
     py::module_::import("solbench_py.runtime");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "solbench zygote: cannot start Python and torch: %s\n", e.what());
