@@ -117,8 +117,67 @@ def _dynamo_skips() -> str:
 
 
 # Precompiling (precompile() below): the GPU timing lock's file descriptor while a
-# workload's first call runs outside the worker's hold on the lock; None otherwise.
-_precompile = {"fd": None, "locked_ms": 0.0}
+# workload's first call runs outside the worker's hold on the lock, None otherwise;
+# "gpu" False while nothing may run on the GPU (a baseline worker ahead of "go").
+_precompile = {"fd": None, "locked_ms": 0.0, "gpu": True}
+
+
+class NotNow(Exception):
+    """Raised where a precompile ahead of "go" (precompile(..., run_graphs=False))
+    reaches GPU work: a compiled graph's first execution (Triton's autotuning), or a
+    benchmark Inductor runs while compiling. Ends that call; nothing is marked failed."""
+
+
+def _not_now(e: BaseException) -> bool:
+    """True when `e`, or what it was raised from (Dynamo wraps a backend's errors), is
+    a NotNow."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, NotNow):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _gpu_step(run, what: str):
+    """`run()` as a step of a precompile on the GPU: under the timing lock while
+    precompiling (its time counted), refused ahead of "go", as it is otherwise (the
+    worker then holds the lock itself)."""
+    fd = _precompile["fd"]
+    if fd is None:
+        return run()
+    if not _precompile["gpu"]:
+        raise NotNow(what)
+    t0 = time.perf_counter()
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        return run()
+    finally:
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
+
+
+def _guard_benchmarks() -> None:
+    """Inductor's GPU benchmarks while it compiles (padding a matmul or not, choosing
+    between kernels) as _gpu_step()s: they never run beside a timed loop, nor ahead
+    of "go". Every caller uses the one `benchmarker` object (torch >= 2.5); an older
+    torch is left as it is."""
+    try:
+        from torch._inductor.runtime import benchmarking
+    except Exception:  # noqa: BLE001
+        return
+    b = getattr(benchmarking, "benchmarker", None)
+    inner = getattr(b, "benchmark_gpu", None)
+    if inner is None or getattr(inner, "_solbench_guarded", False):
+        return
+
+    def benchmark_gpu(*args, **kwargs):
+        return _gpu_step(lambda: inner(*args, **kwargs), "an Inductor benchmark")
+    benchmark_gpu._solbench_guarded = True
+    b.benchmark_gpu = benchmark_gpu
 
 
 def _runs_under_lock(inner):
@@ -129,18 +188,7 @@ def _runs_under_lock(inner):
     baseline workers. Outside precompile() it calls `inner` as it is (the worker
     holds the lock for the rest of the workload itself)."""
     def run(*args):
-        fd = _precompile["fd"]
-        if fd is None:
-            return inner(*args)
-        t0 = time.perf_counter()
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            return inner(*args)
-        finally:
-            if torch.cuda.is_available() and torch.cuda.is_initialized():
-                torch.cuda.synchronize()
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
+        return _gpu_step(lambda: inner(*args), "a compiled graph's execution")
     try:
         functools.update_wrapper(run, inner, updated=("__dict__",))
     except (AttributeError, TypeError):
@@ -168,23 +216,32 @@ def _inductor_backend():
         return None
 
 
-def precompile(fn, args, lock_fd: int = -1) -> dict:
+def precompile(fn, args, lock_fd: int = -1, run_graphs: bool = True) -> dict:
     """The baseline's first call of a workload's shapes, `fn(*args)`, made before the
     worker takes the GPU's timing lock for the workload (session_roles.cc): compiling
     (CPU) overlaps the other baseline workers' GPU work, and each execution of a
-    compiled graph in it holds the lock (`lock_fd`, the worker's own descriptor of the
-    lock file; -1: none). Returns {"ms", "locked_ms"}; any error is left for the
+    compiled graph in it, and each benchmark Inductor runs while compiling, holds the
+    lock (`lock_fd`, the worker's own descriptor of the lock file; -1: none).
+    `run_graphs` False (a worker ahead of "go", beside the solution's evaluation,
+    whose correctness rounds run kernels without the lock): the call ends at the
+    first GPU step (NotNow), so that only Dynamo's tracing and Inductor's code
+    generation happen here, and Triton's autotuning happens at the first execution,
+    under the lock. Returns {"ms", "locked_ms", "stopped"}; any error is left for the
     workload's first round, which meets it again and says so."""
     t0 = time.perf_counter()
     _precompile["fd"] = lock_fd if lock_fd >= 0 else None
+    _precompile["gpu"] = run_graphs or lock_fd < 0
     _precompile["locked_ms"] = 0.0
+    stopped = False
     try:
         fn(*args)
-    except Exception:  # noqa: BLE001 - see above
-        pass
+    except Exception as e:  # noqa: BLE001 - see above
+        stopped = _not_now(e)
     finally:
         _precompile["fd"] = None
-    return {"ms": (time.perf_counter() - t0) * 1e3, "locked_ms": _precompile["locked_ms"]}
+        _precompile["gpu"] = True
+    return {"ms": (time.perf_counter() - t0) * 1e3, "locked_ms": _precompile["locked_ms"],
+            "stopped": stopped}
 
 
 def _first_line(e: BaseException) -> str:
@@ -219,13 +276,14 @@ def compiled_reference(fn):
                             f"{_first_line(e)}"
     try:
         _configure_dynamo()
+        _guard_benchmarks()
         backend = _inductor_backend()
         compiled = (compile_fn(target, dynamic=False) if backend is None else
                     compile_fn(target, dynamic=False, backend=backend))
     except Exception as e:  # noqa: BLE001
         return fn, "eager", f"torch.compile failed: {_first_line(e)}"
 
-    state = {"first": True}
+    state = {"first": True, "graphs_before": None}
 
     def eager(reason: str) -> None:
         baseline.method = "eager"
@@ -236,15 +294,22 @@ def compiled_reference(fn):
             try:
                 if not state["first"]:
                     return compiled(*args)
-                state["first"] = False
-                before = _dynamo_graphs()
+                # Counted from the first attempt: one stopped ahead of "go" (NotNow)
+                # may have compiled the graph that this call then only runs.
+                if state["graphs_before"] is None:
+                    state["graphs_before"] = _dynamo_graphs()
                 out = compiled(*args)
+                state["first"] = False
+                before = state["graphs_before"]
                 if before >= 0 and _dynamo_graphs() == before:
                     skips = _dynamo_skips()
                     eager("torch.compile compiled no graph: Dynamo ran the reference eagerly" +
                           (f" ({skips})" if skips else ""))
                 return out
             except Exception as e:  # noqa: BLE001
+                if _not_now(e):  # a precompile ahead of "go" stopped: no verdict yet
+                    raise
+                state["first"] = False
                 eager(f"torch.compile failed on a call: {_first_line(e)}")
         return fn(*args)
 

@@ -67,6 +67,7 @@ class FakeCompile:
         self.graphs = 0
         self.compiles_a_graph = compiles_a_graph
         self.fails = fails
+        self.stops = None  # raised once the graph is compiled (a GPU step refused)
         self.compiled = []
         self.kwargs = []
 
@@ -80,6 +81,8 @@ class FakeCompile:
             dynamo_lookup(fn)
             if self.compiles_a_graph:
                 self.graphs += 1
+            if self.stops:
+                raise self.stops
             return fn(*args)
 
         return compiled
@@ -190,6 +193,62 @@ def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
     assert seen == [("compile", False), ("graph", False)]
     assert baseline.precompile(lambda: 1 / 0, [], fd)["ms"] >= 0
     assert not held()
+
+
+def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
+    fd, held = _lock_files(tmp_path)
+    seen = []
+
+    def graph_body(*a):
+        seen.append(("graph", held()))
+        return sum(a)
+    graph = baseline._runs_under_lock(graph_body)
+
+    def first_call(*a):
+        seen.append(("compile", held()))
+        return graph(*a)
+
+    r = baseline.precompile(first_call, [1, 2], fd, run_graphs=False)
+    # Compiled, and the graph never ran (nor took the lock): its autotuning waits
+    # for the workload's first round, under the lock.
+    assert seen == [("compile", False)]
+    assert r["stopped"] and r["locked_ms"] == 0
+    assert not held()
+    assert baseline._precompile["gpu"]  # and only while that precompile lasts
+    assert baseline.precompile(first_call, [1, 2], fd)["stopped"] is False
+    assert seen[-1] == ("graph", True)
+    # A step that raises NotNow from inside what it calls (Dynamo wraps a backend's
+    # error) is found through the chain.
+    try:
+        try:
+            raise baseline.NotNow("x")
+        except baseline.NotNow as e:
+            raise RuntimeError("backend failed") from e
+    except RuntimeError as e:
+        assert baseline._not_now(e)
+    assert not baseline._not_now(RuntimeError("other"))
+
+
+def test_a_stopped_first_call_neither_makes_the_baseline_eager_nor_hides_its_graph(
+        reference, fake):
+    f = fake()
+    fn = reference(REFERENCE + "\n# variant stopped\n")
+    call, method, _ = baseline.compiled_reference(fn)
+    assert method == "torch.compile"
+    compiled = f.compiled[0]
+    x, y = args()
+    # Ahead of "go": the graph is compiled (counted) and its execution refused.
+    f.stops = baseline.NotNow("a compiled graph's execution")
+    with pytest.raises(baseline.NotNow):
+        call(x, y)
+    assert (call.method, call.reason) == ("torch.compile", "")
+    # The first real call finds the graph compiled already: no new graph, and still
+    # the compiled reference (the graph counted from the first attempt).
+    f.stops = None
+    f.compiles_a_graph = False
+    assert torch.equal(call(x, y), fn(x, y))
+    assert (call.method, call.reason) == ("torch.compile", "")
+    assert f.compiled == [compiled]
 
 
 def test_the_graph_wrapper_keeps_the_calling_convention():

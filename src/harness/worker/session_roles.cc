@@ -123,13 +123,15 @@ class Baseline final : public InProcess {
     InProcess::evaluate(run);
   }
 
-  // Before "go" (WorkerPlan::gpu_after_go): the workload's first call, as
-  // evaluate() would make it, its phases kept for its outcome.
+  // Before "go" (WorkerPlan::gpu_after_go): the workload's first call up to its
+  // first GPU step (the solution's correctness rounds and the judge may run kernels
+  // now, without the lock: Triton's autotuning must not run beside them), its
+  // phases kept for its outcome.
   bool ahead(WorkloadRun& run) override {
     if (!s_.plan.device.is_cuda() || !s_.timing_lock.is_open() ||
         s_.baseline_method != "torch.compile")
       return false;
-    precompile(run);
+    precompile(run, /*run_graphs=*/false);
     ahead_[run.index] = run.o.phases_ms;
     return true;
   }
@@ -153,7 +155,7 @@ class Baseline final : public InProcess {
   // The first call of the workload's shapes, on inputs of its own (a seed no
   // other call uses; values do not matter to the compile), outside the lock. A
   // failure here is left to the first correctness round, which meets it again.
-  void precompile(WorkloadRun& run) {
+  void precompile(WorkloadRun& run, bool run_graphs = true) {
     Stopwatch sw;
     try {
       py::list inputs;
@@ -162,8 +164,9 @@ class Baseline final : public InProcess {
         inputs = run.w.attr("make_inputs")(0, kPrecompileSeed).cast<py::list>();
       }
       const py::dict r = s_.runtime.attr("precompile")(s_.solution_fn, inputs,
-                                                       s_.timing_lock.fd());
+                                                       s_.timing_lock.fd(), run_graphs);
       run.o.phases_ms["precompile_locked_ms"] = r["locked_ms"].cast<double>();
+      if (r["stopped"].cast<bool>()) run.o.phases_ms["precompile_stopped"] = 1;
     } catch (py::error_already_set&) {
       // The rounds make inputs and call the reference again, and say what fails.
     }
