@@ -166,19 +166,25 @@ def _lock_files(tmp_path):
     return mine, held
 
 
-def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
-    fd, held = _lock_files(tmp_path)
-    seen = []
-
+def _first_call(held, seen):
+    """A workload's first call as precompile sees it: Dynamo's tracing and Inductor's
+    compile (the "compile" step), then the compiled graph behind the lock wrapper;
+    each step notes whether the lock was held then. Returns (first_call, graph)."""
     def graph_body(*a):
         seen.append(("graph", held()))
         return sum(a)
     graph = baseline._runs_under_lock(graph_body)
 
-    def first_call(*a):  # Dynamo's tracing and Inductor's compile, then the graph
+    def first_call(*a):
         seen.append(("compile", held()))
         return graph(*a)
+    return first_call, graph
 
+
+def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
+    fd, held = _lock_files(tmp_path)
+    seen = []
+    first_call, graph = _first_call(held, seen)
     r = baseline.precompile(first_call, [1, 2], fd)
     assert seen == [("compile", False), ("graph", True)]
     assert not held()  # released when the graph is done
@@ -198,16 +204,7 @@ def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
 def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
     fd, held = _lock_files(tmp_path)
     seen = []
-
-    def graph_body(*a):
-        seen.append(("graph", held()))
-        return sum(a)
-    graph = baseline._runs_under_lock(graph_body)
-
-    def first_call(*a):
-        seen.append(("compile", held()))
-        return graph(*a)
-
+    first_call, _ = _first_call(held, seen)
     r = baseline.precompile(first_call, [1, 2], fd, run_graphs=False)
     # Compiled, and the graph never ran (nor took the lock): its autotuning waits
     # for the workload's first round, under the lock.
