@@ -217,7 +217,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // ---- one workload (session_rounds.cc)
   WorkloadOutcome evaluate(size_t index);
   size_t compile_ahead(const std::function<bool()>& stop);
-  // runtime.Workload for plan.workloads[index].
+  // runtime.Workload for one of plan.workloads.
   py::object workload_object(const json& spec);
   static const std::string& uuid_of(const json& spec) {
     return spec.at("uuid").get_ref<const std::string&>();
