@@ -230,7 +230,7 @@ def precompile(fn, args, lock_fd: int = -1, run_graphs: bool = True) -> dict:
     workload's first round, which meets it again and says so."""
     t0 = time.perf_counter()
     _precompile["fd"] = lock_fd if lock_fd >= 0 else None
-    _precompile["gpu"] = run_graphs or lock_fd < 0
+    _precompile["gpu"] = run_graphs  # without a lock (fd None) every step runs as it is
     _precompile["locked_ms"] = 0.0
     stopped = False
     try:

@@ -44,6 +44,14 @@ uint64_t evaluation_secret(const WorkerPlan& plan) {
 
 using namespace runner_detail;
 
+bool go_given(const std::shared_future<bool>& go) {
+  try {
+    return go.get();
+  } catch (const std::future_error&) {
+    return false;
+  }
+}
+
 RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   const json first = plan.workloads.empty() ? json(nullptr) : plan.workloads.front();
   if (!opts.reference_worker || plan.role != WorkerRole::Solution) {

@@ -124,4 +124,7 @@ struct RunnerResult {
 
 RunnerResult run_plan(const WorkerPlan& plan, const RunnerOptions& opts = {});
 
+// What a RunnerOptions::go came to: waits for it; a dropped promise is false.
+bool go_given(const std::shared_future<bool>& go);
+
 }  // namespace solbench::harness

@@ -155,12 +155,7 @@ void WorkerRun::start_go(std::mutex& write_mu) {
       return;
     }
     *go_thread_ = std::thread([this, go = opts_.go, send] {
-      bool run = false;
-      try {
-        run = go.get();
-      } catch (const std::future_error&) {  // the promise was dropped: nothing to measure
-      }
-      send(run ? FrameType::Go : FrameType::Cancel);
+      send(go_given(go) ? FrameType::Go : FrameType::Cancel);
       go_sent_ns_ = steady_ns();
     });
     return;

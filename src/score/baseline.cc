@@ -28,15 +28,6 @@ bool torch_has_compile(const std::string& torch_version) {
   return i > 0 && major >= 2;
 }
 
-// What MeasureOptions::go came to (waits for it); a dropped promise is false.
-bool go_held(const std::shared_future<bool>& go) {
-  try {
-    return go.get();
-  } catch (const std::future_error&) {
-    return false;
-  }
-}
-
 // The baseline of one workload from the baseline worker's outcome.
 BaselineResult from_outcome(const harness::WorkloadOutcome& o) {
   BaselineResult r;
@@ -143,11 +134,9 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   // Ahead of "go" only where their memory fits beside the solution's evaluation.
   const bool ahead =
       o.go.valid() && largest * kBaselineFootprint * workers <= kBaselineParallelBytes;
-  if (o.go.valid() && !ahead) {
-    if (!go_held(o.go)) {
-      for (auto& r : run.results) r.reason = kBaselineNotNeeded;
-      return run;
-    }
+  if (o.go.valid() && !ahead && !harness::go_given(o.go)) {
+    for (auto& r : run.results) r.reason = kBaselineNotNeeded;
+    return run;
   }
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).
@@ -217,7 +206,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
       deliver(share[g][j], rr.outcomes[j], envs[g]);
   }
   // Cancelled ahead of "go": what the workers say of their workloads is no failure.
-  if (ahead && !go_held(o.go))
+  if (ahead && !harness::go_given(o.go))
     for (size_t k = 0; k < indices.size(); ++k)
       if (!run.results[k].t_b_ms) run.results[k].reason = kBaselineNotNeeded;
   // Every worker failed to run: as one worker always did, the caller hears why.
