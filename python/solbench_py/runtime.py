@@ -30,7 +30,8 @@ from .native import native_args
 from .pool import ArgPool, CallValues, pool_layout
 from .provenance import SOLUTION_ROOTS as _SOLUTION_ROOTS  # noqa: F401 - the one list, not a copy
 from .threads import install_thread_registry, thread_origins
-from .worker import current_stream, hardware_name, init, json_text, release_memory, warm_kernels
+from .worker import (current_stream, hardware_name, init, json_text, release_memory, synchronize,
+                     warm_kernels)
 from .workload import Workload, clone_all, lazy_outputs, normalize_outputs, same_bits
 from .zygote import after_fork, warm_spare, zygote_check, zygote_preload
 
@@ -40,6 +41,6 @@ __all__ = [
     "init", "install_exec_guard", "install_thread_registry", "json_text", "lazy_outputs",
     "load_extension", "load_reference", "load_solution", "missing_runtime", "native_args",
     "normalize_outputs", "pool_layout", "precompile", "reference_function", "release_memory",
-    "same_bits", "thread_origins", "torch_changes", "torch_fingerprint", "violations",
-    "warm_kernels", "warm_spare", "zygote_check", "zygote_preload",
+    "same_bits", "synchronize", "thread_origins", "torch_changes", "torch_fingerprint",
+    "violations", "warm_kernels", "warm_spare", "zygote_check", "zygote_preload",
 ]

@@ -97,6 +97,13 @@ def current_stream(device: str) -> int:
     return int(torch.cuda.current_stream(dev).cuda_stream)
 
 
+def synchronize(device: str) -> None:
+    """Waits for every kernel this process queued on the device (a streamed
+    Judge, before it lets the GPU's timing lock go)."""
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(torch.device(device))
+
+
 def release_memory(device: str) -> None:
     """After a workload: hands the memory torch caches for it back to the driver, so
     that the next workload (or another process on the same GPU) can have it."""

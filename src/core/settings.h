@@ -142,6 +142,10 @@ struct Settings {
   // SOLBENCH_EARLY_REFERENCE_WORKER: true ("1") always / false ("0") never start the
   // reference worker beside the solution's; nullopt: on GPUs only.
   std::optional<bool> early_reference_worker;
+  // SOLBENCH_STREAM_JUDGE: "0" an early reference worker gets a batch's work only
+  // once the solution's worker is done; default ("1") each workload as its record
+  // exists, judged beside the solution's worker (harness/runner_judged.cc).
+  std::optional<bool> stream_judge;
   // SOLBENCH_RECORD_BUDGET_BYTES: bytes of recorded reference values per batch;
   // set (even empty, which is 0): that many; nullopt: 16 GiB or half the free disk.
   std::optional<uint64_t> record_budget_bytes;

@@ -181,6 +181,18 @@ CallRecord CallRecord::from_json(const json& j) {
   }
 }
 
+uint64_t workload_input_bytes(const json& spec) {
+  uint64_t total = 0;
+  for (const auto& o : spec.at("inputs")) {
+    if (!o.at("shape").is_array()) continue;  // a scalar
+    uint64_t n = 1;
+    for (const auto& d : o.at("shape")) n *= d.get<uint64_t>();
+    auto dt = parse_dtype(o.at("dtype").get<std::string>());
+    total += dt ? storage_bytes(*dt, n) : n * 8;
+  }
+  return total;
+}
+
 uint64_t workload_output_bytes(const json& spec) {
   uint64_t total = 0;
   for (const auto& o : spec.at("outputs")) {
@@ -323,6 +335,7 @@ json judge_json(const JudgeOptions& o) {
   if (o.work_follows) j["work_follows"] = true;
   if (!o.warm_up.is_null()) j["warm_up"] = o.warm_up;
   if (o.timing_after_go) j["timing_after_go"] = true;
+  if (o.streamed) j["streamed"] = true;
   return j;
 }
 
@@ -334,6 +347,7 @@ JudgeOptions judge_from_json(const json& j, size_t workloads) {
   o.work_follows = j.value("work_follows", false);
   o.warm_up = j.value("warm_up", json(nullptr));
   o.timing_after_go = j.value("timing_after_go", false);
+  o.streamed = j.value("streamed", false);
   return o;
 }
 
@@ -357,6 +371,9 @@ void check_role(const WorkerPlan& p) {
     throw std::runtime_error("malformed worker plan: role \"judge\" needs judge.value_secret");
   if (p.judge.work_follows && !p.workloads.empty())
     throw std::runtime_error("malformed worker plan: judge.work_follows needs no workloads yet");
+  if (p.judge.streamed && !(p.judge.work_follows && p.judge.timing_after_go))
+    throw std::runtime_error(
+        "malformed worker plan: judge.streamed needs judge.work_follows and judge.timing_after_go");
 }
 
 }  // namespace

@@ -59,12 +59,14 @@ struct FrameSpec {
 inline constexpr FrameSpec kFrames[] = {
     {FrameType::Plan, "plan", FrameFrom::Parent, "...WorkerPlan", "the worker's first frame"},
     {FrameType::Work, "work", FrameFrom::Parent, "workloads, records?",
-     "a Judge's work (WorkOrder), for a plan with judge.work_follows"},
+     "a Judge's work (WorkOrder), for a plan with judge.work_follows; with judge.streamed "
+     "one frame per workload, as the Recorder reports each"},
     {FrameType::Cancel, "cancel", FrameFrom::Parent, "",
      "nothing is left to judge (instead of \"work\"), or to measure (instead of \"go\" "
      "to a plan with gpu_after_go)"},
     {FrameType::Go, "go", FrameFrom::Parent, "",
-     "a Judge with judge.timing_after_go may time the reference now; a plan with "
+     "a Judge with judge.timing_after_go may time the reference now (with judge.streamed: "
+     "and no more work comes); a plan with "
      "gpu_after_go may run its workloads now"},
     {FrameType::Values, "values", FrameFrom::Both,
      "worker: what, round | call | calls; parent: seed, keep",
@@ -78,7 +80,8 @@ inline constexpr FrameSpec kFrames[] = {
     {FrameType::Fatal, "fatal", FrameFrom::Worker, "message",
      "the worker cannot go on (a malformed plan, a sandbox not applied, its own error): every "
      "remaining workload fails with it"},
-    {FrameType::Begin, "begin", FrameFrom::Worker, "index", "a workload started"},
+    {FrameType::Begin, "begin", FrameFrom::Worker, "index, judged_t_ns?",
+     "a workload started (a streamed Judge's: its T_ref; judged_t_ns: when its judging began)"},
     {FrameType::Progress, "progress", FrameFrom::Worker, "index, phase, round?",
      "a phase of the workload in progress (WorkloadPhase)"},
     {FrameType::Result, "result", FrameFrom::Worker, "...WorkloadOutcome, record?",
@@ -206,6 +209,14 @@ struct JudgeOptions {
   // exited (its CUDA teardown, 0.1 s on an H100, then overlaps the judging
   // instead of preceding it).
   bool timing_after_go = false;
+  // With work_follows and timing_after_go: the work comes a workload at a time, in
+  // "work" frames sent as the Recorder reports each, and "go" says that no more
+  // comes. Each workload is judged as it arrives, every step of it holding the GPU's
+  // timing lock (the Recorder's timed loops never run beside it); its outcome waits
+  // for "go", after which T_ref is timed for each in turn and each is reported as
+  // usual (begin, with judged_t_ns: when its judging began; result). It sends
+  // nothing before "go": the parent reads its channel only then (runner_judged.cc).
+  bool streamed = false;
 };
 
 struct WorkerPlan {
@@ -299,7 +310,9 @@ struct WorkloadOutcome {
 // steady_clock now, in nanoseconds.
 int64_t monotonic_ns();
 
-// Bytes of storage of a workload spec's outputs (runtime.Workload's spec).
+// Bytes of storage of a workload spec's tensor inputs and of its outputs
+// (runtime.Workload's spec).
+uint64_t workload_input_bytes(const json& spec);
 uint64_t workload_output_bytes(const json& spec);
 
 // How many timed calls of a workload the worker samples for verification:

@@ -50,6 +50,11 @@ struct RunHooks {
   // The evaluation's secret (values.h), which the judge shares; 0: the worker's
   // values come from a secret of its own run.
   uint64_t value_secret = 0;
+  // The early worker is a streamed Judge (JudgeOptions::streamed) that has all its
+  // work already: nothing more is sent to it but "go". It has the workload timeout
+  // of all its workloads to begin the first; if it ends before beginning one, they
+  // go to a fresh Judge instead of failing.
+  bool streamed = false;
 };
 
 // ---------------------------------------------------------------- runner_launch.cc

@@ -195,7 +195,12 @@ class JudgedBatch {
   WorkerPlan recorder_plan() const;
   RunHooks recorder_hooks(uint64_t secret, std::vector<Child>* exiting);
   RunnerOptions recorder_options();
-  std::optional<Launch> start_judge_early(const json& warm_up);
+  bool may_stream() const;
+  std::optional<Launch> start_judge_early(const json& warm_up, bool streamed);
+  // Whether the Recorder's outcome at `pos` goes to the Judge (else it is final at
+  // hand-over), with its record made ready for it.
+  bool to_judge(size_t pos, WorkloadOutcome& o) const;
+  void stream(WorkloadOutcome& o);
   void hand_over();
   RunnerOptions judge_options();
   void emit(const RunnerEvent& e) {
@@ -208,6 +213,10 @@ class JudgedBatch {
   RunnerResult& result_;
   std::vector<std::optional<WorkloadOutcome>>& final_;
   StagingDir records_;
+  // A streamed early Judge (JudgeOptions::streamed): its channel, and the batch
+  // positions sent to it so far, in order; -1 once a send failed.
+  int stream_fd_ = -1;
+  std::vector<size_t> streamed_;
   WorkerPlan judge_plan_;
   RunnerResult recorded_;       // the Recorder's outcomes, by position in the batch
   std::vector<size_t> judged_;  // positions in the batch the Judge gets
@@ -234,8 +243,25 @@ RunHooks JudgedBatch::recorder_hooks(uint64_t secret, std::vector<Child>* exitin
     if (fs::is_directory(fs::symlink_status(src, ec))) fs::rename(src, dst, ec);
     if (!fs::is_directory(fs::symlink_status(dst, ec))) fs::create_directory(dst, ec);
     o.record->dir = dst.string();
+    if (stream_fd_ >= 0) stream(o);
   };
   return hooks;
+}
+
+// The Judge's work, one workload at a time, as the Recorder reports each (its
+// record is complete and out of the solution's reach by then). A send that fails
+// (the Judge died, or stopped reading) ends the streaming: the batch is judged
+// the usual way once the Recorder is done.
+void JudgedBatch::stream(WorkloadOutcome& o) {
+  const size_t pos = static_cast<size_t>(o.index);
+  if (pos >= batch_.size() || !to_judge(pos, o)) return;
+  const WorkOrder work{false, {plan_.workloads[batch_[pos]]}, {*o.record}};
+  if (!write_frame(stream_fd_, work.to_json(), deadline_after(std::chrono::seconds(5))).ok()) {
+    stream_fd_ = -1;
+    streamed_.clear();
+    return;
+  }
+  streamed_.push_back(pos);
 }
 
 // The Recorder's events with plan indices; its recorded results wait for the Judge.
@@ -257,14 +283,35 @@ RunnerOptions JudgedBatch::recorder_options() {
   return so;
 }
 
+constexpr uint64_t kStreamFootprint = 8;
+constexpr uint64_t kStreamBytes = 16ull << 30;
+
+// Whether an early Judge may judge beside the Recorder (JudgeOptions::streamed):
+// both then hold a workload's values on the device at once, so only where every
+// workload of the batch is small enough (8x its inputs and outputs within 16 GiB,
+// the rule of T_b's workers ahead). SOLBENCH_STREAM_JUDGE=0: never.
+bool JudgedBatch::may_stream() const {
+  if (!settings().stream_judge.value_or(true)) return false;
+  for (int i : batch_) {
+    const json& spec = plan_.workloads[i];
+    if (kStreamFootprint * (workload_input_bytes(spec) + workload_output_bytes(spec)) >
+        kStreamBytes)
+      return false;
+  }
+  return true;
+}
+
 // On a GPU the Judge starts now, beside the Recorder, and gets its work when the
 // records exist (JudgeOptions::work_follows): its start is off the critical path.
-// Not on the CPU, where its start would share the cores with the solution's timed
-// calls. SOLBENCH_EARLY_REFERENCE_WORKER=0 / 1: never / always.
-std::optional<Launch> JudgedBatch::start_judge_early(const json& warm_up) {
+// Streamed, it gets each workload as soon as its record exists and judges it
+// while the Recorder goes on. Not on the CPU, where its start would share the
+// cores with the solution's timed calls. SOLBENCH_EARLY_REFERENCE_WORKER=0 / 1:
+// never / always.
+std::optional<Launch> JudgedBatch::start_judge_early(const json& warm_up, bool streamed) {
   if (!settings().early_reference_worker.value_or(plan_.device.is_cuda())) return {};
   WorkerPlan head = judge_plan_;
   head.judge.work_follows = true;
+  head.judge.streamed = streamed;
   head.judge.warm_up = warm_up;
   try {
     Launch l = launch_worker(head, opts_);
@@ -281,6 +328,14 @@ std::optional<Launch> JudgedBatch::start_judge_early(const json& warm_up) {
   return {};
 }
 
+bool JudgedBatch::to_judge(size_t pos, WorkloadOutcome& o) const {
+  if (!o.record) return false;
+  if (!record_problem(plan_, plan_.workloads[batch_[pos]], o).empty()) return false;
+  if (o.status != Status::Passed && o.record->failed_stage.empty())
+    o.record->failed_stage = "after";
+  return true;
+}
+
 // The Recorder's outcomes: final where there is nothing to judge (or the record is
 // incomplete), else handed to the Judge with their records.
 void JudgedBatch::hand_over() {
@@ -292,7 +347,8 @@ void JudgedBatch::hand_over() {
       final_[idx] = o;
       continue;
     }
-    if (const std::string why = record_problem(plan_, plan_.workloads[idx], o); !why.empty()) {
+    if (!to_judge(pos, o)) {
+      const std::string why = record_problem(plan_, plan_.workloads[idx], o);
       final_[idx] = failed(idx, o.uuid, Status::RuntimeError,
                            "the solution's worker sent an incomplete record: " + why);
       RunnerEvent e = make_event(EventKind::Result, idx);
@@ -301,8 +357,6 @@ void JudgedBatch::hand_over() {
       if (!opts_.keep_scratch) remove_tree_quietly(o.record->dir);
       continue;
     }
-    if (o.status != Status::Passed && o.record->failed_stage.empty())
-      o.record->failed_stage = "after";
     judged_.push_back(pos);
     judge_plan_.workloads.push_back(plan_.workloads[idx]);
     judge_plan_.judge.records.push_back(*o.record);
@@ -342,7 +396,9 @@ void JudgedBatch::run(uint64_t secret) {
   judge_plan_.judge.value_secret = secret;
   judge_plan_.judge.timing_after_go = true;
   const WorkerPlan sp = recorder_plan();
-  std::optional<Launch> early = start_judge_early(sp.workloads.front());
+  const bool streamed = may_stream();
+  std::optional<Launch> early = start_judge_early(sp.workloads.front(), streamed);
+  if (early && streamed) stream_fd_ = early->child.channel_fd();
 
   // The Recorder, done, exits while the Judge judges; T_ref is timed only once it
   // has (JudgeOptions::timing_after_go).
@@ -354,13 +410,20 @@ void JudgedBatch::run(uint64_t secret) {
   if (!recorded_.env.empty()) result_.env = recorded_.env;
   if (!recorded_.sandbox.empty()) result_.sandbox = recorded_.sandbox;
 
+  const bool was_streaming = stream_fd_ >= 0;
+  stream_fd_ = -1;
   hand_over();
-  if (judged_.empty()) {  // an early Judge is killed unused
+  // What went to a streamed Judge must be what the hand-over gives it; a Judge
+  // that missed some (a send failed) is not used: a fresh one judges the batch.
+  const bool streamed_all = was_streaming && streamed_ == judged_;
+  if (judged_.empty() || (early && streamed && !streamed_all)) {  // an early Judge unused
     if (early) take_back_caches(judge_plan_.sandbox, early->scratch.path());
-    return;
+    early.reset();
+    if (judged_.empty()) return;
   }
   RunHooks judge_hooks;
   judge_hooks.go = reaper.gone();
+  judge_hooks.streamed = early && streamed_all;
   RunnerResult jr = run_workers(judge_plan_, judge_options(), &judge_hooks, std::move(early));
   for (auto& w : jr.workers) result_.reference_workers.push_back(std::move(w));
   for (size_t j = 0; j < judged_.size(); ++j) {  // every result was reported; be safe

@@ -70,6 +70,8 @@ class WorkerRun {
   void event(RunnerEvent e) {
     if (opts_.on_event) opts_.on_event(e);
   }
+  // A streamed Judge with its work sent already (RunHooks::streamed).
+  bool streamed() const { return early_ && hooks_ && hooks_->streamed; }
   const std::string& uuid(int pos) const {
     return plan_.workloads[indices_[pos]].at("uuid").get_ref<const std::string&>();
   }
@@ -120,12 +122,14 @@ bool WorkerRun::launch() {
     }
   }
   if (early_) record()["started_early"] = true;
+  if (streamed()) record()["streamed"] = true;
   event(make_event(EventKind::WorkerStart));
   return true;
 }
 
 // The plan (sealed), or an early worker's work.
 bool WorkerRun::send_first(const WorkerPlan& sub) {
+  if (streamed()) return true;  // its work went to it as the Recorder reported it
   if (!early_) launched_->seal = new_seal();
   const json first = early_ ? WorkOrder{false, sub.workloads, sub.judge.records}.to_json()
                             : sealed_plan(sub, launched_->seal);
@@ -296,6 +300,10 @@ void WorkerRun::on_ready(const json& m) {
   result_.env = m.value("env", json::object());
   result_.sandbox = m.value("sandbox", json::object());
   deadline_ = deadline_after(opts_.workload_timeout);
+  // A streamed Judge says nothing until it has judged all it was sent and timed
+  // the first T_ref: each workload's allowance, for all of them.
+  if (streamed())
+    deadline_ = deadline_after(opts_.workload_timeout * static_cast<double>(indices_.size()));
   (void)awaiting_go();  // before "go": no workload deadline yet
   RunnerEvent e = make_event(EventKind::Ready);
   e.env = &result_.env;
@@ -338,6 +346,8 @@ bool WorkerRun::on_begin(const json& m) {
   deadline_ = deadline_after(opts_.workload_timeout);
   record()["workloads"].push_back(
       {{"index", indices_[pos]}, {"begin_t_ns", m.value("t_ns", int64_t{0})}});
+  if (m.contains("judged_t_ns"))  // a streamed Judge: when its judging began
+    record()["workloads"].back()["judged_t_ns"] = m.value("judged_t_ns", int64_t{0});
   event(make_event(EventKind::Begin, indices_[pos]));
   return true;
 }
@@ -474,6 +484,10 @@ void WorkerRun::fail_from_here(Status st, const std::string& message, const std:
     out_.push_back(failed(indices_[current_], uuid(current_), st,
                           message + tail(child().log_since(log_offset_))));
     next_pos_ = current_ + 1;
+  } else if (streamed() && next_pos_ == 0) {
+    // It ended while judging ahead (which workload is not known here): a fresh
+    // Judge judges them all again, each under its own deadline.
+    next_pos_ = indices_.size();
   } else {
     fail_rest(next_pos_, st, rest);
     next_pos_ = indices_.size();
@@ -508,6 +522,9 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
     if (opts.on_event) opts.on_event(e);
   };
   while (!remaining.empty()) {
+    // A streamed Judge may end with no outcome at all (RunHooks::streamed); the
+    // next worker is started the usual way, so this happens once.
+    const bool may_end_empty = early && hooks && hooks->streamed;
     WorkerRun run(plan, remaining, wopts, result, hooks, std::move(early));
     early.reset();
     std::vector<WorkloadOutcome> got = run.run();
@@ -518,7 +535,7 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
       e.outcome = &o;
       if (opts.on_event) opts.on_event(e);
     }
-    if (got.empty()) {  // cannot happen by construction; never loop forever
+    if (got.empty() && !may_end_empty) {  // cannot happen otherwise; never loop forever
       for (int i : remaining)
         slots[i] = failed(i, plan.workloads[i].value("uuid", ""), Status::RuntimeError,
                           "the worker produced no result");

@@ -93,6 +93,8 @@ TEST(Settings, SwitchesOfZeroAndOne) {
   EXPECT_EQ(read({{"SOLBENCH_EARLY_REFERENCE_WORKER", "1"}}).early_reference_worker, true);
   EXPECT_EQ(read({{"SOLBENCH_EARLY_REFERENCE_WORKER", "0"}}).early_reference_worker, false);
   EXPECT_FALSE(read({{"SOLBENCH_EARLY_REFERENCE_WORKER", "auto"}}).early_reference_worker);
+  EXPECT_EQ(read({{"SOLBENCH_STREAM_JUDGE", "0"}}).stream_judge, false);
+  EXPECT_FALSE(read({}).stream_judge);  // unset: on wherever a reference worker starts early
   EXPECT_EQ(read({{"SOLBENCH_TORCH_PCH", "0"}}).torch_pch, false);
   EXPECT_EQ(read({{"SOLBENCH_TORCH_PCH", "1"}}).torch_pch, true);
   EXPECT_EQ(read({{"SOLBENCH_GPU_BLOCK_LAUNCH", "0"}}).gpu_block_launch, false);

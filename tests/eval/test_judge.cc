@@ -88,6 +88,12 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   json early_bad = head.to_json();
   early_bad["workloads"] = json::array({json::object()});
   EXPECT_THROW(harness::WorkerPlan::from_json(early_bad), std::runtime_error);  // work too soon
+  // Streamed: the work a workload at a time, T_ref after "go"; only with both.
+  head.judge.streamed = true;
+  EXPECT_THROW(harness::WorkerPlan::from_json(head.to_json()), std::runtime_error);
+  head.judge.timing_after_go = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(head.to_json()).judge.streamed);
+  head.judge.streamed = head.judge.timing_after_go = false;
   harness::WorkOrder order;
   order.workloads = p.workloads;
   order.records = p.judge.records;
@@ -293,6 +299,57 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   ASSERT_FALSE(one.empty());
   EXPECT_EQ(one["workers"].size(), 1u);
   EXPECT_EQ(one["reference_workers"].size(), 1u);
+}
+
+TEST_F(Judge, AStreamedJudgeJudgesEachWorkloadWhileTheSolutionsWorkerGoesOn) {
+  // As on a GPU, the reference worker starts beside the solution's and gets each
+  // workload as soon as its record exists (JudgeOptions::streamed). The solution's
+  // first call on the second workload sleeps: the first workload is judged while
+  // it does. T_ref is still timed for both, after the solution's worker is gone.
+  const fs::path sol = solution(
+      "slow_second", testing::pytorch_source("import time\nslept = [False]",
+                                             "    if hidden_states.shape[0] == 2 and not slept[0]:\n"
+                                             "        slept[0] = True\n"
+                                             "        time.sleep(3)"));
+  const std::string both = std::string(" -w ") + testing::kB1 + " -w " + testing::kB2;
+  ::setenv("SOLBENCH_EARLY_REFERENCE_WORKER", "1", 1);
+  json doc = eval(sol, both);
+  ::setenv("SOLBENCH_STREAM_JUDGE", "0", 1);
+  json after = eval(sol, both);
+  ::unsetenv("SOLBENCH_STREAM_JUDGE");
+  ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
+  ASSERT_FALSE(doc.empty());
+  ASSERT_EQ(doc["results"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(status(doc, i), "PASSED") << log(doc, i);
+    const json& checks = doc["results"][i]["evaluation"]["solbench_checks"];
+    EXPECT_EQ(checks.value("reference_timed_in", ""), "reference worker") << checks.dump();
+    EXPECT_EQ(checks["verification"].value("checked_calls", 0), 8) << checks.dump();
+    EXPECT_GT(doc["results"][i]["evaluation"]["performance"].value("reference_latency_ms", 0.0),
+              0.0);
+  }
+  ASSERT_EQ(doc["workers"].size(), 1u);
+  ASSERT_EQ(doc["reference_workers"].size(), 1u);
+  const json& judge = doc["reference_workers"][0];
+  EXPECT_TRUE(judge.value("streamed", false)) << judge;
+  const json& judged = judge["workloads"];
+  const json& recorded = doc["workers"][0]["workloads"];
+  ASSERT_EQ(judged.size(), 2u) << judge;
+  ASSERT_EQ(recorded.size(), 2u) << doc["workers"][0];
+  // The first workload's judging began after its record existed and before the
+  // solution's worker was done with the second (its 3 s sleep); every T_ref after.
+  const int64_t second_done = recorded[1].value("result_t_ns", int64_t{0});
+  const int64_t first_judged = judged[0].value("judged_t_ns", int64_t{0});
+  EXPECT_GT(first_judged, recorded[0].value("result_t_ns", int64_t{0})) << judge;
+  EXPECT_LT(first_judged, second_done) << doc["workers"] << judge;
+  for (const auto& w : judged) EXPECT_GT(w.value("begin_t_ns", int64_t{0}), second_done) << judge;
+  for (const auto& e : fs::directory_iterator(dir_ / "staging"))
+    ADD_FAILURE() << "left behind: " << e.path();
+  // SOLBENCH_STREAM_JUDGE=0: the work comes once the solution's worker is done.
+  ASSERT_EQ(after["reference_workers"].size(), 1u);
+  EXPECT_FALSE(after["reference_workers"][0].value("streamed", false));
+  EXPECT_FALSE(after["reference_workers"][0]["workloads"][0].contains("judged_t_ns"));
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(status(after, i), "PASSED") << log(after, i);
 }
 
 TEST_F(Judge, CorrectnessOnlyRunsAreJudgedToo) {

@@ -380,6 +380,7 @@ class Judging final : public RoleVerdict {
     if (r.failed_stage == "round") return judge_failed_round(run, r);
     if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
     py::list input_sets, ref_sets;
+    s_.between_steps();
     Stopwatch ssw;
     const int sets = s_.timing_sets(run.spec, run.w, input_sets, ref_sets);
     run.o.phases_ms["timing_sets_ms"] = ssw.ms();
@@ -387,7 +388,12 @@ class Judging final : public RoleVerdict {
     s_.progress(run.index, WorkloadPhase::Judging);
     RecordSamples samples(*this, run, input_sets);
     s_.verify_sampled_calls(run, samples, sets);
-    if (s_.plan.time_reference) s_.time_reference(run.index, run.w, input_sets, ref_sets, run.o);
+    if (!s_.plan.time_reference) return;
+    if (s_.judging_ahead) {
+      s_.reference_owed.insert(run.index);  // timed after "go" (time_owed_reference)
+      return;
+    }
+    s_.time_reference(run.index, run.w, input_sets, ref_sets, run.o);
   }
 
   // The reference ran before the solution's call in the round that failed: one
@@ -412,6 +418,10 @@ class Judging final : public RoleVerdict {
   void reference_only(WorkloadRun& run) {
     py::list input_sets, ref_sets;
     s_.timing_sets(run.spec, run.w, input_sets, ref_sets);
+    if (s_.judging_ahead) {
+      s_.reference_owed.insert(run.index);
+      return;
+    }
     s_.time_reference(run.index, run.w, input_sets, ref_sets, run.o);
     if (!run.o.reference_timing) {
       run.o.status = Status::RuntimeError;

@@ -2,11 +2,12 @@
 // correctness round loop and the verification of sampled timed calls that every
 // role's verdict (session_roles.cc) runs, and the steps they share: inputs, the
 // reference, the solution's call, the comparison of outputs.
+#include <unistd.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "core/dtype.h"
 #include "harness/timing/gpu/gpu_errors.h"  // WorkLeftRunning
 #include "harness/worker/session_state.h"
 
@@ -24,17 +25,6 @@ json from_py(const py::handle& o) {
       py::module_::import("solbench_py.runtime").attr("json_text")(o).cast<std::string>());
 }
 
-uint64_t input_bytes(const json& spec) {
-  uint64_t total = 0;
-  for (const auto& o : spec.at("inputs")) {
-    if (!o.at("shape").is_array()) continue;
-    uint64_t n = 1;
-    for (const auto& d : o.at("shape")) n *= d.get<uint64_t>();
-    auto dt = parse_dtype(o.at("dtype").get<std::string>());
-    total += dt ? storage_bytes(*dt, n) : n * 8;
-  }
-  return total;
-}
 
 std::string call_name(int call, int pool_call) {
   return call >= 0 ? fmt::format("timed call {}", call + 1)
@@ -189,7 +179,9 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   // A courtesy to the next workload (a failure here changes no result), and not a
   // small one: its gc.collect() walks every object torch made, 150-200 ms. After the
   // plan's last workload the worker's exit frees everything anyway.
-  if (index + 1 < plan.workloads.size() && !gpu::work_left_running()) {  // it would hang
+  // (judge_ahead frees it itself, after the GPU's timing lock.)
+  if (!judging_ahead && index + 1 < plan.workloads.size() &&
+      !gpu::work_left_running()) {  // it would hang
     try {
       runtime.attr("release_memory")(plan.device.str());
     } catch (py::error_already_set&) {
@@ -199,6 +191,22 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   if (const double waited = values->take_wait_ms(); waited > 0) o.phases_ms["values_wait_ms"] = waited;
   o.phases_ms["total_ms"] = total.ms();
   return o;
+}
+
+void WorkerSession::Impl::between_steps() {
+  if (!judging_ahead || !timing_lock.held()) return;
+  synchronize_device();
+  timing_lock.release();
+  ::usleep(1000);  // a timed loop waiting in flock gets its turn first
+  ahead_lock_wait_ms += timing_lock.acquire();
+}
+
+void WorkerSession::Impl::synchronize_device() {
+  if (!plan.device.is_cuda() || gpu::work_left_running()) return;  // it would hang
+  try {
+    runtime.attr("synchronize")(plan.device.str());
+  } catch (py::error_already_set&) {
+  }
 }
 
 py::object WorkerSession::Impl::workload_object(const json& spec) {
@@ -240,6 +248,9 @@ py::list WorkerSession::Impl::make_inputs(py::object& w, const json& spec, int r
 }
 
 void WorkerSession::Impl::progress(size_t index, WorkloadPhase phase, int round) {
+  // Judging ahead the parent reads nothing yet: a frame a minute could fill the
+  // channel and block the worker while it holds the GPU's timing lock.
+  if (judging_ahead) return;
   json f = make_frame(FrameType::Progress, {{"index", index}, {"phase", phase_name(phase)}});
   if (round >= 0) f["round"] = round;
   emit(f);
@@ -336,6 +347,7 @@ void WorkerSession::Impl::run_rounds(WorkloadRun& run) {
   Stopwatch phase;
   const int rounds = v.round_count(run);
   for (int round = 0; round < rounds; ++round) {
+    if (round > 0) between_steps();
     progress(run.index, v.round_phase(), round);
     py::list inputs = times.time("inputs_ms", [&] { return make_inputs(run.w, run.spec, round); });
     v.round(run, round, inputs, times);
@@ -349,6 +361,7 @@ void WorkerSession::Impl::verify_sampled_calls(WorkloadRun& run, detail::Sampled
   Stopwatch vsw;
   detail::SampledCalls verdict;
   for (size_t i = 0; i < src.size(); ++i) {
+    between_steps();
     const std::string what = src.name(i);
     const py::list pristine = src.pristine(i);
     const py::list refs =

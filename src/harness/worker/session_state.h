@@ -58,8 +58,6 @@ py::object to_py(const json& j);
 // finite or null, since Python's "Infinity" is not JSON.
 json from_py(const py::handle& o);
 
-// Bytes of a workload spec's inputs (scalars and unknown shapes aside).
-uint64_t input_bytes(const json& spec);
 // Warm-ups (WorkerSession::warm_up, warm_spare) skip workloads with more inputs than
 // this: drawing them would cost more than the kernels' first loads they save.
 inline constexpr uint64_t kWarmUpInputLimit = 256ull << 20;
@@ -183,6 +181,12 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   json static_findings = json::array();  // static_check.py, reported in env
   py::module_ record_mod;  // solbench_py.record: the judge's files
   std::function<void()> timing_gate;  // set_timing_gate: run once, then cleared
+  // A streamed Judge's workloads being judged ahead (WorkerSession::judge_ahead):
+  // T_ref is not timed but owed, the GPU memory is freed by the caller, and the
+  // GPU's timing lock is held step by step (between_steps).
+  bool judging_ahead = false;
+  std::set<size_t> reference_owed;  // workloads judged ahead whose T_ref is owed
+  double ahead_lock_wait_ms = 0;    // between_steps' waits for the lock
 
   // ---- start (worker_session.cc)
   json start_python(json& phases);
@@ -216,6 +220,14 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
 
   // ---- one workload (session_rounds.cc)
   WorkloadOutcome evaluate(size_t index);
+  // Judging ahead (judging_ahead), the timing lock is held for one step at a time
+  // (a round, a sampled call, the timing sets), not for the whole workload: here,
+  // between two steps, its GPU work is waited for and the lock let go for a moment,
+  // so that a timed loop of the Recorder's that waits for it goes first (the same
+  // turn-taking as the early Judge's warm-up, worker.cc). Elsewhere: nothing.
+  void between_steps();
+  // Waits for the GPU work this process queued (on a GPU; never throws).
+  void synchronize_device();
   size_t compile_ahead(const std::function<bool()>& stop);
   // runtime.Workload for one of plan.workloads.
   py::object workload_object(const json& spec);

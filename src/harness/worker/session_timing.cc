@@ -20,7 +20,7 @@ using detail::CallError;
 // when they run in different workers.
 int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& input_sets,
                                      py::list& ref_sets, bool with_reference) {
-  const uint64_t in_bytes = std::max<uint64_t>(1, detail::input_bytes(spec));
+  const uint64_t in_bytes = std::max<uint64_t>(1, workload_input_bytes(spec));
   int sets = std::max(2, plan.input_sets);
   while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
   for (int k = 0; k < sets; ++k) {

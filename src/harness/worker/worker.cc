@@ -415,6 +415,65 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
   return e;
 }
 
+// A streamed Judge (JudgeOptions::streamed): judges each workload as its "work"
+// frame comes, while the Recorder still records the next ones, and holds the
+// outcomes until "go" (the Recorder has exited; no more work comes); then times
+// T_ref for each in turn and reports each as run_workloads does, its begin frame
+// saying when its judging began. It sends nothing before "go": the parent reads
+// its channel only then, and a frame that found the channel full would block the
+// worker, perhaps while it holds the GPU's timing lock. A sticky CUDA error ends
+// the judging: after "go" the worker asks for a restart at once, and a fresh Judge
+// takes all its workloads (those judged here were judged in a context that broke).
+[[noreturn]] void judge_streamed(WorkerChannel& ch, WorkerSession& session,
+                                 const WorkerPlan& plan) {
+  std::vector<std::pair<WorkloadOutcome, int64_t>> held;  // and when its judging began
+  std::string spoiled;  // the sticky CUDA error's name
+  for (;;) {
+    FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+    if (!f.ok()) quit(0);  // the parent is gone
+    if (frame_type(f.message) == FrameType::Go) break;
+    WorkOrder order;
+    try {
+      order = WorkOrder::from_json(f.message);
+    } catch (const std::exception& e) {
+      ch.fatal(e.what());
+    }
+    if (order.cancel) {
+      ch.send(make_frame(FrameType::Done));
+      quit(0);
+    }
+    const size_t n = order.workloads.size();
+    const size_t first = session.add_work(std::move(order.workloads), std::move(order.records));
+    for (size_t i = first; i < first + n && spoiled.empty(); ++i) {
+      const int64_t began = monotonic_ns();
+      WorkloadOutcome o = session.judge_ahead(i);
+      if (const auto e = sticky_cuda_error(plan, o)) spoiled = e->name;
+      held.emplace_back(std::move(o), began);
+    }
+  }
+  if (!spoiled.empty()) {
+    ch.send(make_frame(FrameType::Restart, {{"reason", spoiled}}));
+    quit(0);
+  }
+  for (size_t i = 0; i < held.size(); ++i) {
+    std::fflush(stdout);
+    std::fputs(workload_log_marker(i).c_str(), stderr);
+    std::fflush(stderr);
+    ch.send(make_frame(FrameType::Begin, {{"index", i}, {"judged_t_ns", held[i].second}}));
+    WorkloadOutcome o = session.time_owed_reference(i, std::move(held[i].first));
+    const auto cuda_error = sticky_cuda_error(plan, o);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ch.send(o.to_json());
+    if (cuda_error) {
+      ch.send(make_frame(FrameType::Restart, {{"reason", cuda_error->name}}));
+      quit(0);
+    }
+  }
+  ch.send(make_frame(FrameType::Done));
+  quit(0);
+}
+
 // Each workload in order: begin, its evaluation, its result; a spoiled worker
 // (a sticky CUDA error, processes left running, hardware counters read) asks for
 // a restart and exits.
@@ -469,6 +528,7 @@ int worker_main(int fd, const PreparedWorker* prepared) {
                                         {"phases_ms", started["phases_ms"]},
                                         {"sandbox", sandbox_report}}));
   if (plan.gpu_after_go) compile_until_go(ch, session);
+  if (judge.streamed) judge_streamed(ch, session, plan);
   const size_t workloads =
       judge.work_follows ? receive_work(ch, session, plan) : plan.workloads.size();
   if (judge.timing_after_go)

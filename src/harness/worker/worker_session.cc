@@ -11,6 +11,7 @@
 
 #include "bridge/python.h"
 #include "harness/checks/threads.h"
+#include "harness/timing/gpu/gpu_errors.h"  // work_left_running
 #include "harness/worker/code_seal.h"
 #include "harness/worker/session_state.h"
 
@@ -66,7 +67,7 @@ json WorkerSession::start_runtime(const Device& device,
 
 int WorkerSession::warm_spare(const json& warm, const Device& device) {
   if (!warm.is_object() || !warm.contains("workload") ||
-      detail::input_bytes(warm["workload"]) > detail::kWarmUpInputLimit)
+      workload_input_bytes(warm["workload"]) > detail::kWarmUpInputLimit)
     return 0;
   try {
     return py::module_::import("solbench_py.runtime").attr("warm_spare")(to_py(warm), device.str()).cast<int>();
@@ -266,7 +267,7 @@ int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_ru
                            const std::function<void()>& done) {
   Impl& s = *impl_;
   if (!s.reference_error.empty() || !spec.is_object() ||
-      detail::input_bytes(spec) > detail::kWarmUpInputLimit)
+      workload_input_bytes(spec) > detail::kWarmUpInputLimit)
     return 0;
   int steps = 0;
   try {
@@ -304,6 +305,63 @@ void WorkerSession::assign_work(std::vector<json> workloads,
                                 std::vector<std::optional<CallRecord>> records) {
   impl_->plan.workloads = std::move(workloads);
   impl_->plan.judge.records = std::move(records);
+}
+
+size_t WorkerSession::add_work(std::vector<json> workloads,
+                               std::vector<std::optional<CallRecord>> records) {
+  Impl& s = *impl_;
+  const size_t first = s.plan.workloads.size();
+  records.resize(workloads.size());  // none: T_ref only
+  s.plan.judge.records.resize(first);
+  for (auto& w : workloads) s.plan.workloads.push_back(std::move(w));
+  for (auto& r : records) s.plan.judge.records.push_back(std::move(r));
+  return first;
+}
+
+WorkloadOutcome WorkerSession::judge_ahead(size_t index) {
+  Impl& s = *impl_;
+  WorkloadOutcome o;
+  {
+    const DeviceLockHold hold(s.timing_lock);
+    s.judging_ahead = true;
+    s.ahead_lock_wait_ms = 0;
+    o = s.evaluate(index);
+    s.judging_ahead = false;
+    o.phases_ms["judge_lock_wait_ms"] = hold.waited_ms() + s.ahead_lock_wait_ms;
+    // Nothing of this workload's may still run on the GPU once the lock is let go.
+    s.synchronize_device();
+  }
+  if (s.plan.device.is_cuda() && !gpu::work_left_running()) {
+    try {  // what it cached, back for the Recorder's next workload
+      s.runtime.attr("release_memory")(s.plan.device.str());
+    } catch (py::error_already_set&) {
+    }
+  }
+  return o;
+}
+
+WorkloadOutcome WorkerSession::time_owed_reference(size_t index, WorkloadOutcome o) {
+  Impl& s = *impl_;
+  if (s.reference_owed.erase(index) == 0) return o;
+  Stopwatch sw;
+  const json& spec = s.plan.workloads.at(index);
+  const bool recorded = index < s.plan.judge.records.size() && s.plan.judge.records[index];
+  try {
+    py::object w = s.workload_object(spec);
+    py::list input_sets, ref_sets;
+    s.timing_sets(spec, w, input_sets, ref_sets);  // the same values as when judged
+    s.time_reference(index, w, input_sets, ref_sets, o);
+  } catch (const Finish& f) {
+    o.log += "timing the reference failed: " + f.message + "\n";
+  } catch (py::error_already_set& e) {
+    o.log += "timing the reference failed: " + detail::python_error_text(e) + "\n";
+  }
+  if (!recorded && !o.reference_timing && o.status == Status::Passed) {
+    o.status = Status::RuntimeError;  // T_ref was its whole job (reference_only)
+    if (o.log.empty()) o.log = "the reference was not timed";
+  }
+  o.phases_ms["total_ms"] = o.phases_ms.value("total_ms", 0.0) + sw.ms();
+  return o;
 }
 
 WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }

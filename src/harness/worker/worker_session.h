@@ -126,6 +126,15 @@ class WorkerSession {
   // A Judge's plan with work_follows: its workloads and records, which came after
   // start().
   void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
+  // A Judge's plan with judge.streamed: work that came since, appended; returns the
+  // index of its first workload.
+  size_t add_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
+  // ... each judged as it comes: evaluate(i) but for T_ref, which it owes, every
+  // step holding the GPU's timing lock (the Recorder's timed loops run beside it);
+  // then the GPU memory it cached goes back, outside the lock.
+  WorkloadOutcome judge_ahead(size_t i);
+  // ... and after "go": T_ref of workload i into `o`, where judge_ahead owes it.
+  WorkloadOutcome time_owed_reference(size_t i, WorkloadOutcome o);
 
   // Evaluates plan.workloads[i]. Never throws for problems of the solution.
   WorkloadOutcome evaluate(size_t i);

@@ -1,0 +1,64 @@
+// The reference worker judging beside the solution's worker on a CUDA device
+// (harness/runner_judged.cc, JudgeOptions::streamed; docs/harness.md "Judging"),
+// skipped cleanly without one: it gets each workload as soon as its record exists,
+// judges it holding the GPU's timing lock, and times T_ref only once the solution's
+// worker is gone.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "gpu_test_util.h"
+#include "test_support.h"
+
+namespace solbench::gpu {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(GpuJudge, StreamedBesideTheRecorderAndTimesTheReferenceAfterIt) {
+  SB_REQUIRE_GPU();
+  solbench::testing::TempDir dir;
+  const fs::path problem = fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096";
+  const fs::path out = dir.path() / "out.json";
+  const std::string cmd =
+      "SOLBENCH_CACHE_DIR='" + (dir.path() / "cache").string() + "' '" + SOLBENCH_BINARY +
+      "' eval '" + problem.string() + "' --solution '" +
+      (problem / "solutions/cuda_rmsnorm.json").string() +
+      "' --smallest 6 --rounds 2 --time-budget-ms 100 --device cuda:0 --no-db --no-baseline "
+      "--json >'" + out.string() + "'";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+  const json doc = json::parse(solbench::testing::read(out), nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  ASSERT_EQ(doc["results"].size(), 6u);
+  ASSERT_EQ(doc["workers"].size(), 1u) << doc["workers"].dump().substr(0, 2000);
+  ASSERT_EQ(doc["reference_workers"].size(), 1u) << doc["reference_workers"].dump().substr(0, 2000);
+  const json& judge = doc["reference_workers"][0];
+  const json& judged = judge["workloads"];
+  const json& recorded = doc["workers"][0]["workloads"];
+  ASSERT_TRUE(judge.value("streamed", false)) << judge.dump();
+  ASSERT_EQ(judged.size(), 6u) << judge.dump();
+  ASSERT_EQ(recorded.size(), 6u);
+  // Each workload was judged after its record existed; the first before the
+  // solution's worker was done with the last; every T_ref after that.
+  const int64_t last = recorded[5].value("result_t_ns", int64_t{0});
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_GT(judged[i].value("judged_t_ns", int64_t{0}), recorded[i].value("result_t_ns", int64_t{0}))
+        << judge.dump();
+  EXPECT_LT(judged[0].value("judged_t_ns", int64_t{0}), last) << judge.dump();
+  for (const json& w : judged) EXPECT_GT(w.value("begin_t_ns", int64_t{0}), last);
+  for (const json& r : doc["results"]) {
+    const json& ev = r["evaluation"];
+    ASSERT_EQ(ev["status"], "PASSED") << ev.dump().substr(0, 2000);
+    EXPECT_GT(ev["performance"].value("reference_latency_ms", 0.0), 0) << ev.dump().substr(0, 2000);
+    // The judging held the lock: its wait is a phase of its own.
+    EXPECT_TRUE(ev["solbench_phases_ms"].contains("judge_lock_wait_ms"))
+        << ev["solbench_phases_ms"].dump();
+  }
+}
+
+}  // namespace
+}  // namespace solbench::gpu
