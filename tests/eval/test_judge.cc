@@ -23,6 +23,20 @@ namespace fs = std::filesystem;
 using Judge = testing::PythonSolutionEval;
 using testing::kFast;
 
+// `n` results, each PASSED, judged in the reference worker (8 sampled calls checked)
+// and with T_ref timed there.
+void expect_judged_and_timed(const json& doc, size_t n) {
+  ASSERT_EQ(doc["results"].size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    const json& ev = doc["results"][i]["evaluation"];
+    EXPECT_EQ(ev["status"], "PASSED") << ev["log"];
+    const json& checks = ev["solbench_checks"];
+    EXPECT_EQ(checks.value("reference_timed_in", ""), "reference worker") << checks.dump();
+    EXPECT_EQ(checks["verification"].value("checked_calls", 0), 8) << checks.dump();
+    EXPECT_GT(ev["performance"].value("reference_latency_ms", 0.0), 0.0);
+  }
+}
+
 TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   const std::string sha(64, 'a');
   json ok = {{"rounds", {{{"round", 0}, {"file", "r0.rec"}, {"sha256", sha}},
@@ -271,15 +285,7 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   ::unsetenv("SOLBENCH_RECORD_BUDGET_BYTES");
   ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
   ASSERT_FALSE(doc.empty());
-  ASSERT_EQ(doc["results"].size(), 2u);
-  for (size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(status(doc, i), "PASSED") << log(doc, i);
-    const json& checks = doc["results"][i]["evaluation"]["solbench_checks"];
-    EXPECT_EQ(checks.value("reference_timed_in", ""), "reference worker");
-    EXPECT_EQ(checks["verification"].value("checked_calls", 0), 8) << checks.dump();
-    EXPECT_GT(doc["results"][i]["evaluation"]["performance"].value("reference_latency_ms", 0.0),
-              0.0);
-  }
+  expect_judged_and_timed(doc, 2);
   EXPECT_EQ(doc["workers"].size(), 2u);
   ASSERT_EQ(doc["reference_workers"].size(), 2u);
   // Each batch's reference worker started beside its solution's worker and got
@@ -319,15 +325,7 @@ TEST_F(Judge, AStreamedJudgeJudgesEachWorkloadWhileTheSolutionsWorkerGoesOn) {
   ::unsetenv("SOLBENCH_STREAM_JUDGE");
   ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
   ASSERT_FALSE(doc.empty());
-  ASSERT_EQ(doc["results"].size(), 2u);
-  for (size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(status(doc, i), "PASSED") << log(doc, i);
-    const json& checks = doc["results"][i]["evaluation"]["solbench_checks"];
-    EXPECT_EQ(checks.value("reference_timed_in", ""), "reference worker") << checks.dump();
-    EXPECT_EQ(checks["verification"].value("checked_calls", 0), 8) << checks.dump();
-    EXPECT_GT(doc["results"][i]["evaluation"]["performance"].value("reference_latency_ms", 0.0),
-              0.0);
-  }
+  expect_judged_and_timed(doc, 2);
   ASSERT_EQ(doc["workers"].size(), 1u);
   ASSERT_EQ(doc["reference_workers"].size(), 1u);
   const json& judge = doc["reference_workers"][0];

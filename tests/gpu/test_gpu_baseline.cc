@@ -4,35 +4,20 @@
 // and runs the compiled graph's first execution under it; they are asked for beside
 // the solution's evaluation and begin no workload before the solution's workers are done.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "gpu_test_util.h"
-#include "test_support.h"
 
 namespace solbench::gpu {
 namespace {
 
-namespace fs = std::filesystem;
-
 TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
   SB_REQUIRE_GPU();
   solbench::testing::TempDir dir;
-  const fs::path problem = fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096";
-  const fs::path out = dir.path() / "out.json";
-  const std::string cmd =
-      "SOLBENCH_BASELINE_WORKERS=2 SOLBENCH_CACHE_DIR='" + (dir.path() / "cache").string() +
-      "' '" + SOLBENCH_BINARY + "' eval '" + problem.string() + "' --solution '" +
-      (problem / "solutions/cuda_rmsnorm.json").string() +
-      "' --smallest 4 --rounds 1 --time-budget-ms 100 --device cuda:0 --no-db --json >'" +
-      out.string() + "'";
-  const int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
-  const json doc = json::parse(solbench::testing::read(out), nullptr, false);
+  const json doc = eval_cuda_rmsnorm(dir.path(), "SOLBENCH_BASELINE_WORKERS=2",
+                                     "--smallest 4 --rounds 1 --time-budget-ms 100");
   ASSERT_TRUE(doc.is_object());
   ASSERT_EQ(doc["baseline_workers"].size(), 2u) << doc["baseline_workers"].dump().substr(0, 2000);
   ASSERT_EQ(doc["results"].size(), 4u);

@@ -4,34 +4,19 @@
 // judges it holding the GPU's timing lock, and times T_ref only once the solution's
 // worker is gone.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "gpu_test_util.h"
-#include "test_support.h"
 
 namespace solbench::gpu {
 namespace {
 
-namespace fs = std::filesystem;
-
 TEST(GpuJudge, StreamedBesideTheRecorderAndTimesTheReferenceAfterIt) {
   SB_REQUIRE_GPU();
   solbench::testing::TempDir dir;
-  const fs::path problem = fs::path(SOLBENCH_SOURCE_DIR) / "problems/001_rmsnorm_llama3_8b_h4096";
-  const fs::path out = dir.path() / "out.json";
-  const std::string cmd =
-      "SOLBENCH_CACHE_DIR='" + (dir.path() / "cache").string() + "' '" + SOLBENCH_BINARY +
-      "' eval '" + problem.string() + "' --solution '" +
-      (problem / "solutions/cuda_rmsnorm.json").string() +
-      "' --smallest 6 --rounds 2 --time-budget-ms 100 --device cuda:0 --no-db --no-baseline "
-      "--json >'" + out.string() + "'";
-  const int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
-  const json doc = json::parse(solbench::testing::read(out), nullptr, false);
+  const json doc = eval_cuda_rmsnorm(dir.path(), "",
+                                     "--smallest 6 --rounds 2 --time-budget-ms 100 --no-baseline");
   ASSERT_TRUE(doc.is_object());
   ASSERT_EQ(doc["results"].size(), 6u);
   ASSERT_EQ(doc["workers"].size(), 1u) << doc["workers"].dump().substr(0, 2000);

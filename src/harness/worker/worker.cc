@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -348,15 +349,11 @@ void warm_up_ahead(WorkerSession& session, const WorkerPlan& plan, json& started
   started["phases_ms"]["warm_up_steps"] = steps;
 }
 
-// A Judge started ahead: its work, which the parent sends once the solution's
-// worker has ended (no limit here: a closed channel, the parent's end, ends this
-// process too). Returns the number of workloads; a cancel ends the worker.
-size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan& plan) {
-  FrameResult next = ch.read(deadline_after(std::chrono::hours(24 * 365)));
-  if (!next.ok()) quit(0);
+// A "work" frame to a Judge started ahead; a cancel ends the worker.
+WorkOrder work_order(WorkerChannel& ch, const WorkerPlan& plan, const json& frame) {
   WorkOrder order;
   try {
-    order = WorkOrder::from_json(next.message);
+    order = WorkOrder::from_json(frame);
     if (!order.records.empty() && plan.judge.value_secret == 0)
       throw std::runtime_error("malformed work order: records need the plan's value_secret");
   } catch (const std::exception& e) {
@@ -366,6 +363,16 @@ size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan&
     ch.send(make_frame(FrameType::Done));
     quit(0);
   }
+  return order;
+}
+
+// A Judge started ahead: its work, which the parent sends once the solution's
+// worker has ended (no limit here: a closed channel, the parent's end, ends this
+// process too). Returns the number of workloads; a cancel ends the worker.
+size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan& plan) {
+  FrameResult next = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+  if (!next.ok()) quit(0);
+  WorkOrder order = work_order(ch, plan, next.message);
   const size_t n = order.workloads.size();
   session.assign_work(std::move(order.workloads), std::move(order.records));
   return n;
@@ -415,76 +422,21 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
   return e;
 }
 
-// A streamed Judge (JudgeOptions::streamed): judges each workload as its "work"
-// frame comes, while the Recorder still records the next ones, and holds the
-// outcomes until "go" (the Recorder has exited; no more work comes); then times
-// T_ref for each in turn and reports each as run_workloads does, its begin frame
-// saying when its judging began. It sends nothing before "go": the parent reads
-// its channel only then, and a frame that found the channel full would block the
-// worker, perhaps while it holds the GPU's timing lock. A sticky CUDA error ends
-// the judging: after "go" the worker asks for a restart at once, and a fresh Judge
-// takes all its workloads (those judged here were judged in a context that broke).
-[[noreturn]] void judge_streamed(WorkerChannel& ch, WorkerSession& session,
-                                 const WorkerPlan& plan) {
-  std::vector<std::pair<WorkloadOutcome, int64_t>> held;  // and when its judging began
-  std::string spoiled;  // the sticky CUDA error's name
-  for (;;) {
-    FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
-    if (!f.ok()) quit(0);  // the parent is gone
-    if (frame_type(f.message) == FrameType::Go) break;
-    WorkOrder order;
-    try {
-      order = WorkOrder::from_json(f.message);
-    } catch (const std::exception& e) {
-      ch.fatal(e.what());
-    }
-    if (order.cancel) {
-      ch.send(make_frame(FrameType::Done));
-      quit(0);
-    }
-    const size_t n = order.workloads.size();
-    const size_t first = session.add_work(std::move(order.workloads), std::move(order.records));
-    for (size_t i = first; i < first + n && spoiled.empty(); ++i) {
-      const int64_t began = monotonic_ns();
-      WorkloadOutcome o = session.judge_ahead(i);
-      if (const auto e = sticky_cuda_error(plan, o)) spoiled = e->name;
-      held.emplace_back(std::move(o), began);
-    }
-  }
-  if (!spoiled.empty()) {
-    ch.send(make_frame(FrameType::Restart, {{"reason", spoiled}}));
-    quit(0);
-  }
-  for (size_t i = 0; i < held.size(); ++i) {
-    std::fflush(stdout);
-    std::fputs(workload_log_marker(i).c_str(), stderr);
-    std::fflush(stderr);
-    ch.send(make_frame(FrameType::Begin, {{"index", i}, {"judged_t_ns", held[i].second}}));
-    WorkloadOutcome o = session.time_owed_reference(i, std::move(held[i].first));
-    const auto cuda_error = sticky_cuda_error(plan, o);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    ch.send(o.to_json());
-    if (cuda_error) {
-      ch.send(make_frame(FrameType::Restart, {{"reason", cuda_error->name}}));
-      quit(0);
-    }
-  }
-  ch.send(make_frame(FrameType::Done));
-  quit(0);
-}
-
-// Each workload in order: begin, its evaluation, its result; a spoiled worker
-// (a sticky CUDA error, processes left running, hardware counters read) asks for
-// a restart and exits.
-[[noreturn]] void run_workloads(WorkerChannel& ch, WorkerSession& session,
-                                const WorkerPlan& plan, size_t workloads) {
+// Each workload in order: begin (with what `on_begin` adds), `evaluate(i)`, its
+// result; a spoiled worker (a sticky CUDA error, processes left running, hardware
+// counters read) asks for a restart and exits.
+[[noreturn]] void run_workloads(
+    WorkerChannel& ch, WorkerSession& session, const WorkerPlan& plan, size_t workloads,
+    const std::function<WorkloadOutcome(size_t)>& evaluate,
+    const std::function<void(size_t, json&)>& on_begin = [](size_t, json&) {}) {
   for (size_t i = 0; i < workloads; ++i) {
     std::fflush(stdout);
     std::fputs(workload_log_marker(i).c_str(), stderr);
     std::fflush(stderr);
-    ch.send(make_frame(FrameType::Begin, {{"index", i}}));
-    WorkloadOutcome o = session.evaluate(i);
+    json begin = make_frame(FrameType::Begin, {{"index", i}});
+    on_begin(i, begin);
+    ch.send(begin);
+    WorkloadOutcome o = evaluate(i);
     const auto cuda_error = sticky_cuda_error(plan, o);
     std::fflush(stdout);
     std::fflush(stderr);
@@ -505,6 +457,44 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
   }
   ch.send(make_frame(FrameType::Done));
   quit(0);
+}
+
+// A streamed Judge (JudgeOptions::streamed): judges each workload as its "work"
+// frame comes, while the Recorder still records the next ones, and holds the
+// outcomes until "go" (the Recorder has exited; no more work comes); then times
+// T_ref for each in turn and reports each through run_workloads, its begin frame
+// saying when its judging began (a restart asked for there, after --profile read
+// counters with the reference's, leaves the rest to a fresh Judge). It sends nothing before "go": the parent reads
+// its channel only then, and a frame that found the channel full would block the
+// worker, perhaps while it holds the GPU's timing lock. A sticky CUDA error ends
+// the judging: after "go" the worker asks for a restart at once, and a fresh Judge
+// takes all its workloads (those judged here were judged in a context that broke).
+[[noreturn]] void judge_streamed(WorkerChannel& ch, WorkerSession& session,
+                                 const WorkerPlan& plan) {
+  std::vector<std::pair<WorkloadOutcome, int64_t>> held;  // and when its judging began
+  std::string spoiled;  // the sticky CUDA error's name
+  for (;;) {
+    FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+    if (!f.ok()) quit(0);  // the parent is gone
+    if (frame_type(f.message) == FrameType::Go) break;
+    WorkOrder order = work_order(ch, plan, f.message);
+    const size_t n = order.workloads.size();
+    const size_t first = session.add_work(std::move(order.workloads), std::move(order.records));
+    for (size_t i = first; i < first + n && spoiled.empty(); ++i) {
+      const int64_t began = monotonic_ns();
+      WorkloadOutcome o = session.judge_ahead(i);
+      if (const auto e = sticky_cuda_error(plan, o)) spoiled = e->name;
+      held.emplace_back(std::move(o), began);
+    }
+  }
+  if (!spoiled.empty()) {
+    ch.send(make_frame(FrameType::Restart, {{"reason", spoiled}}));
+    quit(0);
+  }
+  run_workloads(
+      ch, session, plan, held.size(),
+      [&](size_t i) { return session.time_owed_reference(i, std::move(held[i].first)); },
+      [&](size_t i, json& begin) { begin["judged_t_ns"] = held[i].second; });
 }
 
 }  // namespace
@@ -540,7 +530,7 @@ int worker_main(int fd, const PreparedWorker* prepared) {
         quit(2);
       }
     });
-  run_workloads(ch, session, plan, workloads);
+  run_workloads(ch, session, plan, workloads, [&](size_t i) { return session.evaluate(i); });
 }
 
 }  // namespace solbench::harness
