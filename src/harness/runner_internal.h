@@ -43,7 +43,8 @@ struct RunHooks {
   std::function<void(WorkloadOutcome&, const std::filesystem::path& scratch, size_t pos)>
       on_result;
   // A Recorder that said "done" is not waited for here but handed over, to exit
-  // beside the judging (JudgeOptions::timing_after_go).
+  // beside the judging (JudgeOptions::timing_after_go); so is a Judge whose batch
+  // another follows, which begins once it has exited (runner_judged.cc).
   std::vector<Child>* exiting = nullptr;
   // A Judge with timing_after_go: "go" is sent once this is ready.
   std::shared_future<void> go;

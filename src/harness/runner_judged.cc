@@ -181,10 +181,14 @@ class Reaper {
 // judges them; every outcome goes into `final`, by plan index.
 class JudgedBatch {
  public:
+  // `judge_exiting`: where the Judge goes once done when another batch follows
+  // (nullptr for the last), to be awaited before that batch begins.
   JudgedBatch(const WorkerPlan& plan, const std::vector<int>& batch, const RunnerOptions& opts,
               const fs::path& base, RunnerResult& result,
-              std::vector<std::optional<WorkloadOutcome>>& final)
+              std::vector<std::optional<WorkloadOutcome>>& final,
+              std::vector<Child>* judge_exiting)
       : plan_(plan), batch_(batch), opts_(opts), result_(result), final_(final),
+        judge_exiting_(judge_exiting),
         records_(StagingDir::create(base, "records-", opts.keep_scratch)) {
     // The records leave the solution's scratch folder as soon as its result frame
     // arrives: the parent's folder is not in the solution's writable domain.
@@ -212,6 +216,7 @@ class JudgedBatch {
   const RunnerOptions& opts_;
   RunnerResult& result_;
   std::vector<std::optional<WorkloadOutcome>>& final_;
+  std::vector<Child>* judge_exiting_;
   StagingDir records_;
   // A streamed early Judge (JudgeOptions::streamed): its channel, and the batch
   // positions sent to it so far, in order; -1 once a send failed.
@@ -424,6 +429,7 @@ void JudgedBatch::run(uint64_t secret) {
   RunHooks judge_hooks;
   judge_hooks.go = reaper.gone();
   judge_hooks.streamed = early && streamed_all;
+  judge_hooks.exiting = judge_exiting_;
   RunnerResult jr = run_workers(judge_plan_, judge_options(), &judge_hooks, std::move(early));
   for (auto& w : jr.workers) result_.reference_workers.push_back(std::move(w));
   for (size_t j = 0; j < judged_.size(); ++j) {  // every result was reported; be safe
@@ -439,8 +445,19 @@ RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts) {
   const fs::path base = staging_base_of(opts);
   const uint64_t secret = evaluation_secret(plan);
   std::vector<std::optional<WorkloadOutcome>> final(plan.workloads.size());
-  for (const std::vector<int>& batch : record_batches(plan, base))
-    JudgedBatch(plan, batch, opts, base, result, final).run(secret);
+  const std::vector<std::vector<int>> batches = record_batches(plan, base);
+  // Several batches mean large records, so large values on the GPU: a batch begins
+  // once the Judge before it has exited. (Without this, L1/026's first round of a
+  // batch found 40 GiB of an H100 held by another process, most likely the Judge
+  // before it.) The last Judge's exit is not awaited.
+  std::vector<Child> judge_exiting;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    for (Child& c : judge_exiting) c.wait(deadline_after(std::chrono::seconds(30)));
+    judge_exiting.clear();
+    JudgedBatch(plan, batches[b], opts, base, result, final,
+                b + 1 < batches.size() ? &judge_exiting : nullptr)
+        .run(secret);
+  }
   for (size_t i = 0; i < final.size(); ++i)
     result.outcomes.push_back(final[i] ? std::move(*final[i])
                                        : failed(static_cast<int>(i),

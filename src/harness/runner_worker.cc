@@ -418,7 +418,12 @@ void WorkerRun::on_restart(const json& m) {
 void WorkerRun::on_done() {
   stop_reading();
   child().close_channel();
-  if (plan_.role == WorkerRole::Judge) {
+  if (plan_.role == WorkerRole::Judge && hooks_ && hooks_->exiting) {
+    // Another batch follows (runner_judged.cc): it begins once this one has exited,
+    // so that the GPU memory its judging held is free again.
+    end_how_ = "done (its exit awaited before the next batch)";
+    hooks_->exiting->push_back(std::move(child()));
+  } else if (plan_.role == WorkerRole::Judge) {
     // A Judge ran no solution code and has reported everything: its exit (CUDA's
     // teardown, 0.15 s on an H100) is not waited for; the Child's end signals what
     // is left of it (a zygote's keeper reaps it).

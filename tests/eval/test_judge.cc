@@ -292,6 +292,10 @@ TEST_F(Judge, BatchesKeepTheRecordsWithinTheDiskBudgetAndNoneAreLeft) {
   // its work afterwards (JudgeOptions::work_follows).
   // It warmed up on the batch's first workload (the reference and the comparison
   // once) while it waited.
+  // The second batch began once the first batch's reference worker had exited.
+  EXPECT_EQ(doc["reference_workers"][0].value("exit", ""),
+            "done (its exit awaited before the next batch)");
+  EXPECT_EQ(doc["reference_workers"][1].value("exit", ""), "done (its exit not awaited)");
   for (const auto& w : doc["reference_workers"]) {
     EXPECT_TRUE(w.value("started_early", false)) << w;
     EXPECT_GT(w["phases_ms"].value("warm_up_ms", 0.0), 0.0) << w;
