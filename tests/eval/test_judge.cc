@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -352,6 +353,41 @@ TEST_F(Judge, AStreamedJudgeJudgesEachWorkloadWhileTheSolutionsWorkerGoesOn) {
   EXPECT_FALSE(after["reference_workers"][0].value("streamed", false));
   EXPECT_FALSE(after["reference_workers"][0]["workloads"][0].contains("judged_t_ns"));
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(status(after, i), "PASSED") << log(after, i);
+}
+
+TEST_F(Judge, AStreamedJudgeThatDiesBeforeReportingLeavesItsWorkloadsToAFreshOne) {
+  // The reference ends its process on the second workload's real values (the
+  // solution's worker never runs it; the SOL tracer's tensors are meta): the
+  // streamed reference worker dies while judging ahead, having reported nothing. A
+  // fresh one judges both: the first passes, the second fails with the crash.
+  const fs::path def_path = problem_ / "definition.json";
+  json def = json::parse(testing::read(def_path));
+  std::string ref = def["reference"].get<std::string>();
+  const std::string at = "    batch_size, hidden_size = hidden_states.shape\n";
+  ASSERT_NE(ref.find(at), std::string::npos) << ref;
+  ref.replace(ref.find(at), at.size(),
+              at + "    if batch_size == 2 and hidden_states.device.type != 'meta':\n"
+                   "        import os\n"
+                   "        os._exit(3)\n");
+  def["reference"] = ref;
+  std::ofstream(def_path) << def.dump(2);
+  ::setenv("SOLBENCH_EARLY_REFERENCE_WORKER", "1", 1);
+  json doc = eval(solution("honest", testing::pytorch_source("", "")),
+                  std::string(" -w ") + testing::kB1 + " -w " + testing::kB2);
+  ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
+  ASSERT_FALSE(doc.empty());
+  ASSERT_EQ(doc["results"].size(), 2u);
+  EXPECT_EQ(status(doc, 0), "PASSED") << log(doc, 0);
+  EXPECT_EQ(status(doc, 1), "RUNTIME_ERROR") << log(doc, 1);
+  EXPECT_NE(log(doc, 1).find("reference worker"), std::string::npos) << log(doc, 1);
+  ASSERT_GE(doc["reference_workers"].size(), 2u) << doc["reference_workers"];
+  const json& first = doc["reference_workers"][0];
+  EXPECT_TRUE(first.value("streamed", false)) << first;
+  EXPECT_TRUE(first["workloads"].empty()) << first;
+  const json& fresh = doc["reference_workers"][1];
+  EXPECT_FALSE(fresh.value("streamed", false)) << fresh;
+  ASSERT_FALSE(fresh["workloads"].empty()) << fresh;
+  EXPECT_EQ(fresh["workloads"][0].value("index", -1), 0) << fresh;
 }
 
 TEST_F(Judge, CorrectnessOnlyRunsAreJudgedToo) {
