@@ -314,6 +314,12 @@ int64_t monotonic_ns();
 // (runtime.Workload's spec).
 uint64_t workload_input_bytes(const json& spec);
 uint64_t workload_output_bytes(const json& spec);
+// A process evaluating a workload holds its inputs, outputs and the timed loop's
+// input sets on the device: about kValuesFootprint times its bytes. Work started
+// beside an evaluation on the same GPU (T_b's workers ahead, a streamed Judge)
+// keeps what it adds for the largest workload within kBesideEvaluationBytes.
+inline constexpr uint64_t kValuesFootprint = 8;
+inline constexpr uint64_t kBesideEvaluationBytes = 16ull << 30;
 
 // How many timed calls of a workload the worker samples for verification:
 // `verify_samples`, fewer when the outputs are large (their copies are kept

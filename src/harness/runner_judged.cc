@@ -201,9 +201,9 @@ class JudgedBatch {
   RunnerOptions recorder_options();
   bool may_stream() const;
   std::optional<Launch> start_judge_early(const json& warm_up, bool streamed);
-  // Whether the Recorder's outcome at `pos` goes to the Judge (else it is final at
-  // hand-over), with its record made ready for it.
-  bool to_judge(size_t pos, WorkloadOutcome& o) const;
+  // Why the Recorder's outcome at `pos`, which has a record, cannot go to the Judge
+  // ("" when it can: its record is then made ready for it).
+  std::string not_for_judge(size_t pos, WorkloadOutcome& o) const;
   void stream(WorkloadOutcome& o);
   void hand_over();
   RunnerOptions judge_options();
@@ -259,7 +259,7 @@ RunHooks JudgedBatch::recorder_hooks(uint64_t secret, std::vector<Child>* exitin
 // the usual way once the Recorder is done.
 void JudgedBatch::stream(WorkloadOutcome& o) {
   const size_t pos = static_cast<size_t>(o.index);
-  if (pos >= batch_.size() || !to_judge(pos, o)) return;
+  if (pos >= batch_.size() || !o.record || !not_for_judge(pos, o).empty()) return;
   const WorkOrder work{false, {plan_.workloads[batch_[pos]]}, {*o.record}};
   if (!write_frame(stream_fd_, work.to_json(), deadline_after(std::chrono::seconds(5))).ok()) {
     stream_fd_ = -1;
@@ -288,19 +288,16 @@ RunnerOptions JudgedBatch::recorder_options() {
   return so;
 }
 
-constexpr uint64_t kStreamFootprint = 8;
-constexpr uint64_t kStreamBytes = 16ull << 30;
-
 // Whether an early Judge may judge beside the Recorder (JudgeOptions::streamed):
 // both then hold a workload's values on the device at once, so only where every
-// workload of the batch is small enough (8x its inputs and outputs within 16 GiB,
-// the rule of T_b's workers ahead). SOLBENCH_STREAM_JUDGE=0: never.
+// workload of the batch is small enough (protocol.h kBesideEvaluationBytes, the
+// rule of T_b's workers ahead). SOLBENCH_STREAM_JUDGE=0: never.
 bool JudgedBatch::may_stream() const {
   if (!settings().stream_judge.value_or(true)) return false;
   for (int i : batch_) {
     const json& spec = plan_.workloads[i];
-    if (kStreamFootprint * (workload_input_bytes(spec) + workload_output_bytes(spec)) >
-        kStreamBytes)
+    if (kValuesFootprint * (workload_input_bytes(spec) + workload_output_bytes(spec)) >
+        kBesideEvaluationBytes)
       return false;
   }
   return true;
@@ -333,12 +330,11 @@ std::optional<Launch> JudgedBatch::start_judge_early(const json& warm_up, bool s
   return {};
 }
 
-bool JudgedBatch::to_judge(size_t pos, WorkloadOutcome& o) const {
-  if (!o.record) return false;
-  if (!record_problem(plan_, plan_.workloads[batch_[pos]], o).empty()) return false;
-  if (o.status != Status::Passed && o.record->failed_stage.empty())
+std::string JudgedBatch::not_for_judge(size_t pos, WorkloadOutcome& o) const {
+  std::string why = record_problem(plan_, plan_.workloads[batch_[pos]], o);
+  if (why.empty() && o.status != Status::Passed && o.record->failed_stage.empty())
     o.record->failed_stage = "after";
-  return true;
+  return why;
 }
 
 // The Recorder's outcomes: final where there is nothing to judge (or the record is
@@ -352,8 +348,7 @@ void JudgedBatch::hand_over() {
       final_[idx] = o;
       continue;
     }
-    if (!to_judge(pos, o)) {
-      const std::string why = record_problem(plan_, plan_.workloads[idx], o);
+    if (const std::string why = not_for_judge(pos, o); !why.empty()) {
       final_[idx] = failed(idx, o.uuid, Status::RuntimeError,
                            "the solution's worker sent an incomplete record: " + why);
       RunnerEvent e = make_event(EventKind::Result, idx);

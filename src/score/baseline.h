@@ -86,11 +86,11 @@ struct MeasureOptions {
 inline constexpr int kMaxBaselineWorkers = 4;
 // The reason of each workload when MeasureOptions::go held false.
 inline constexpr const char* kBaselineNotNeeded = "not measured: the evaluation needed no T_b";
-// Workers side by side each hold a workload's inputs, outputs and the timed
-// loop's input sets in GPU memory, about kBaselineFootprint times its bytes; the
-// automatic count keeps their sum for the largest workload within this.
-inline constexpr uint64_t kBaselineParallelBytes = 16ull << 30;
-inline constexpr uint64_t kBaselineFootprint = 8;
+// Workers side by side each hold a workload's values in GPU memory
+// (harness::kValuesFootprint times its bytes); the automatic count keeps their
+// sum for the largest workload within this.
+inline constexpr uint64_t kBaselineParallelBytes = harness::kBesideEvaluationBytes;
+inline constexpr uint64_t kBaselineFootprint = harness::kValuesFootprint;
 // The first torch.compile in a process pays Inductor's start-up (about 3.5 s on
 // the H100 host), each later shape a fraction of a second: a worker of its own
 // gains only where it takes several workloads (three workers for three workloads

@@ -180,13 +180,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   // small one: its gc.collect() walks every object torch made, 150-200 ms. After the
   // plan's last workload the worker's exit frees everything anyway.
   // (judge_ahead frees it itself, after the GPU's timing lock.)
-  if (!judging_ahead && index + 1 < plan.workloads.size() &&
-      !gpu::work_left_running()) {  // it would hang
-    try {
-      runtime.attr("release_memory")(plan.device.str());
-    } catch (py::error_already_set&) {
-    }
-  }
+  if (!judging_ahead && index + 1 < plan.workloads.size()) release_device_memory();
   // The round trips for the seeds of the values (values.h), all outside the spans.
   if (const double waited = values->take_wait_ms(); waited > 0) o.phases_ms["values_wait_ms"] = waited;
   o.phases_ms["total_ms"] = total.ms();
@@ -199,6 +193,14 @@ void WorkerSession::Impl::between_steps() {
   timing_lock.release();
   ::usleep(1000);  // a timed loop waiting in flock gets its turn first
   ahead_lock_wait_ms += timing_lock.acquire();
+}
+
+void WorkerSession::Impl::release_device_memory() {
+  if (gpu::work_left_running()) return;  // it would hang
+  try {
+    runtime.attr("release_memory")(plan.device.str());
+  } catch (py::error_already_set&) {
+  }
 }
 
 void WorkerSession::Impl::synchronize_device() {
@@ -224,12 +226,8 @@ size_t WorkerSession::Impl::compile_ahead(const std::function<bool()>& stop) {
     } catch (const std::exception&) {  // py::error_already_set too: the rounds meet it again
     }
   }
-  if (done > 0 && !gpu::work_left_running()) {
-    try {  // what the compiles cached, back to the GPU beside the solution's evaluation
-      runtime.attr("release_memory")(plan.device.str());
-    } catch (py::error_already_set&) {
-    }
-  }
+  // What the compiles cached, back to the GPU beside the solution's evaluation.
+  if (done > 0) release_device_memory();
   return done;
 }
 

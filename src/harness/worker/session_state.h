@@ -228,6 +228,10 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void between_steps();
   // Waits for the GPU work this process queued (on a GPU; never throws).
   void synchronize_device();
+  // Hands the GPU memory torch caches back (runtime.release_memory: gc.collect(),
+  // 150-200 ms), for the next workload or another process; nothing where a call
+  // left GPU work running (it would hang). Never throws.
+  void release_device_memory();
   size_t compile_ahead(const std::function<bool()>& stop);
   // runtime.Workload for one of plan.workloads.
   py::object workload_object(const json& spec);

@@ -464,9 +464,10 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
 // outcomes until "go" (the Recorder has exited; no more work comes); then times
 // T_ref for each in turn and reports each through run_workloads, its begin frame
 // saying when its judging began (a restart asked for there, after --profile read
-// counters with the reference's, leaves the rest to a fresh Judge). It sends nothing before "go": the parent reads
-// its channel only then, and a frame that found the channel full would block the
-// worker, perhaps while it holds the GPU's timing lock. A sticky CUDA error ends
+// counters with the reference's, leaves the rest to a fresh Judge). It sends
+// nothing before "go": the parent reads its channel only then, and a frame that
+// found the channel full would block the worker, perhaps while it holds the GPU's
+// timing lock. A sticky CUDA error ends
 // the judging: after "go" the worker asks for a restart at once, and a fresh Judge
 // takes all its workloads (those judged here were judged in a context that broke).
 [[noreturn]] void judge_streamed(WorkerChannel& ch, WorkerSession& session,

@@ -11,7 +11,6 @@
 
 #include "bridge/python.h"
 #include "harness/checks/threads.h"
-#include "harness/timing/gpu/gpu_errors.h"  // work_left_running
 #include "harness/worker/code_seal.h"
 #include "harness/worker/session_state.h"
 
@@ -331,12 +330,8 @@ WorkloadOutcome WorkerSession::judge_ahead(size_t index) {
     // Nothing of this workload's may still run on the GPU once the lock is let go.
     s.synchronize_device();
   }
-  if (s.plan.device.is_cuda() && !gpu::work_left_running()) {
-    try {  // what it cached, back for the Recorder's next workload
-      s.runtime.attr("release_memory")(s.plan.device.str());
-    } catch (py::error_already_set&) {
-    }
-  }
+  // What it cached, back for the Recorder's next workload.
+  if (s.plan.device.is_cuda()) s.release_device_memory();
   return o;
 }
 
