@@ -116,10 +116,32 @@ def _dynamo_skips() -> str:
         return ""
 
 
-# Precompiling (precompile() below): the GPU timing lock's file descriptor while a
-# workload's first call runs outside the worker's hold on the lock, None otherwise;
-# "gpu" False while nothing may run on the GPU (a baseline worker ahead of "go").
-_precompile = {"fd": None, "locked_ms": 0.0, "gpu": True}
+# The GPU's timing lock as the worker lends it (use_gpu_lock): an object whose take()
+# holds it exclusively (inside the worker's shared hold of a step it upgrades) and
+# whose give() lets that hold go; None: no lock (a CPU, a test).
+_lock = {"lock": None}
+# Precompiling (precompile() below): "on" while a workload's first call runs outside
+# the worker's own steps; "gpu" False while nothing may run on the GPU (a baseline
+# worker ahead of "go").
+_precompile = {"on": False, "locked_ms": 0.0, "gpu": True}
+
+
+def use_gpu_lock(lock) -> None:
+    """Lends the worker's GPU timing lock (take()/give(), see _lock) to what follows."""
+    _lock["lock"] = lock
+
+
+class FlockLock:
+    """A bare flock on a descriptor as such a lock (tests; a worker lends its own)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def take(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def give(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
 
 
 class NotNow(Exception):
@@ -140,30 +162,34 @@ def _not_now(e: BaseException) -> bool:
     return False
 
 
-def _gpu_step(run, what: str):
-    """`run()` as a step of a precompile on the GPU: under the timing lock while
-    precompiling (its time counted), refused ahead of "go", as it is otherwise (the
-    worker then holds the lock itself)."""
-    fd = _precompile["fd"]
-    if fd is None:
+def _gpu_step(run, what: str, always: bool = False):
+    """`run()` as a step on the GPU that must run alone: under the timing lock,
+    exclusively, while precompiling (its time counted) or `always` (Inductor's
+    benchmarks, wherever they run: they time kernels too); refused ahead of "go". A
+    compiled graph's execution outside precompile runs as it is, inside the worker's
+    own step."""
+    lock = _lock["lock"]
+    precompiling = _precompile["on"]
+    if lock is None or not (precompiling or always):
         return run()
-    if not _precompile["gpu"]:
+    if precompiling and not _precompile["gpu"]:
         raise NotNow(what)
     t0 = time.perf_counter()
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    lock.take()
     try:
         return run()
     finally:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
+        lock.give()
+        if precompiling:
+            _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
 
 
 def _guard_benchmarks() -> None:
-    """Inductor's GPU benchmarks while it compiles (padding a matmul or not, choosing
-    between kernels) as _gpu_step()s: they never run beside a timed loop, nor ahead
-    of "go". Every caller uses the one `benchmarker` object (torch >= 2.5); an older
+    """Inductor's GPU benchmarks (padding a matmul or not, choosing between kernels,
+    Triton's autotuning at a graph's first execution) as exclusive _gpu_step()s: they
+    never run beside a timed loop or another worker's step, nor ahead of "go". Every caller uses the one `benchmarker` object (torch >= 2.5); an older
     torch is left as it is."""
     try:
         from torch._inductor.runtime import benchmarking
@@ -175,7 +201,7 @@ def _guard_benchmarks() -> None:
         return
 
     def benchmark_gpu(*args, **kwargs):
-        return _gpu_step(lambda: inner(*args, **kwargs), "an Inductor benchmark")
+        return _gpu_step(lambda: inner(*args, **kwargs), "an Inductor benchmark", always=True)
     benchmark_gpu._solbench_guarded = True
     b.benchmark_gpu = benchmark_gpu
 
@@ -185,8 +211,8 @@ def _runs_under_lock(inner):
     runs, holds the GPU's timing lock for each execution: Triton's autotuning and the
     graph's kernels then never run beside a timed loop, while Dynamo's tracing and
     Inductor's code generation (seconds of CPU) happen outside it, beside the other
-    baseline workers. Outside precompile() it calls `inner` as it is (the worker
-    holds the lock for the rest of the workload itself)."""
+    workers. Outside precompile() it calls `inner` as it is (inside the worker's own
+    step, or its timed loop)."""
     def run(*args):
         return _gpu_step(lambda: inner(*args), "a compiled graph's execution")
     try:
@@ -216,21 +242,20 @@ def _inductor_backend():
         return None
 
 
-def precompile(fn, args, lock_fd: int = -1, run_graphs: bool = True) -> dict:
-    """The baseline's first call of a workload's shapes, `fn(*args)`, made before the
-    worker takes the GPU's timing lock for the workload (session_roles.cc): compiling
-    (CPU) overlaps the other baseline workers' GPU work, and each execution of a
-    compiled graph in it, and each benchmark Inductor runs while compiling, holds the
-    lock (`lock_fd`, the worker's own descriptor of the lock file; -1: none).
-    `run_graphs` False (a worker ahead of "go", beside the solution's evaluation,
-    whose correctness rounds run kernels without the lock): the call ends at the
-    first GPU step (NotNow), so that only Dynamo's tracing and Inductor's code
-    generation happen here, and Triton's autotuning happens at the first execution,
-    under the lock. Returns {"ms", "locked_ms", "stopped"}; any error is left for the
-    workload's first round, which meets it again and says so."""
+def precompile(fn, args, run_graphs: bool = True) -> dict:
+    """The baseline's first call of a workload's shapes, `fn(*args)`, made outside the
+    worker's steps (session_roles.cc): compiling (CPU) overlaps the other workers' GPU
+    work, and each execution of a compiled graph in it, and each benchmark Inductor
+    runs while compiling, holds the lock exclusively (use_gpu_lock; none lent: no
+    lock). `run_graphs` False (a worker ahead of "go", beside the solution's
+    evaluation): the call ends at the first GPU step (NotNow), so that only Dynamo's
+    tracing and Inductor's code generation happen here, and Triton's autotuning
+    happens at the first execution, in the workload's first round, still exclusive.
+    Returns {"ms", "locked_ms", "stopped"}; any error is left for the workload's
+    first round, which meets it again and says so."""
     t0 = time.perf_counter()
-    _precompile["fd"] = lock_fd if lock_fd >= 0 else None
-    _precompile["gpu"] = run_graphs  # without a lock (fd None) every step runs as it is
+    _precompile["on"] = True
+    _precompile["gpu"] = run_graphs  # without a lock every step runs as it is
     _precompile["locked_ms"] = 0.0
     stopped = False
     try:
@@ -238,7 +263,7 @@ def precompile(fn, args, lock_fd: int = -1, run_graphs: bool = True) -> dict:
     except Exception as e:  # noqa: BLE001 - see above
         stopped = _not_now(e)
     finally:
-        _precompile["fd"] = None
+        _precompile["on"] = False
         _precompile["gpu"] = True
     return {"ms": (time.perf_counter() - t0) * 1e3, "locked_ms": _precompile["locked_ms"],
             "stopped": stopped}

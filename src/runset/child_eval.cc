@@ -79,6 +79,7 @@ ChildResult run_child_eval(const ChildRequest& r) {
   // The run's zygote: every evaluation's workers fork from one process that
   // imported torch once (harness/worker/zygote.h).
   for (auto& kv : harness::zygote_environment()) so.env_set.push_back(std::move(kv));
+  for (const auto& kv : r.env) so.env_set.push_back(kv);
   so.output = harness::OutputMode::Capture;
   so.log_limit_bytes = 256 << 10;
   so.die_with_parent = true;

@@ -30,6 +30,7 @@ struct ChildRequest {
   std::string device = "cpu";
   std::vector<std::string> extra_args;  // recording (--db FILE / --no-db) and eval flags
   std::filesystem::path scratch;        // an existing folder for stdout.json and traces.jsonl
+  std::vector<std::pair<std::string, std::string>> env;  // set in the child's environment
   std::chrono::duration<double> deadline = std::chrono::hours(24);
   const std::atomic<bool>* stop = nullptr;  // when set: the child is killed (interrupted)
 };

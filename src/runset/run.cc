@@ -6,14 +6,17 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/settings.h"
 #include "core/text.h"
 
 #include "harness/eval_plan.h"
 #include "harness/process.h"
+#include "harness/protocol.h"  // kValuesFootprint, kBesideEvaluationBytes
 #include "harness/staging.h"
 #include "harness/worker/zygote.h"
 #include "runset/progress.h"
@@ -186,6 +189,9 @@ class Runner {
   // (split_for_slots); on one device (however many slots), `tasks` as they are.
   std::vector<Task> cut_for_slots(const std::vector<Task>& tasks) const;
   void evaluate(size_t task, size_t slot);
+  // One slot of each distinct device (the first of each), for evaluations that run
+  // alone on their GPU.
+  std::vector<size_t> one_slot_per_device() const;
   // --jobs-per-gpu N > 1: evaluations that ran out of GPU memory beside others are
   // evaluated again, one per GPU at a time.
   void retry_out_of_memory_alone();
@@ -214,6 +220,7 @@ class Runner {
   harness::StagingDir scratch_;
   bool empty_shard_ = false;
   std::vector<std::string> progress_notes_;  // found while preparing, shown once progress starts
+  std::vector<std::pair<std::string, std::string>> child_env_;  // for every child eval
   std::mutex m_;                     // guards the members below
   std::set<size_t> solutions_put_;   // tasks whose solution is in the store
   bool run_env_set_ = false;
@@ -521,6 +528,7 @@ void Runner::evaluate(size_t task, size_t slot) {
     req.scratch = dir;
     req.deadline = o_.eval.deadline(remaining.size());
     req.stop = o_.stop;
+    req.env = child_env_;
     absorb(task, device, remaining, run_child_eval(req));
     harness::remove_tree_quietly(dir);
   }
@@ -531,13 +539,18 @@ void Runner::evaluate(size_t task, size_t slot) {
                       remaining.empty(), e.seconds);
 }
 
-void Runner::retry_out_of_memory_alone() {
-  // One slot per distinct device; nothing to do when no device had several.
-  std::vector<size_t> alone;
+std::vector<size_t> Runner::one_slot_per_device() const {
+  std::vector<size_t> first;
   for (size_t s = 0; s < o_.slots.size(); ++s)
-    if (std::find_if(alone.begin(), alone.end(),
-                     [&](size_t a) { return o_.slots[a] == o_.slots[s]; }) == alone.end())
-      alone.push_back(s);
+    if (std::find_if(first.begin(), first.end(),
+                     [&](size_t a) { return o_.slots[a] == o_.slots[s]; }) == first.end())
+      first.push_back(s);
+  return first;
+}
+
+void Runner::retry_out_of_memory_alone() {
+  // Nothing to do when no device had several slots.
+  const std::vector<size_t> alone = one_slot_per_device();
   if (alone.size() == o_.slots.size() || (o_.stop && o_.stop->load())) return;
   std::vector<size_t> retry;
   for (size_t task = 0; task < tasks_.size(); ++task) {
@@ -582,17 +595,44 @@ RunReport Runner::run() {
   // One zygote for every evaluation of the run (harness/worker/zygote.h), of the
   // executable the evaluations run.
   harness::start_process_zygote(program_);
+  // Evaluations side by side share the CPUs, and T_b's workers side by side are there
+  // for torch.compile's CPU work: each evaluation gets its share's count of them
+  // (one per 4 CPUs of the CPUs over the slots), not the whole machine's, unless
+  // SOLBENCH_BASELINE_WORKERS says.
+  if (o_.slots.size() > 1 && !settings().baseline_workers)
+    child_env_.emplace_back(
+        "SOLBENCH_BASELINE_WORKERS",
+        std::to_string(std::max<size_t>(1, std::max(1u, std::thread::hardware_concurrency()) / 4 /
+                                               o_.slots.size())));
 
   // One slot: the data set's order. Several: the largest evaluations first (the
   // bytes their workloads' inputs and outputs hold, a proxy for their time known
   // before anything runs), so that the last to start are short.
   std::vector<double> cost(tasks_.size(), 0);
+  std::vector<std::vector<double>> costs;
+  for (const Task& t : tasks_) costs.push_back(workload_costs(t));
   if (o_.slots.size() > 1)
     for (size_t t = 0; t < tasks_.size(); ++t)
-      for (double c : workload_costs(tasks_[t])) cost[t] += c;
+      for (double c : costs[t]) cost[t] += c;
   const std::vector<size_t> order = costliest_first(cost);
-  run_on_slots(o_.slots.size(), order.size(),
-               [&](size_t i, size_t slot) { evaluate(order[i], slot); }, o_.stop);
+  // With several evaluations per GPU, those too large to share its memory first, one
+  // per GPU (the others wait), then the rest side by side.
+  const std::vector<size_t> first = one_slot_per_device();
+  std::vector<size_t> alone, shared;
+  const std::vector<bool> big = runs_alone(costs, double(harness::kValuesFootprint),
+                                           double(harness::kBesideEvaluationBytes));
+  for (size_t t : order) (first.size() < o_.slots.size() && big[t] ? alone : shared).push_back(t);
+  if (!alone.empty()) {
+    progress_->note(fmt::format(
+        "note: {} evaluation(s) whose largest workload would not share a GPU's memory ({} times its "
+        "bytes over {} GiB) run first, one per GPU",
+        alone.size(), harness::kValuesFootprint, harness::kBesideEvaluationBytes >> 30));
+    run_on_slots(first.size(), alone.size(),
+                 [&](size_t i, size_t slot) { evaluate(alone[i], first[slot]); }, o_.stop);
+  }
+  if (!(o_.stop && o_.stop->load()))
+    run_on_slots(o_.slots.size(), shared.size(),
+                 [&](size_t i, size_t slot) { evaluate(shared[i], slot); }, o_.stop);
   retry_out_of_memory_alone();
   progress_->clear();
   db_->finish_run(run_id_);

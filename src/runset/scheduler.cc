@@ -88,4 +88,14 @@ std::vector<std::vector<std::vector<size_t>>> split_for_slots(
   return out;
 }
 
+std::vector<bool> runs_alone(const std::vector<std::vector<double>>& workload_costs,
+                             double footprint, double beside_bytes) {
+  std::vector<bool> alone;
+  for (const auto& costs : workload_costs) {
+    const double largest = costs.empty() ? 0 : *std::max_element(costs.begin(), costs.end());
+    alone.push_back(largest * footprint > beside_bytes);
+  }
+  return alone;
+}
+
 }  // namespace solbench::runset

@@ -45,4 +45,11 @@ std::vector<size_t> costliest_first(const std::vector<double>& cost);
 std::vector<std::vector<std::vector<size_t>>> split_for_slots(
     const std::vector<std::vector<double>>& workload_costs, size_t slots);
 
+// Several evaluations on one GPU (--jobs-per-gpu N > 1) share its memory. Which of
+// the tasks, by their per-workload costs (a workload's input and output bytes), must
+// run alone on their GPU: those whose largest workload, times `footprint` (the copies
+// of its values an evaluation's processes hold at once), passes `beside_bytes`.
+std::vector<bool> runs_alone(const std::vector<std::vector<double>>& workload_costs,
+                             double footprint, double beside_bytes);
+
 }  // namespace solbench::runset

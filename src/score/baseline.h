@@ -38,7 +38,7 @@ struct BaselineResult {
   std::string status;            // measured: the baseline worker's status (PASSED, ...)
   json timing = nullptr;         // measured: the timing statistics
   // measured: the worker's phases for it (ms: precompile_ms, precompile_locked_ms,
-  // workload_lock_wait_ms, timing_ms, ...; WorkloadOutcome::phases_ms)
+  // step_lock_wait_ms, timing_lock_wait_ms, timing_ms, ...; WorkloadOutcome::phases_ms)
   json phases = nullptr;
   // {uuid, t_b_ms, method, reason (null when empty), cached, recorded?, status?, timing?,
   //  phases?}

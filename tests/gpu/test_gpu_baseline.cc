@@ -34,7 +34,7 @@ TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
     const json& tb = ev["solbench_score"]["t_b"];
     ASSERT_GT(tb.value("t_b_ms", 0.0), 0) << tb.dump();
     const json& ph = tb["phases"];
-    EXPECT_TRUE(ph.contains("workload_lock_wait_ms")) << ph.dump();
+    EXPECT_TRUE(ph.contains("timing_lock_wait_ms")) << ph.dump();
     if (tb["method"] != "torch.compile") continue;  // torch < 2: eager, nothing to compile
     // The compile ran outside the lock; the graph's first execution under it, or,
     // compiled ahead of "go", not at all (it ran first in the rounds, under the lock).

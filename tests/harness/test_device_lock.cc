@@ -67,14 +67,14 @@ TEST(DeviceLock, TwoProcessesNeverHoldItAtOnce) {
   ::close(ready[1]);
 }
 
-// Holds nest (the baseline's workload around its timed loop): only the outermost
-// release frees the lock; the descriptor is the lock itself (baseline.precompile).
+// Holds nest (a caller holding it across steps that take it themselves): only the
+// last release frees the lock.
 TEST(DeviceLock, HoldsNestAndOnlyTheOutermostReleaseFreesIt) {
   testing::TempDir tmp;
   const fs::path file = tmp.path() / "gpu.lock";
   std::ofstream(file).flush();
   DeviceLock mine(file.string()), other(file.string());  // two open files: two holders
-  ASSERT_GE(mine.fd(), 0);
+  ASSERT_TRUE(mine.is_open());
   EXPECT_LT(mine.acquire(), 50);  // nobody held it
   EXPECT_TRUE(mine.held());
   EXPECT_EQ(mine.acquire(), 0);  // nested: no wait
@@ -103,12 +103,95 @@ TEST(DeviceLock, HoldsNestAndOnlyTheOutermostReleaseFreesIt) {
   }
   EXPECT_TRUE(other.try_acquire());
   other.release();
-  // A flock through the descriptor is this lock: the other holder waits for it.
-  ASSERT_EQ(::flock(mine.fd(), LOCK_EX), 0);
-  EXPECT_FALSE(other.try_acquire());
-  ASSERT_EQ(::flock(mine.fd(), LOCK_UN), 0);
-  EXPECT_TRUE(other.try_acquire());
-  other.release();
+}
+
+// Untimed steps share the GPU with one another, never with a timed loop; a timed
+// loop inside a step upgrades, and its end goes back to the step's shared hold.
+TEST(DeviceLock, SharedHoldsOverlapOneAnotherButNotAnExclusiveOne) {
+  testing::TempDir tmp;
+  const fs::path file = tmp.path() / "gpu.lock";
+  std::ofstream(file).flush();
+  std::ofstream(file.string() + ".gate").flush();
+  DeviceLock a(file.string()), b(file.string()), timed(file.string());
+  EXPECT_LT(a.acquire(LockMode::Shared), 50);
+  EXPECT_LT(b.acquire(LockMode::Shared), 50);  // a second step beside the first
+  EXPECT_TRUE(a.held() && b.held());
+  EXPECT_FALSE(a.held_exclusive());
+  EXPECT_FALSE(timed.try_acquire());  // no timed loop beside them
+  EXPECT_FALSE(a.try_acquire());      // nor an upgrade without waiting
+  EXPECT_EQ(a.acquire(LockMode::Shared), 0);  // nested
+  a.release(LockMode::Shared);
+  b.release(LockMode::Shared);
+  EXPECT_FALSE(timed.try_acquire());  // a's step still runs
+  // a's timed loop inside its step: once b is gone it holds the GPU alone.
+  EXPECT_LT(a.acquire(LockMode::Exclusive), 50);
+  EXPECT_TRUE(a.held_exclusive());
+  EXPECT_EQ(a.acquire(LockMode::Shared), 0);  // a step inside the loop: nothing more
+  a.release(LockMode::Shared);
+  {
+    DeviceLock probe(file.string());
+    EXPECT_FALSE(probe.try_acquire());
+  }
+  a.release(LockMode::Exclusive);
+  // Back to the step's shared hold: another step may join, no timed loop.
+  EXPECT_TRUE(a.held());
+  EXPECT_FALSE(a.held_exclusive());
+  EXPECT_LT(b.acquire(LockMode::Shared), 50);
+  EXPECT_FALSE(timed.try_acquire());
+  b.release(LockMode::Shared);
+  a.release(LockMode::Shared);
+  EXPECT_FALSE(a.held());
+  EXPECT_TRUE(timed.try_acquire());
+  timed.release();
+}
+
+// flock alone lets shared holders that come and go keep a waiting exclusive request
+// out for ever; the gate makes new steps wait behind it.
+TEST(DeviceLock, AWaitingTimedLoopGoesBeforeStepsThatComeAfterIt) {
+  testing::TempDir tmp;
+  const fs::path file = tmp.path() / "gpu.lock";
+  std::ofstream(file).flush();
+  std::ofstream(file.string() + ".gate").flush();
+  DeviceLock step(file.string());
+  ASSERT_LT(step.acquire(LockMode::Shared), 50);
+  int ready[2], done[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a timed loop of another process
+    DeviceLock l(file.string());
+    char c = 1;
+    if (::write(ready[1], &c, 1) != 1) ::_exit(2);
+    l.acquire(LockMode::Exclusive);
+    const auto t = Clock::now().time_since_epoch().count();
+    if (::write(done[1], &t, sizeof t) != sizeof t) ::_exit(2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    l.release(LockMode::Exclusive);
+    ::_exit(0);
+  }
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // it waits at the lock now
+  // A second step that starts now must wait for the timed loop, not slip in beside
+  // the first; without the gate it would be granted at once.
+  DeviceLock later(file.string());
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    step.release(LockMode::Shared);  // the first step ends
+  });
+  const double waited = later.acquire(LockMode::Shared);
+  const auto got = Clock::now().time_since_epoch().count();
+  later.release(LockMode::Shared);
+  t.join();
+  decltype(Clock::now().time_since_epoch().count()) timed_at = 0;
+  ASSERT_EQ(::read(done[0], &timed_at, sizeof timed_at), static_cast<ssize_t>(sizeof timed_at));
+  EXPECT_GT(got, timed_at);  // after the timed loop began
+  EXPECT_GT(waited, 350);    // the first step's 200 ms and the loop's 300 ms
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 TEST(DeviceLock, NoFileMeansNoWaiting) {

@@ -185,35 +185,48 @@ def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
     fd, held = _lock_files(tmp_path)
     seen = []
     first_call, graph = _first_call(held, seen)
-    r = baseline.precompile(first_call, [1, 2], fd)
-    assert seen == [("compile", False), ("graph", True)]
-    assert not held()  # released when the graph is done
-    assert r["ms"] >= r["locked_ms"] >= 0
-    # Outside precompile the worker holds the lock itself: the graph takes nothing.
-    seen.clear()
-    assert graph(3, 4) == 7
-    assert seen == [("graph", False)]
+    baseline.use_gpu_lock(baseline.FlockLock(fd))
+    try:
+        r = baseline.precompile(first_call, [1, 2])
+        assert seen == [("compile", False), ("graph", True)]
+        assert not held()  # released when the graph is done
+        assert r["ms"] >= r["locked_ms"] >= 0
+        # Outside precompile the graph runs inside the worker's own step: it takes
+        # nothing itself.
+        seen.clear()
+        assert graph(3, 4) == 7
+        assert seen == [("graph", False)]
+        # A benchmark Inductor runs takes it wherever it runs.
+        assert baseline._gpu_step(held, "a benchmark", always=True) is True
+        assert not held()
+        assert baseline.precompile(lambda: 1 / 0, [])["ms"] >= 0
+        assert not held()
+    finally:
+        baseline.use_gpu_lock(None)
     # Without a lock, none is taken; an error is left for the first round.
     seen.clear()
-    baseline.precompile(first_call, [1], -1)
+    baseline.precompile(first_call, [1])
     assert seen == [("compile", False), ("graph", False)]
-    assert baseline.precompile(lambda: 1 / 0, [], fd)["ms"] >= 0
-    assert not held()
+    assert baseline._gpu_step(held, "a benchmark", always=True) is False
 
 
 def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
     fd, held = _lock_files(tmp_path)
     seen = []
     first_call, _ = _first_call(held, seen)
-    r = baseline.precompile(first_call, [1, 2], fd, run_graphs=False)
-    # Compiled, and the graph never ran (nor took the lock): its autotuning waits
-    # for the workload's first round, under the lock.
-    assert seen == [("compile", False)]
-    assert r["stopped"] and r["locked_ms"] == 0
-    assert not held()
-    assert baseline._precompile["gpu"]  # and only while that precompile lasts
-    assert baseline.precompile(first_call, [1, 2], fd)["stopped"] is False
-    assert seen[-1] == ("graph", True)
+    baseline.use_gpu_lock(baseline.FlockLock(fd))
+    try:
+        r = baseline.precompile(first_call, [1, 2], run_graphs=False)
+        # Compiled, and the graph never ran (nor took the lock): its autotuning waits
+        # for the workload's first round, under the lock.
+        assert seen == [("compile", False)]
+        assert r["stopped"] and r["locked_ms"] == 0
+        assert not held()
+        assert baseline._precompile["gpu"]  # and only while that precompile lasts
+        assert baseline.precompile(first_call, [1, 2])["stopped"] is False
+        assert seen[-1] == ("graph", True)
+    finally:
+        baseline.use_gpu_lock(None)
     # A step that raises NotNow from inside what it calls (Dynamo wraps a backend's
     # error) is found through the chain.
     try:

@@ -178,5 +178,19 @@ TEST(Scheduler, NothingIsCutOnOneSlotOrWhenNoTaskExceedsAShare) {
   EXPECT_EQ(split_for_slots({{0, 0}}, 2)[0], (Parts{{0, 1}}));  // no cost known: whole
 }
 
+// --jobs-per-gpu: an evaluation runs alone where its largest workload's values, times
+// the copies its processes hold, pass what may sit beside other evaluations; the
+// total of its workloads does not count, nor does a task without workloads.
+TEST(Scheduler, OnlyTasksWithAWorkloadTooLargeToShareAGpuRunAlone) {
+  const double gib = double(1ull << 30);
+  const auto alone = runs_alone({{1 * gib, 1 * gib, 1 * gib},  // 3 GiB in all, 8 GiB each
+                                 {0.5 * gib, 2.5 * gib},      // one of 20 GiB
+                                 {2 * gib},                   // 16 GiB: not over
+                                 {}},
+                                8, 16 * gib);
+  EXPECT_EQ(alone, (std::vector<bool>{false, true, false, false}));
+  EXPECT_EQ(runs_alone({{2 * gib}}, 9, 16 * gib), std::vector<bool>{true});
+}
+
 }  // namespace
 }  // namespace solbench::runset

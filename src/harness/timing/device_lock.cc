@@ -37,6 +37,9 @@ std::string gpu_key(int ordinal) {
   return uuid.empty() ? "cuda-" + std::to_string(ordinal) : uuid;
 }
 
+// The gate beside a lock file (device_lock.h).
+std::string gate_path(const std::string& lock) { return lock + ".gate"; }
+
 int open_lock_file(const fs::path& p, bool create) {
   return ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
 }
@@ -58,6 +61,7 @@ std::string gpu_timing_lock_path(const Device& device) {
   const fs::path p = lock_dir() / (gpu_key(device.ordinal()) + ".lock");
   std::error_code ec;
   if (!fs::exists(p, ec)) std::ofstream(p).flush();
+  if (const fs::path g = gate_path(p.string()); !fs::exists(g, ec)) std::ofstream(g).flush();
   return fs::exists(p, ec) ? p.string() : "";
 }
 
@@ -128,51 +132,84 @@ GpuClaim& GpuClaim::operator=(GpuClaim&& o) noexcept {
 }
 
 DeviceLock::DeviceLock(const std::string& path) {
-  if (!path.empty()) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (path.empty()) return;
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ >= 0) gate_ = ::open(gate_path(path).c_str(), O_RDONLY | O_CLOEXEC);
 }
 
 DeviceLock::~DeviceLock() {
   if (fd_ >= 0) ::close(fd_);  // closing drops a held flock
+  if (gate_ >= 0) ::close(gate_);
 }
 
 DeviceLock::DeviceLock(DeviceLock&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), holds_(std::exchange(o.holds_, 0)) {}
+    : fd_(std::exchange(o.fd_, -1)),
+      gate_(std::exchange(o.gate_, -1)),
+      shared_(std::exchange(o.shared_, 0)),
+      exclusive_(std::exchange(o.exclusive_, 0)),
+      applied_(std::exchange(o.applied_, 0)) {}
 
 DeviceLock& DeviceLock::operator=(DeviceLock&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
+    if (gate_ >= 0) ::close(gate_);
     fd_ = std::exchange(o.fd_, -1);
-    holds_ = std::exchange(o.holds_, 0);
+    gate_ = std::exchange(o.gate_, -1);
+    shared_ = std::exchange(o.shared_, 0);
+    exclusive_ = std::exchange(o.exclusive_, 0);
+    applied_ = std::exchange(o.applied_, 0);
   }
   return *this;
 }
 
-double DeviceLock::acquire() {
+double DeviceLock::acquire(LockMode mode) {
   if (fd_ < 0) return 0;
-  if (holds_ > 0) {
-    ++holds_;
+  const bool exclusive = mode == LockMode::Exclusive;
+  if (exclusive ? exclusive_ > 0 : held()) {
+    ++(exclusive ? exclusive_ : shared_);
     return 0;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  lock_fd(fd_, LOCK_EX);
-  holds_ = 1;
+  if (applied_ != 0) {  // shared, upgrading: let it go before the gate (see the header)
+    ::flock(fd_, LOCK_UN);
+    applied_ = 0;
+  }
+  const int op = exclusive ? LOCK_EX : LOCK_SH;
+  if (gate_ >= 0) lock_fd(gate_, LOCK_EX);
+  lock_fd(fd_, op);
+  if (gate_ >= 0) ::flock(gate_, LOCK_UN);
+  applied_ = op;
+  ++(exclusive ? exclusive_ : shared_);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool DeviceLock::try_acquire() {
   if (fd_ < 0) return true;
-  if (holds_ > 0) {
-    ++holds_;
+  if (exclusive_ > 0) {
+    ++exclusive_;
     return true;
   }
-  if (!lock_fd(fd_, LOCK_EX | LOCK_NB)) return false;
-  holds_ = 1;
+  if (shared_ > 0 || !lock_fd(fd_, LOCK_EX | LOCK_NB)) return false;
+  applied_ = LOCK_EX;
+  exclusive_ = 1;
   return true;
 }
 
-void DeviceLock::release() {
-  if (fd_ < 0 || holds_ == 0) return;
-  if (--holds_ == 0) ::flock(fd_, LOCK_UN);
+void DeviceLock::release(LockMode mode) {
+  int& holds = mode == LockMode::Exclusive ? exclusive_ : shared_;
+  if (fd_ < 0 || holds == 0) return;
+  --holds;
+  settle();
+}
+
+void DeviceLock::settle() {
+  const int want = exclusive_ > 0 ? LOCK_EX : shared_ > 0 ? LOCK_SH : 0;
+  if (want == applied_) return;
+  if (want == 0)
+    ::flock(fd_, LOCK_UN);
+  else
+    lock_fd(fd_, want);  // only ever exclusive -> shared here
+  applied_ = want;
 }
 
 }  // namespace solbench::harness

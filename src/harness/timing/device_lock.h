@@ -1,13 +1,20 @@
-// One GPU, several evaluations: the timed loops take turns.
+// One GPU, several evaluations: the timed loops take turns, and nothing else runs
+// beside them.
 //
-// Every worker timing on a GPU holds that GPU's lock (an exclusive flock on a file
-// named after the device's UUID, in one folder for the machine) for the length of each timed
-// loop, so two evaluations on one GPU (`solbench run --jobs-per-gpu N`, agents
-// evaluating in parallel) never time at the same moment. Everything else overlaps:
-// worker starts, builds, compilation (torch.compile in the baseline), correctness
-// rounds. What the lock does not exclude is another evaluation's untimed GPU work
-// running during a timed loop (its correctness rounds, an autotuner); with one
-// evaluation per GPU (the default) there is none.
+// Each GPU has one lock (a flock on a file named after the device's UUID, in one
+// folder for the machine). A timed loop holds it exclusively, so two evaluations on
+// one GPU (`solbench run --jobs-per-gpu N`, agents evaluating in parallel) never time
+// at the same moment. Every other step of a worker that runs kernels (a correctness
+// round, a sampled call's check, making the timing inputs, writing a record) holds it
+// shared, for that step only: such steps of different workers and evaluations overlap
+// one another, but none runs beside a timed loop. What needs no GPU (worker starts,
+// builds, torch.compile's code generation, reading records) holds nothing.
+//
+// Shared holders come and go all the time, and flock(2) would let a waiting exclusive
+// request wait for ever behind them: every acquisition therefore passes a gate (a
+// second file, `<lock>.gate`, held exclusively only while a request waits for the
+// lock itself). A timed loop that waits holds the gate, so no new step starts before
+// it; it waits at most for the steps already running.
 #pragma once
 
 #include <string>
@@ -23,11 +30,16 @@ namespace solbench::harness {
 // The parent names it in the plan; the sandboxed worker only reads it.
 std::string gpu_timing_lock_path(const Device& device);
 
+// How a hold shares the GPU: Shared, an untimed step (others' untimed steps may run
+// beside it); Exclusive, a timed loop (nothing else of anyone's).
+enum class LockMode { Shared, Exclusive };
+
 class DeviceLock {
  public:
   DeviceLock() = default;
-  // Opens `path` read-only (a flock needs no write access); "" or a file that
-  // cannot be opened: a lock that never waits (is_open() false).
+  // Opens `path` and `path`.gate read-only (a flock needs no write access); "" or a
+  // lock file that cannot be opened: a lock that never waits (is_open() false). A
+  // missing gate only costs the fairness above.
   explicit DeviceLock(const std::string& path);
   ~DeviceLock();
   DeviceLock(const DeviceLock&) = delete;
@@ -36,32 +48,38 @@ class DeviceLock {
   DeviceLock& operator=(DeviceLock&& o) noexcept;
 
   bool is_open() const { return fd_ >= 0; }
-  // Blocks until this process holds the lock; returns the milliseconds waited.
-  // Holds nest: acquiring a lock this object holds already counts one hold more
-  // (and waits for nothing), and only the release of the outermost hold frees it,
-  // so that a caller may hold it across steps that take and release it themselves
-  // (the baseline's workload around its timed loop, session_roles.cc).
-  double acquire();
-  // Takes the lock only if nobody holds it now; true when held (always for a lock
-  // that is not open). Nests as acquire() does.
+  // Blocks until this process holds the lock in `mode`; returns the milliseconds
+  // waited. Holds nest: a shared request while any hold is held, or an exclusive one
+  // while an exclusive hold is held, counts one hold more and waits for nothing; only
+  // the release of the last hold frees the lock, so a caller may hold it across steps
+  // that take and release it themselves. An exclusive request inside shared holds
+  // lets the shared lock go first and waits (never waiting at the gate while holding
+  // the lock: two such upgrades would wait for each other), and its release returns
+  // to shared (flock converts in place; another holder may come between).
+  double acquire(LockMode mode = LockMode::Exclusive);
+  // Takes it exclusively only if nobody holds it now; true when held (always for a
+  // lock that is not open). Nests as acquire() does; false while this process holds
+  // it shared only (no upgrade without waiting).
   bool try_acquire();
-  void release();
-  bool held() const { return holds_ > 0; }
-  // The open file's descriptor (-1: not open), for code in this process that must
-  // take the lock while this object does not hold it (baseline.precompile): a flock
-  // through the same descriptor is the same lock, never a second one waiting on it.
-  int fd() const { return fd_; }
+  void release(LockMode mode = LockMode::Exclusive);
+  bool held() const { return shared_ + exclusive_ > 0; }
+  bool held_exclusive() const { return exclusive_ > 0; }
 
  private:
+  // Brings the flock to what the holds ask for (none, shared, exclusive).
+  void settle();
   int fd_ = -1;
-  int holds_ = 0;
+  int gate_ = -1;
+  int shared_ = 0, exclusive_ = 0;  // holds, by mode
+  int applied_ = 0;                 // the flock this process has: 0, LOCK_SH or LOCK_EX
 };
 
-// Holds a DeviceLock from construction to destruction (acquire(), then release()).
+// Holds a DeviceLock from construction to destruction (acquire(mode), then release(mode)).
 class DeviceLockHold {
  public:
-  explicit DeviceLockHold(DeviceLock& lock) : lock_(lock), waited_ms_(lock.acquire()) {}
-  ~DeviceLockHold() { lock_.release(); }
+  explicit DeviceLockHold(DeviceLock& lock, LockMode mode = LockMode::Exclusive)
+      : lock_(lock), mode_(mode), waited_ms_(lock.acquire(mode)) {}
+  ~DeviceLockHold() { lock_.release(mode_); }
   DeviceLockHold(const DeviceLockHold&) = delete;
   DeviceLockHold& operator=(const DeviceLockHold&) = delete;
   // What acquire() waited, in milliseconds.
@@ -69,6 +87,7 @@ class DeviceLockHold {
 
  private:
   DeviceLock& lock_;
+  LockMode mode_;
   double waited_ms_;
 };
 

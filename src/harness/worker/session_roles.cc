@@ -97,13 +97,14 @@ class InProcess : public RoleVerdict {
 
 // The scoring baseline: in-process, and each outcome says how the reference ran.
 //
-// On a GPU every step of a workload that runs kernels holds the GPU's timing lock,
-// not only the timed loops: several baseline workers measure one evaluation's T_b
-// side by side (score/baseline.h), and none of their correctness rounds, checks or
-// first executions may run beside another's timed loop (nor beside another
-// evaluation's). What needs no GPU, compiling the workload's shapes under
-// torch.compile (seconds of Dynamo and Inductor), happens first and outside it:
-// baseline.precompile holds the lock only while a compiled graph executes.
+// Several baseline workers measure one evaluation's T_b side by side
+// (score/baseline.h); as in every worker, each of their steps that runs kernels holds
+// the GPU's timing lock shared and each timed loop exclusively (device_lock.h).
+// What needs no GPU, compiling the workload's shapes under torch.compile (seconds
+// of Dynamo and Inductor), happens first and outside any step: baseline.precompile
+// holds the lock (exclusively) only while a compiled graph executes, and Inductor's
+// benchmarks (Triton's autotuning) hold it exclusively wherever they run, so no
+// other kernel runs beside what they time (the lock is lent to Python at start).
 class Baseline final : public InProcess {
  public:
   using InProcess::InProcess;
@@ -118,8 +119,6 @@ class Baseline final : public InProcess {
     } else if (s_.baseline_method == "torch.compile") {
       precompile(run);
     }
-    const DeviceLockHold hold(s_.timing_lock);
-    run.o.phases_ms["workload_lock_wait_ms"] = hold.waited_ms();
     InProcess::evaluate(run);
   }
 
@@ -160,11 +159,10 @@ class Baseline final : public InProcess {
     try {
       py::list inputs;
       {
-        const DeviceLockHold hold(s_.timing_lock);  // the inputs are made on the GPU
+        const WorkerSession::Impl::GpuStep step(s_);  // the inputs are made on the GPU
         inputs = run.w.attr("make_inputs")(0, kPrecompileSeed).cast<py::list>();
       }
-      const py::dict r = s_.runtime.attr("precompile")(s_.solution_fn, inputs,
-                                                       s_.timing_lock.fd(), run_graphs);
+      const py::dict r = s_.runtime.attr("precompile")(s_.solution_fn, inputs, run_graphs);
       run.o.phases_ms["precompile_locked_ms"] = r["locked_ms"].cast<double>();
       if (r["stopped"].cast<bool>()) run.o.phases_ms["precompile_stopped"] = 1;
     } catch (py::error_already_set&) {
@@ -233,6 +231,7 @@ class Recording final : public RoleVerdict {
     Stopwatch rsw;
     int k = 0;
     for (const auto& saved : t.kept) {
+      const WorkerSession::Impl::GpuStep step(s_);  // copied off the GPU
       const std::string file = fmt::format("s{}.rec", k++);
       rec_.samples.push_back({-1, saved.call, saved.pool_call, file,
                               write(file, saved.outputs, saved.inputs_after, py::none(),
@@ -380,7 +379,6 @@ class Judging final : public RoleVerdict {
     if (r.failed_stage == "round") return judge_failed_round(run, r);
     if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
     py::list input_sets, ref_sets;
-    s_.between_steps();
     Stopwatch ssw;
     const int sets = s_.timing_sets(run.spec, run.w, input_sets, ref_sets);
     run.o.phases_ms["timing_sets_ms"] = ssw.ms();

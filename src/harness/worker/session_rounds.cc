@@ -2,8 +2,6 @@
 // correctness round loop and the verification of sampled timed calls that every
 // role's verdict (session_roles.cc) runs, and the steps they share: inputs, the
 // reference, the solution's call, the comparison of outputs.
-#include <unistd.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -145,6 +143,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   o.uuid = spec.value("uuid", "");
   o.status = Status::Passed;
   Stopwatch total;
+  step_lock_wait_ms = 0;
   RoleVerdict& v = *verdict;
   v.begin(index);
   try {
@@ -183,16 +182,21 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   if (!judging_ahead && index + 1 < plan.workloads.size()) release_device_memory();
   // The round trips for the seeds of the values (values.h), all outside the spans.
   if (const double waited = values->take_wait_ms(); waited > 0) o.phases_ms["values_wait_ms"] = waited;
+  // Its untimed steps' waits for timed loops on this GPU (its own or others').
+  if (step_lock_wait_ms > 0) o.phases_ms["step_lock_wait_ms"] = step_lock_wait_ms;
   o.phases_ms["total_ms"] = total.ms();
   return o;
 }
 
-void WorkerSession::Impl::between_steps() {
-  if (!judging_ahead || !timing_lock.held()) return;
-  synchronize_device();
-  timing_lock.release();
-  ::usleep(1000);  // a timed loop waiting in flock gets its turn first
-  ahead_lock_wait_ms += timing_lock.acquire();
+WorkerSession::Impl::GpuStep::GpuStep(Impl& s)
+    : s_(s), held_(s.plan.device.is_cuda() && s.timing_lock.is_open()) {
+  if (held_) s_.step_lock_wait_ms += s_.timing_lock.acquire(LockMode::Shared);
+}
+
+WorkerSession::Impl::GpuStep::~GpuStep() {
+  if (!held_) return;
+  s_.synchronize_device();  // none of the step's kernels may outlive its hold
+  s_.timing_lock.release(LockMode::Shared);
 }
 
 void WorkerSession::Impl::release_device_memory() {
@@ -345,8 +349,8 @@ void WorkerSession::Impl::run_rounds(WorkloadRun& run) {
   Stopwatch phase;
   const int rounds = v.round_count(run);
   for (int round = 0; round < rounds; ++round) {
-    if (round > 0) between_steps();
     progress(run.index, v.round_phase(), round);
+    const GpuStep step(*this);
     py::list inputs = times.time("inputs_ms", [&] { return make_inputs(run.w, run.spec, round); });
     v.round(run, round, inputs, times);
   }
@@ -359,7 +363,7 @@ void WorkerSession::Impl::verify_sampled_calls(WorkloadRun& run, detail::Sampled
   Stopwatch vsw;
   detail::SampledCalls verdict;
   for (size_t i = 0; i < src.size(); ++i) {
-    between_steps();
+    const GpuStep step(*this);
     const std::string what = src.name(i);
     const py::list pristine = src.pristine(i);
     const py::list refs =

@@ -182,11 +182,10 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   py::module_ record_mod;  // solbench_py.record: the judge's files
   std::function<void()> timing_gate;  // set_timing_gate: run once, then cleared
   // A streamed Judge's workloads being judged ahead (WorkerSession::judge_ahead):
-  // T_ref is not timed but owed, the GPU memory is freed by the caller, and the
-  // GPU's timing lock is held step by step (between_steps).
+  // T_ref is not timed but owed, and the GPU memory is freed by the caller.
   bool judging_ahead = false;
   std::set<size_t> reference_owed;  // workloads judged ahead whose T_ref is owed
-  double ahead_lock_wait_ms = 0;    // between_steps' waits for the lock
+  double step_lock_wait_ms = 0;     // GpuStep's waits for the lock, for the caller to take
 
   // ---- start (worker_session.cc)
   json start_python(json& phases);
@@ -220,12 +219,22 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
 
   // ---- one workload (session_rounds.cc)
   WorkloadOutcome evaluate(size_t index);
-  // Judging ahead (judging_ahead), the timing lock is held for one step at a time
-  // (a round, a sampled call, the timing sets), not for the whole workload: here,
-  // between two steps, its GPU work is waited for and the lock let go for a moment,
-  // so that a timed loop of the Recorder's that waits for it goes first (the same
-  // turn-taking as the early Judge's warm-up, worker.cc). Elsewhere: nothing.
-  void between_steps();
+  // One untimed step that runs kernels (a correctness round, a sampled call's
+  // check, the timing inputs, a record written): the GPU's timing lock held shared
+  // for its length (device_lock.h), so that no timed loop of any worker on this GPU
+  // runs beside it; at its end this process's GPU work is waited for before the lock
+  // goes. Nothing on a CPU. Its wait adds to step_lock_wait_ms.
+  class GpuStep {
+   public:
+    explicit GpuStep(Impl& s);
+    ~GpuStep();
+    GpuStep(const GpuStep&) = delete;
+    GpuStep& operator=(const GpuStep&) = delete;
+
+   private:
+    Impl& s_;
+    bool held_;
+  };
   // Waits for the GPU work this process queued (on a GPU; never throws).
   void synchronize_device();
   // Hands the GPU memory torch caches back (runtime.release_memory: gc.collect(),

@@ -21,6 +21,7 @@ using detail::CallError;
 int WorkerSession::Impl::timing_sets(const json& spec, py::object& w, py::list& input_sets,
                                      py::list& ref_sets, bool with_reference) {
   const uint64_t in_bytes = std::max<uint64_t>(1, workload_input_bytes(spec));
+  const GpuStep step(*this);
   int sets = std::max(2, plan.input_sets);
   while (sets > 2 && in_bytes * static_cast<uint64_t>(sets) > (512ull << 20)) --sets;
   for (int k = 0; k < sets; ++k) {
@@ -48,9 +49,12 @@ detail::TimedRun WorkerSession::Impl::timed_pool_run(detail::WorkloadRun& run,
   // out as the call starts: no two calls see the same values of a refreshable input.
   // Without a reference, DPS outputs are poisoned without one (bool: 0xFF bytes).
   detail::Candidate& c = *run.candidate;
-  t.pool = run.w.attr("arg_pool")(t.input_sets,
-                                  with_reference ? py::object(t.ref_sets) : py::object(py::none()),
-                                  max_calls(plan.timing), c.destination_passing(), true);
+  {
+    const GpuStep step(*this);
+    t.pool = run.w.attr("arg_pool")(t.input_sets,
+                                    with_reference ? py::object(t.ref_sets) : py::object(py::none()),
+                                    max_calls(plan.timing), c.destination_passing(), true);
+  }
   run.o.phases_ms["timing_setup_ms"] = setup.ms();
 
   detail::PooledRun pooled(c, t.pool, runtime, *values, plan.entry.kind != EntryKind::Native,
@@ -92,8 +96,11 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
   try {
     ref = detail::make_python_candidate(ref_run, false, w);
     // The same kind of arguments as the solution's: fresh values every call.
-    py::object ref_pool = w.attr("arg_pool")(input_sets, ref_sets, max_calls(plan.timing), false,
-                                             true);
+    py::object ref_pool;
+    {
+      const GpuStep step(*this);
+      ref_pool = w.attr("arg_pool")(input_sets, ref_sets, max_calls(plan.timing), false, true);
+    }
     // Seeds nobody else needs, and no call kept: the reference is not judged.
     LocalValues own(0);
     detail::PooledRun ref_run_m(*ref, ref_pool, runtime, own, false);

@@ -204,6 +204,18 @@ void load_reference_as_solution(WorkerSession::Impl& s, json& env) {
       (fs::current_path() / "_reference_as_solution.py").string());
   s.solution_fn = s.runtime.attr("reference_function")(mod, "run");
   if (s.plan.role != WorkerRole::Baseline) return;
+  if (s.plan.device.is_cuda() && s.timing_lock.is_open()) {
+    // Lent to baseline.py: the compiled graphs' first executions and Inductor's
+    // benchmarks take it exclusively (session_roles.cc, Baseline).
+    DeviceLock* lock = &s.timing_lock;
+    py::object ns = py::module_::import("types").attr("SimpleNamespace")(
+        py::arg("take") = py::cpp_function([lock] {
+          const py::gil_scoped_release waiting;  // flock may wait for seconds
+          return lock->acquire(LockMode::Exclusive);
+        }),
+        py::arg("give") = py::cpp_function([lock] { lock->release(LockMode::Exclusive); }));
+    py::module_::import("solbench_py.baseline").attr("use_gpu_lock")(ns);
+  }
   py::tuple t = s.runtime.attr("compiled_reference")(s.solution_fn);
   s.solution_fn = t[0];
   s.baseline_method = t[1].cast<std::string>();
@@ -319,17 +331,12 @@ size_t WorkerSession::add_work(std::vector<json> workloads,
 
 WorkloadOutcome WorkerSession::judge_ahead(size_t index) {
   Impl& s = *impl_;
-  WorkloadOutcome o;
-  {
-    const DeviceLockHold hold(s.timing_lock);
-    s.judging_ahead = true;
-    s.ahead_lock_wait_ms = 0;
-    o = s.evaluate(index);
-    s.judging_ahead = false;
-    o.phases_ms["judge_lock_wait_ms"] = hold.waited_ms() + s.ahead_lock_wait_ms;
-    // Nothing of this workload's may still run on the GPU once the lock is let go.
-    s.synchronize_device();
-  }
+  // Each step of its judging holds the GPU's timing lock shared (GpuStep), so the
+  // Recorder's timed loops wait for one step at most and none runs beside them.
+  s.judging_ahead = true;
+  WorkloadOutcome o = s.evaluate(index);
+  s.judging_ahead = false;
+  o.phases_ms["judge_lock_wait_ms"] = o.phases_ms.value("step_lock_wait_ms", 0.0);
   // What it cached, back for the Recorder's next workload.
   if (s.plan.device.is_cuda()) s.release_device_memory();
   return o;
