@@ -221,6 +221,7 @@ class Runner {
   bool empty_shard_ = false;
   std::vector<std::string> progress_notes_;  // found while preparing, shown once progress starts
   std::vector<std::pair<std::string, std::string>> child_env_;  // for every child eval
+  std::vector<size_t> ran_alone_;  // tasks run alone on their GPU (never retried alone)
   std::mutex m_;                     // guards the members below
   std::set<size_t> solutions_put_;   // tasks whose solution is in the store
   bool run_env_set_ = false;
@@ -554,6 +555,7 @@ void Runner::retry_out_of_memory_alone() {
   if (alone.size() == o_.slots.size() || (o_.stop && o_.stop->load())) return;
   std::vector<size_t> retry;
   for (size_t task = 0; task < tasks_.size(); ++task) {
+    if (std::find(ran_alone_.begin(), ran_alone_.end(), task) != ran_alone_.end()) continue;
     EvaluationReport& e = report(task);
     bool again = false;
     for (auto& r : e.results)
@@ -615,24 +617,24 @@ RunReport Runner::run() {
     for (size_t t = 0; t < tasks_.size(); ++t)
       for (double c : costs[t]) cost[t] += c;
   const std::vector<size_t> order = costliest_first(cost);
-  // With several evaluations per GPU, those too large to share its memory first, one
-  // per GPU (the others wait), then the rest side by side.
+  // With several evaluations per GPU, those too large to share its memory run alone,
+  // one per GPU, after the rest have run side by side (so that a run stopped early
+  // has the many small evaluations, not a few large ones).
   const std::vector<size_t> first = one_slot_per_device();
-  std::vector<size_t> alone, shared;
+  std::vector<size_t> shared;
   const std::vector<bool> big = runs_alone(costs, double(harness::kValuesFootprint),
                                            double(harness::kBesideEvaluationBytes));
-  for (size_t t : order) (first.size() < o_.slots.size() && big[t] ? alone : shared).push_back(t);
-  if (!alone.empty()) {
+  for (size_t t : order) (first.size() < o_.slots.size() && big[t] ? ran_alone_ : shared).push_back(t);
+  if (!ran_alone_.empty())
     progress_->note(fmt::format(
         "note: {} evaluation(s) whose largest workload would not share a GPU's memory ({} times its "
-        "bytes over {} GiB) run first, one per GPU",
-        alone.size(), harness::kValuesFootprint, harness::kBesideEvaluationBytes >> 30));
-    run_on_slots(first.size(), alone.size(),
-                 [&](size_t i, size_t slot) { evaluate(alone[i], first[slot]); }, o_.stop);
-  }
-  if (!(o_.stop && o_.stop->load()))
-    run_on_slots(o_.slots.size(), shared.size(),
-                 [&](size_t i, size_t slot) { evaluate(shared[i], slot); }, o_.stop);
+        "bytes over {} GiB) run last, one per GPU",
+        ran_alone_.size(), harness::kValuesFootprint, harness::kBesideEvaluationBytes >> 30));
+  run_on_slots(o_.slots.size(), shared.size(),
+               [&](size_t i, size_t slot) { evaluate(shared[i], slot); }, o_.stop);
+  if (!ran_alone_.empty() && !(o_.stop && o_.stop->load()))
+    run_on_slots(first.size(), ran_alone_.size(),
+                 [&](size_t i, size_t slot) { evaluate(ran_alone_[i], first[slot]); }, o_.stop);
   retry_out_of_memory_alone();
   progress_->clear();
   db_->finish_run(run_id_);
