@@ -228,6 +228,16 @@ class Runner {
   std::atomic<bool> usage_error_{false};  // an evaluation was a usage error: start no more
 };
 
+// --jobs-per-gpu N > 1: an evaluation shares its GPU only where its largest
+// workload's values, times kValuesFootprint, stay within this. Not for memory alone:
+// a large workload's untimed steps (records of hundreds of MB written and read under
+// the shared lock) are long, and every timed loop on the GPU waits for the steps in
+// flight, so side by side such evaluations took longer than one after the other
+// (one H100, 2026-11-26: FlashInfer 011 and L1/025, 0.7-1 GB workloads, 4-6x their
+// time alone with three at once; six problems of at most 256 MB, 1.38x the
+// throughput; docs/run.md).
+constexpr uint64_t kSharedGpuBytes = 2ull << 30;
+
 std::vector<double> Runner::workload_costs(const Task& t) const {
   const LoadedProblem& lp = problems_[t.problem];
   const size_t n = t.part.empty() ? lp.selected.size() : t.part.size();
@@ -623,13 +633,13 @@ RunReport Runner::run() {
   const std::vector<size_t> first = one_slot_per_device();
   std::vector<size_t> shared;
   const std::vector<bool> big = runs_alone(costs, double(harness::kValuesFootprint),
-                                           double(harness::kBesideEvaluationBytes));
+                                           double(kSharedGpuBytes));
   for (size_t t : order) (first.size() < o_.slots.size() && big[t] ? ran_alone_ : shared).push_back(t);
   if (!ran_alone_.empty())
     progress_->note(fmt::format(
-        "note: {} evaluation(s) whose largest workload would not share a GPU's memory ({} times its "
+        "note: {} evaluation(s) whose largest workload is too large to share a GPU ({} times its "
         "bytes over {} GiB) run last, one per GPU",
-        ran_alone_.size(), harness::kValuesFootprint, harness::kBesideEvaluationBytes >> 30));
+        ran_alone_.size(), harness::kValuesFootprint, kSharedGpuBytes >> 30));
   run_on_slots(o_.slots.size(), shared.size(),
                [&](size_t i, size_t slot) { evaluate(shared[i], slot); }, o_.stop);
   if (!ran_alone_.empty() && !(o_.stop && o_.stop->load()))
