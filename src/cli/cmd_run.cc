@@ -252,8 +252,9 @@ void add_run_command(CLI::App& app) {
                   ->check(CLI::PositiveNumber)
                   ->group("");
   cmd->add_option("--jobs-per-gpu", c->jobs_per_gpu,
-                  "evaluations at once on each GPU: they overlap everything but their timed "
-                  "loops, which take turns (a lock per GPU; default 1)")
+                  "evaluations at once on each GPU: their untimed steps overlap, each timed loop "
+                  "runs alone on the GPU (a lock per GPU); those with a workload over 256 MB run "
+                  "alone, last (default 1)")
       ->check(CLI::Range(1, 64));
   gpus->excludes(dev)->excludes(cpu);
   cpu->excludes(dev);
