@@ -175,6 +175,10 @@ def _gpu_step(run, what: str, always: bool = False):
     if precompiling and not _precompile["gpu"]:
         raise NotNow(what)
     t0 = time.perf_counter()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        # Taking it inside a worker's shared step lets the shared hold go first: the
+        # step's kernels must not run on into another's timed loop meanwhile.
+        torch.cuda.synchronize()
     lock.take()
     try:
         return run()

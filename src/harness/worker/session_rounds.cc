@@ -195,7 +195,11 @@ WorkerSession::Impl::GpuStep::GpuStep(Impl& s)
 
 WorkerSession::Impl::GpuStep::~GpuStep() {
   if (!held_) return;
-  s_.synchronize_device();  // none of the step's kernels may outlive its hold
+  try {
+    s_.synchronize_device();  // none of the step's kernels may outlive its hold
+  } catch (...) {
+    // It never throws; a destructor must not let anything out all the same.
+  }
   s_.timing_lock.release(LockMode::Shared);
 }
 
