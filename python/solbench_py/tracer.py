@@ -38,7 +38,9 @@ import importlib
 import json
 import math
 import os
+import sys
 import time
+import types
 import traceback
 
 try:
@@ -1309,6 +1311,58 @@ def _one_thread():
         torch.set_num_threads(1)
 
 
+class _DeferredDynamo(types.ModuleType):
+    """Stands for torch._dynamo in a tracer process until something needs more of it
+    than disable(). torch 2.x wraps its Python meta kernels and reference operators
+    in torch._disable_dynamo, whose first call imports torch._dynamo (0.8-1.3 s, most
+    of a tracer's start after torch itself) only to turn frame evaluation off around
+    them. Nothing in a tracer compiles, so there is nothing to turn off: disable()
+    here returns the function as it is. Any other attribute, or any import of a
+    torch._dynamo submodule (_DynamoFinder), imports the real module and answers
+    from it (a reference that calls torch.compile, say); what was disabled before
+    stays plain."""
+
+    def __getattr__(self, name):
+        if name == "disable":
+            return _plain_disable
+        return getattr(_real_dynamo(), name)
+
+
+def _plain_disable(fn=None, recursive=True, **_kwargs):
+    return fn if fn is not None else (lambda f: f)
+
+
+def _real_dynamo():
+    if isinstance(sys.modules.get("torch._dynamo"), _DeferredDynamo):
+        del sys.modules["torch._dynamo"]
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _DynamoFinder)]
+    real = importlib.import_module("torch._dynamo")
+    torch._dynamo = real
+    return real
+
+
+class _DynamoFinder:
+    """Before any torch._dynamo.* submodule is imported, the real package."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("torch._dynamo."):
+            _real_dynamo()
+        return None
+
+
+def _defer_dynamo() -> None:
+    """Puts _DeferredDynamo in torch._dynamo's place, where torch has the wrapper it
+    serves (torch >= 2: torch._disable_dynamo) and Dynamo is not loaded already (a
+    process forked from one that imported it)."""
+    if (getattr(torch, "_disable_dynamo", None) is None or "torch._dynamo" in sys.modules
+            or os.environ.get("SOLBENCH_TRACER_DYNAMO") == "1"):
+        return
+    stub = _DeferredDynamo("torch._dynamo")
+    sys.modules["torch._dynamo"] = stub
+    torch._dynamo = stub
+    sys.meta_path.insert(0, _DynamoFinder())
+
+
 def ready(arg: str) -> str:
     """Imports done (torch included) and a tiny trace run in meta and hybrid
     modes; called once by `solbench sol` tracer processes before their per-trace
@@ -1316,10 +1370,8 @@ def ready(arg: str) -> str:
     if torch is not None:
         _one_thread()
         try:
-            # Meta kernels of torch 2.x import it on first use (through
-            # torch._disable_dynamo); about 0.7 s, once per process.
-            importlib.import_module("torch._dynamo")
-        except Exception:  # noqa: BLE001 - torch 1.x has no torch._dynamo
+            _defer_dynamo()
+        except Exception:  # noqa: BLE001 - then torch._dynamo loads when first used
             pass
         for mode in ("meta", "hybrid"):
             try:
