@@ -400,6 +400,7 @@ class Judging final : public RoleVerdict {
   // message stands), unless that means the workload cannot run here (a skip).
   void judge_failed_round(WorkloadRun& run, const CallRecord& r) {
     if (r.failed_round < 0 || r.failed_round >= s_.plan.rounds) return;
+    const WorkerSession::Impl::GpuStep step(s_);
     py::list inputs;
     try {
       inputs = s_.make_inputs(run.w, run.spec, r.failed_round);
