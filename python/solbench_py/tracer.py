@@ -1350,17 +1350,18 @@ class _DynamoFinder:
         return None
 
 
-def _defer_dynamo() -> None:
+def _defer_dynamo() -> bool:
     """Puts _DeferredDynamo in torch._dynamo's place, where torch has the wrapper it
     serves (torch >= 2: torch._disable_dynamo) and Dynamo is not loaded already (a
-    process forked from one that imported it)."""
+    process forked from one that imported it). True when it did."""
     if (getattr(torch, "_disable_dynamo", None) is None or "torch._dynamo" in sys.modules
             or os.environ.get("SOLBENCH_TRACER_DYNAMO") == "1"):
-        return
+        return False
     stub = _DeferredDynamo("torch._dynamo")
     sys.modules["torch._dynamo"] = stub
     torch._dynamo = stub
     sys.meta_path.insert(0, _DynamoFinder())
+    return True
 
 
 def ready(arg: str) -> str:
@@ -1370,8 +1371,11 @@ def ready(arg: str) -> str:
     if torch is not None:
         _one_thread()
         try:
-            _defer_dynamo()
-        except Exception:  # noqa: BLE001 - then torch._dynamo loads when first used
+            if not _defer_dynamo():
+                # Meta kernels of torch 2.x would import it on first use (through
+                # torch._disable_dynamo): here, before any trace's time starts.
+                importlib.import_module("torch._dynamo")
+        except Exception:  # noqa: BLE001 - torch 1.x has no torch._dynamo
             pass
         for mode in ("meta", "hybrid"):
             try:
