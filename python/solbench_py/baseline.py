@@ -4,7 +4,6 @@ Dynamo needs, and every way it ends up eager said so.
 """
 from __future__ import annotations
 
-import fcntl
 import functools
 import sys
 import time
@@ -129,19 +128,6 @@ _precompile = {"on": False, "locked_ms": 0.0, "gpu": True}
 def use_gpu_lock(lock) -> None:
     """Lends the worker's GPU timing lock (take()/give(), see _lock) to what follows."""
     _lock["lock"] = lock
-
-
-class FlockLock:
-    """A bare flock on a descriptor as such a lock (tests; a worker lends its own)."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-
-    def take(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-    def give(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
 
 
 class NotNow(Exception):

@@ -1317,10 +1317,10 @@ class _DeferredDynamo(types.ModuleType):
     in torch._disable_dynamo, whose first call imports torch._dynamo (0.8-1.3 s, most
     of a tracer's start after torch itself) only to turn frame evaluation off around
     them. Nothing in a tracer compiles, so there is nothing to turn off: disable()
-    here returns the function as it is. Any other attribute, or any import of a
-    torch._dynamo submodule (_DynamoFinder), imports the real module and answers
-    from it (a reference that calls torch.compile, say); what was disabled before
-    stays plain."""
+    here returns the function as it is. Any other attribute imports the real module
+    and answers from it (a reference that calls torch.compile, say); so does an
+    import of a torch._dynamo submodule, which asks this module for its __path__
+    first. What was disabled before stays plain."""
 
     def __getattr__(self, name):
         if name == "disable":
@@ -1335,19 +1335,9 @@ def _plain_disable(fn=None, recursive=True, **_kwargs):
 def _real_dynamo():
     if isinstance(sys.modules.get("torch._dynamo"), _DeferredDynamo):
         del sys.modules["torch._dynamo"]
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _DynamoFinder)]
     real = importlib.import_module("torch._dynamo")
     torch._dynamo = real
     return real
-
-
-class _DynamoFinder:
-    """Before any torch._dynamo.* submodule is imported, the real package."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name.startswith("torch._dynamo."):
-            _real_dynamo()
-        return None
 
 
 def _defer_dynamo() -> bool:
@@ -1360,7 +1350,6 @@ def _defer_dynamo() -> bool:
     stub = _DeferredDynamo("torch._dynamo")
     sys.modules["torch._dynamo"] = stub
     torch._dynamo = stub
-    sys.meta_path.insert(0, _DynamoFinder())
     return True
 
 

@@ -98,8 +98,8 @@ def current_stream(device: str) -> int:
 
 
 def synchronize(device: str) -> None:
-    """Waits for every kernel this process queued on the device (a streamed
-    Judge, before it lets the GPU's timing lock go)."""
+    """Waits for every kernel this process queued on the device (the end of a
+    worker's step, before it lets the GPU's timing lock go)."""
     if device.startswith("cuda"):
         torch.cuda.synchronize(torch.device(device))
 

@@ -16,7 +16,7 @@
 
 #include "harness/eval_plan.h"
 #include "harness/process.h"
-#include "harness/protocol.h"  // kValuesFootprint, kBesideEvaluationBytes
+#include "harness/protocol.h"  // kValuesFootprint
 #include "harness/staging.h"
 #include "harness/worker/zygote.h"
 #include "runset/progress.h"
@@ -627,8 +627,8 @@ RunReport Runner::run() {
     for (size_t t = 0; t < tasks_.size(); ++t)
       for (double c : costs[t]) cost[t] += c;
   const std::vector<size_t> order = costliest_first(cost);
-  // With several evaluations per GPU, those too large to share its memory run alone,
-  // one per GPU, after the rest have run side by side (so that a run stopped early
+  // With several evaluations per GPU, those too large to share it (kSharedGpuBytes)
+  // run alone, one per GPU, after the rest have run side by side (so that a run stopped early
   // has the many small evaluations, not a few large ones).
   const std::vector<size_t> first = one_slot_per_device();
   std::vector<size_t> shared;

@@ -149,6 +149,20 @@ def test_the_baseline_compiles_the_reference_imported_by_name(reference, fake):
         assert f.kwargs[0]["backend"].config == wrapper(None, None, False).config
 
 
+class _FlockLock:
+    """A bare flock on a descriptor as the lock baseline.py is lent (a worker lends
+    its own DeviceLock's take and give)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def take(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def give(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+
 def _lock_files(tmp_path):
     """The worker's descriptor of a lock file and, for looking, a second one (a
     second open file description: its flock conflicts with the first's)."""
@@ -185,7 +199,7 @@ def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
     fd, held = _lock_files(tmp_path)
     seen = []
     first_call, graph = _first_call(held, seen)
-    baseline.use_gpu_lock(baseline.FlockLock(fd))
+    baseline.use_gpu_lock(_FlockLock(fd))
     try:
         r = baseline.precompile(first_call, [1, 2])
         assert seen == [("compile", False), ("graph", True)]
@@ -214,7 +228,7 @@ def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
     fd, held = _lock_files(tmp_path)
     seen = []
     first_call, _ = _first_call(held, seen)
-    baseline.use_gpu_lock(baseline.FlockLock(fd))
+    baseline.use_gpu_lock(_FlockLock(fd))
     try:
         r = baseline.precompile(first_call, [1, 2], run_graphs=False)
         # Compiled, and the graph never ran (nor took the lock): its autotuning waits

@@ -374,7 +374,7 @@ size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan&
   if (!next.ok()) quit(0);
   WorkOrder order = work_order(ch, plan, next.message);
   const size_t n = order.workloads.size();
-  session.assign_work(std::move(order.workloads), std::move(order.records));
+  session.add_work(std::move(order.workloads), std::move(order.records));
   return n;
 }
 

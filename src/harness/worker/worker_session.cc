@@ -312,12 +312,6 @@ void WorkerSession::set_timing_gate(std::function<void()> gate) {
   impl_->timing_gate = std::move(gate);
 }
 
-void WorkerSession::assign_work(std::vector<json> workloads,
-                                std::vector<std::optional<CallRecord>> records) {
-  impl_->plan.workloads = std::move(workloads);
-  impl_->plan.judge.records = std::move(records);
-}
-
 size_t WorkerSession::add_work(std::vector<json> workloads,
                                std::vector<std::optional<CallRecord>> records) {
   Impl& s = *impl_;

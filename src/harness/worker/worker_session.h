@@ -123,15 +123,13 @@ class WorkerSession {
   // failure is met again, and reported, by the workload's rounds.
   size_t compile_ahead(const std::function<bool()>& stop);
 
-  // A Judge's plan with work_follows: its workloads and records, which came after
-  // start().
-  void assign_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
-  // A Judge's plan with judge.streamed: work that came since, appended; returns the
-  // index of its first workload.
+  // A Judge's plan with work_follows: workloads and records that came after start()
+  // (all at once, or with judge.streamed one "work" frame at a time), appended to
+  // those before; a missing record means T_ref only. Returns the index of the first.
   size_t add_work(std::vector<json> workloads, std::vector<std::optional<CallRecord>> records);
   // ... each judged as it comes: evaluate(i) but for T_ref, which it owes, every
-  // step holding the GPU's timing lock (the Recorder's timed loops run beside it);
-  // then the GPU memory it cached goes back, outside the lock.
+  // step holding the GPU's timing lock shared (no timed loop of the Recorder's runs
+  // beside it); then the GPU memory it cached goes back.
   WorkloadOutcome judge_ahead(size_t i);
   // ... and after "go": T_ref of workload i into `o`, where judge_ahead owes it.
   WorkloadOutcome time_owed_reference(size_t i, WorkloadOutcome o);
