@@ -225,12 +225,13 @@ int run_merge(const MergeOptions& o) {
                        {"solutions", r.solutions},
                        {"runs", r.runs},
                        {"baselines", r.baselines},
+                       {"skips", r.skips},
                        {"conflicts", std::move(cj)}});
     if (!o.json_output) {
       fmt::print("{}: {} trace(s) added, {} already present; {} environment(s), {} solution(s), "
-                 "{} run(s), {} baseline(s) added\n",
+                 "{} run(s), {} baseline(s), {} skip(s) added\n",
                  in, r.traces, r.traces_present, r.environments, r.solutions, r.runs,
-                 r.baselines);
+                 r.baselines, r.skips);
       for (const auto& c : r.conflicts)
         fmt::print("  conflict ({}): {}: {}\n", c.kind, c.key, c.detail);
     }

@@ -226,6 +226,22 @@ MergeResult Store::merge_from(const fs::path& source) {
   r.traces = static_cast<size_t>(changes(db));
   r.traces_present = source_traces - r.traces;
 
+  // Skips as traces: the source's commit order, the run translated, a row the
+  // target holds (same key, time and reason) not added again.
+  db.exec(fmt::format(
+              "INSERT INTO main.skips(run, solution_hash, environment, definition, workload_uuid, "
+              "reason, recorded) "
+              "SELECT m.target_id, k.solution_hash, k.environment, k.definition, k.workload_uuid, "
+              "k.reason, k.recorded FROM {0}.skips k "
+              "JOIN temp.merge_run_map m ON m.source_id = k.run "
+              "WHERE NOT EXISTS (SELECT 1 FROM main.skips x WHERE "
+              "x.solution_hash = k.solution_hash AND x.workload_uuid = k.workload_uuid AND "
+              "x.environment = k.environment AND x.recorded = k.recorded AND "
+              "x.reason = k.reason) ORDER BY k.id",
+              kSource),
+          "merging skips");
+  r.skips = static_cast<size_t>(changes(db));
+
   db.exec(fmt::format(
               "INSERT INTO main.baselines(definition_hash, workload_uuid, gpu_model, driver, "
               "torch, timer, t_b_ms, method, recorded, reason) "

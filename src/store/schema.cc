@@ -1,5 +1,6 @@
-// Schema version 2 (version 1 and the migrations to 2). Statuses, methods and key lengths are checked by the
-// database itself, so a row written by any client is a valid row.
+// Schema version 3 (version 1 and the migrations to 2 and 3). Statuses, methods
+// and key lengths are checked by the database itself, so a row written by any
+// client is a valid row.
 #include "store/schema.h"
 
 #include <string>
@@ -133,6 +134,26 @@ void migrate(Database& db, int from) {
       // Why a baseline is eager (docs/score.md); rows recorded before: "" (not kept).
       db.exec("ALTER TABLE baselines ADD COLUMN reason TEXT NOT NULL DEFAULT ''",
               "migrating the schema to version 2 (baselines.reason)");
+      break;
+    case 2:
+      // Workloads skipped for running out of GPU memory with the GPU to themselves,
+      // which resume does not try again (docs/run.md "Resume"). Other skips are not
+      // kept: they are the user's to fix. Keyed like traces; every row is kept and
+      // the latest counts.
+      db.exec(R"sql(
+CREATE TABLE skips (
+  id            INTEGER PRIMARY KEY,
+  run           INTEGER NOT NULL REFERENCES runs(id),
+  solution_hash TEXT NOT NULL REFERENCES solutions(hash),
+  environment   TEXT NOT NULL REFERENCES environments(hash),
+  definition    TEXT NOT NULL,
+  workload_uuid TEXT NOT NULL CHECK (workload_uuid != ''),
+  reason        TEXT NOT NULL CHECK (reason != ''),
+  recorded      TEXT NOT NULL
+) STRICT;
+CREATE INDEX skips_resume ON skips(solution_hash, workload_uuid, environment);
+)sql",
+              "migrating the schema to version 3 (the skips table)");
       break;
     default:
       throw StoreError(fmt::format("{}: no migration from schema version {}", db.file(), from));

@@ -1,10 +1,12 @@
 // Opening the store and recording into it: environments, solutions, runs,
-// traces and baselines.
+// traces, skips and baselines.
 #include "store/store.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -90,6 +92,19 @@ bool row_exists(detail::Database& db, const char* table, const char* column,
   const bool found = s.step();
   s.reset();
   return found;
+}
+
+// What a failed insert referenced that the store lacks ("" when it has them
+// all), named rather than SQLite's "FOREIGN KEY constraint failed".
+std::string missing_reference(detail::Database& db, int64_t run, const std::string& solution_hash,
+                              const std::string& environment_hash) {
+  if (!row_exists(db, "runs", "id", std::to_string(run)))
+    return fmt::format("run {} (begin_run first)", run);
+  if (!row_exists(db, "solutions", "hash", solution_hash))
+    return fmt::format("solution {} (put_solution first)", solution_hash);
+  if (!row_exists(db, "environments", "hash", environment_hash))
+    return fmt::format("environment {} (put_environment first)", environment_hash);
+  return "";
 }
 
 }  // namespace
@@ -308,18 +323,89 @@ int64_t Store::record_trace(int64_t run, const Trace& trace, const TraceExtras& 
     tx.commit();
     return id;
   } catch (const StoreError&) {
-    // Name the missing reference rather than SQLite's "FOREIGN KEY constraint failed".
-    std::string missing;
-    if (!row_exists(impl_->db, "runs", "id", std::to_string(run)))
-      missing = fmt::format("run {} (begin_run first)", run);
-    else if (!row_exists(impl_->db, "solutions", "hash", extras.solution_hash))
-      missing = fmt::format("solution {} (put_solution first)", extras.solution_hash);
-    else if (!row_exists(impl_->db, "environments", "hash", extras.environment_hash))
-      missing = fmt::format("environment {} (put_environment first)", extras.environment_hash);
+    const std::string missing =
+        missing_reference(impl_->db, run, extras.solution_hash, extras.environment_hash);
     if (missing.empty()) throw;
     throw StoreError(fmt::format("{}: cannot record {}: {} is not in the store", file().string(),
                                  what, missing));
   }
+}
+
+int64_t Store::record_skip(int64_t run, const Skip& skip) {
+  const std::lock_guard lock(impl_->mutex);
+  const std::string what =
+      fmt::format("the skip of {} on workload {}", skip.definition, skip.workload_uuid);
+  // The first required field that is empty, and what it should hold.
+  using Field = std::pair<const char*, const char*>;
+  const Field empty = skip.solution_hash.empty()
+                          ? Field{"solution_hash", "the hash returned by put_solution"}
+                      : skip.environment_hash.empty()
+                          ? Field{"environment_hash", "the hash returned by put_environment"}
+                      : skip.workload_uuid.empty() ? Field{"workload_uuid", "the workload's uuid"}
+                      : skip.reason.empty()        ? Field{"reason", "the worker's skip_reason"}
+                                                   : Field{nullptr, nullptr};
+  if (empty.first)
+    throw StoreError(fmt::format("{}: cannot record {}: {} is empty (expected {})",
+                                 file().string(), what, empty.first, empty.second));
+  Statement s(impl_->db,
+              "INSERT INTO skips(run, solution_hash, environment, definition, workload_uuid, "
+              "reason, recorded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+              "recording a skip");
+  try {
+    WriteTransaction tx(impl_->begin, impl_->commit, impl_->rollback);
+    s.start()
+        .bind(1, run)
+        .bind(2, skip.solution_hash)
+        .bind(3, skip.environment_hash)
+        .bind(4, skip.definition)
+        .bind(5, skip.workload_uuid)
+        .bind(6, skip.reason)
+        .bind(7, now_or(skip.recorded))
+        .execute();
+    const int64_t id = impl_->db.last_insert_rowid();
+    tx.commit();
+    return id;
+  } catch (const StoreError&) {
+    const std::string missing =
+        missing_reference(impl_->db, run, skip.solution_hash, skip.environment_hash);
+    if (missing.empty()) throw;
+    throw StoreError(fmt::format("{}: cannot record {}: {} is not in the store", file().string(),
+                                 what, missing));
+  }
+}
+
+std::vector<Skip> Store::skips(const std::string& solution_hash,
+                               const std::vector<std::string>& uuids,
+                               const std::string& environment_hash) {
+  const std::lock_guard lock(impl_->mutex);
+  // One look-up per uuid on the resume index; rows in commit order across them.
+  Statement s(impl_->db,
+              "SELECT id, run, solution_hash, environment, definition, workload_uuid, reason, "
+              "recorded FROM skips WHERE solution_hash = ?1 AND workload_uuid = ?2 AND "
+              "(?3 = '' OR environment = ?3) ORDER BY id",
+              "looking up skips");
+  std::vector<std::pair<int64_t, Skip>> rows;
+  const std::set<std::string> distinct(uuids.begin(), uuids.end());
+  for (const std::string& uuid : distinct) {
+    s.start().bind(1, solution_hash).bind(2, uuid).bind(3, environment_hash);
+    while (s.step())
+      rows.push_back({s.integer(0), Skip{s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5),
+                                         s.text(6), s.text(7)}});
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Skip> out;
+  for (auto& [id, skip] : rows) out.push_back(std::move(skip));
+  return out;
+}
+
+size_t Store::skip_count() {
+  const std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db, "SELECT count(*) FROM skips", "counting skips");
+  s.start();
+  const size_t n = s.step() ? static_cast<size_t>(s.integer(0)) : 0;
+  s.reset();
+  return n;
 }
 
 bool Store::has_result(const std::string& solution_hash, const std::string& workload_uuid,

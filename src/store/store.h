@@ -4,8 +4,9 @@
 //
 // Contents:
 //   1. Records the store keeps: EnvironmentInfo, SolutionRecord, RunInfo,
-//      TraceExtras, Baseline
-//   2. Store: open (schema versioning), recording, resume look-ups, baselines
+//      TraceExtras, Skip, Baseline
+//   2. Store: open (schema versioning), recording, resume look-ups (traces and
+//      skips), baselines
 //   3. Queries: leaderboard, best, history, export as public-format JSONL
 //   4. Where the store lives by default; content hashes
 //   5. Merging one store into another (shards of a cluster run, merge.cc)
@@ -45,7 +46,7 @@ class StoreError : public std::runtime_error {
 };
 
 // The schema this build writes; it reads this one and migrates older ones.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // ---------------------------------------------------------------- 1. Records
 
@@ -91,6 +92,20 @@ struct TraceExtras {
   std::optional<double> t_b_ms;     // scoring-baseline time
   std::optional<double> sol_score;  // SOL score in [0, 1]
   json extras = json::object();     // anything else solbench keeps (not exported)
+};
+
+// A workload evaluated without a trace: the worker skipped it. `solbench run`
+// records only those that ran out of GPU memory with the GPU to themselves
+// (runset::stores_skip), so that a resumed run does not pay for them again.
+struct Skip {
+  int64_t run = 0;               // the run that recorded it (record_skip's argument)
+  std::string solution_hash;     // from put_solution (required)
+  std::string environment_hash;  // from put_environment (required)
+  std::string definition;
+  std::string workload_uuid;     // required
+  std::string reason;            // the worker's skip_reason (required)
+  std::string recorded;          // ISO 8601; empty on record: now
+  bool operator==(const Skip&) const = default;
 };
 
 // The scoring baseline T_b of one workload, per definition content and
@@ -185,6 +200,7 @@ struct MergeConflict {
 struct MergeResult {
   std::filesystem::path source;
   size_t environments = 0, solutions = 0, runs = 0, traces = 0, baselines = 0;  // added
+  size_t skips = 0;  // added (a skip is the same row with the same key, time and reason)
   size_t traces_present = 0;  // the source's traces the target already held
   std::vector<MergeConflict> conflicts;
 };
@@ -233,6 +249,15 @@ class Store {
   // this environment?
   bool has_result(const std::string& solution_hash, const std::string& workload_uuid,
                   const std::string& environment_hash);
+
+  // One committed transaction; returns the skip's id. `skip.run` is ignored:
+  // the row belongs to `run`.
+  int64_t record_skip(int64_t run, const Skip& skip);
+  // The skips of this solution on these workloads in this environment ("": in
+  // any environment), oldest first (by commit order).
+  std::vector<Skip> skips(const std::string& solution_hash, const std::vector<std::string>& uuids,
+                          const std::string& environment_hash);
+  size_t skip_count();
 
   // Scoring baselines.
   void put_baseline(const Baseline& b);

@@ -32,7 +32,8 @@ TEST(StoreSchema, CreatesEveryTableWithTheVersionInMeta) {
   }
   EXPECT_EQ(sql_value(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
             std::to_string(kSchemaVersion));
-  for (const char* table : {"meta", "environments", "solutions", "runs", "traces", "baselines"})
+  for (const char* table :
+       {"meta", "environments", "solutions", "runs", "traces", "baselines", "skips"})
     EXPECT_EQ(sql_value(db, std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
                                         "AND name = '") + table + "'"),
               "1")
@@ -129,8 +130,9 @@ TEST(StoreSchema, MigratesAVersion1StoreKeepingItsBaselines) {
     Store s = Store::open(db);
     s.put_baseline(Baseline{key, 2.0, BaselineMethod::Eager, "2026-01-01T00:00:00Z", "dropped"});
   }
-  // Back to version 1's table, as an older solbench wrote it.
+  // Back to version 1's tables, as an older solbench wrote them.
   sql_value(db, "ALTER TABLE baselines DROP COLUMN reason");
+  sql_value(db, "DROP TABLE skips");  // version 3's
   sql_value(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   Store s = Store::open(db);
   EXPECT_EQ(s.schema_version(), kSchemaVersion);
