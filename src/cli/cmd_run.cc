@@ -37,7 +37,9 @@ struct RunCliOptions {
   std::vector<std::string> categories;
   std::vector<std::string> problems;
   score::WorkloadSelection workloads;
-  std::vector<std::string> rerun;  // statuses to evaluate again ("failed": all but PASSED)
+  // Statuses to evaluate again ("failed": all but PASSED; "skipped": the stored
+  // out-of-memory skips).
+  std::vector<std::string> rerun;
   std::string shard;  // "I/N"
   bool plan = false;
   std::string device = "cpu";
@@ -136,10 +138,14 @@ int run_run(const RunCliOptions& c) {
                        Status::RuntimeError, Status::CompileError, Status::Timeout,
                        Status::RewardHack, Status::InvalidReference})
         o.rerun.push_back(s);
+    } else if (name == "skipped") {
+      o.rerun_skipped = true;
     } else if (auto s = parse_status(name)) {
       o.rerun.push_back(*s);
     } else {
-      std::fprintf(stderr, "error: --rerun %s: not a status (PASSED, RUNTIME_ERROR, ... or failed)\n",
+      std::fprintf(stderr,
+                   "error: --rerun %s: not a status (PASSED, RUNTIME_ERROR, ..., failed or "
+                   "skipped)\n",
                    name.c_str());
       return 2;
     }
@@ -243,7 +249,8 @@ void add_run_command(CLI::App& app) {
                 "nothing");
   cmd->add_option("--rerun", c->rerun,
                   "evaluate again the stored results of this status instead of resuming them "
-                  "(a status such as RUNTIME_ERROR, or failed: every status but PASSED; repeatable)");
+                  "(a status such as RUNTIME_ERROR, failed: every status but PASSED, or skipped: "
+                  "the workloads stored as out of GPU memory; repeatable)");
   add_workload_options(cmd, c->workloads);
   auto* dev = cmd->add_option("--device", c->device, "cpu or cuda:N (one slot)")->capture_default_str();
   auto* gpus = cmd->add_option("--gpus", c->gpus,

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "harness/eval_plan.h"
+#include "harness/protocol.h"  // kOutOfGpuMemory
 
 namespace solbench::runset {
 
@@ -82,6 +83,23 @@ std::map<std::string, store::StoredTrace> resumable(
     for (const auto& t : candidates)  // oldest first: the last one in the environment wins
       if (t.workload_uuid == uuid && t.environment_hash == environment_hash) out[uuid] = t;
   }
+  return out;
+}
+
+bool is_out_of_memory_skip(std::string_view skip_reason) {
+  return skip_reason.rfind(harness::kOutOfGpuMemory, 0) == 0;
+}
+
+bool stores_skip(std::string_view skip_reason, bool gpu_to_itself) {
+  return gpu_to_itself && is_out_of_memory_skip(skip_reason);
+}
+
+std::map<std::string, store::Skip> resumable_skips(const std::vector<store::Skip>& skips,
+                                                   const std::string& environment_hash) {
+  std::map<std::string, store::Skip> out;
+  for (const auto& s : skips)  // oldest first: the last one in the environment wins
+    if (s.environment_hash == environment_hash && is_out_of_memory_skip(s.reason))
+      out[s.workload_uuid] = s;
   return out;
 }
 

@@ -14,6 +14,13 @@
 // hand, recorded nowhere; tried again on the next problem if it fails, at most
 // three times per device).
 // A store without any trace of the solution on those workloads needs no probe.
+//
+// Skips: a workload the worker skipped leaves no trace, so it is evaluated
+// again, except one that ran out of GPU memory while its evaluation had the GPU
+// to itself (stores_skip): run records that skip (Store::record_skip) under the
+// same environment hash, and a later run takes it from the store
+// (resumable_skips) unless the store also holds a trace of the pair there, or
+// --rerun skipped asks for it again.
 #pragma once
 
 #include <functional>
@@ -22,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -79,5 +87,21 @@ std::vector<store::StoredTrace> stored_traces(store::Store& db, const std::strin
 std::map<std::string, store::StoredTrace> resumable(
     store::Store& db, const std::vector<store::StoredTrace>& candidates,
     const std::string& solution_hash, const std::string& environment_hash);
+
+// A skip_reason of running out of GPU memory (harness::kOutOfGpuMemory first).
+bool is_out_of_memory_skip(std::string_view skip_reason);
+
+// Whether run records a workload's skip in the store, so that resume does not try
+// it again: only for running out of GPU memory (the other reasons, a missing
+// safetensors blob, a dtype the device lacks, a reference unavailable here, are the
+// user's to fix and must be tried again), and only when the evaluation had its GPU
+// to itself (one slot on the device, or run alone): beside other evaluations it may
+// fit alone, which retry_out_of_memory_alone tries.
+bool stores_skip(std::string_view skip_reason, bool gpu_to_itself);
+
+// Of `skips` (Store::skips of a solution on its workloads), per workload, the
+// latest out-of-memory skip in `environment_hash`.
+std::map<std::string, store::Skip> resumable_skips(const std::vector<store::Skip>& skips,
+                                                   const std::string& environment_hash);
 
 }  // namespace solbench::runset

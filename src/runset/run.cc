@@ -188,7 +188,14 @@ class Runner {
   // On several devices, each task longer than a device's share cut into parts
   // (split_for_slots); on one device (however many slots), `tasks` as they are.
   std::vector<Task> cut_for_slots(const std::vector<Task>& tasks) const;
-  void evaluate(size_t task, size_t slot);
+  // Which of the run's passes an evaluation belongs to: the first (every task,
+  // slots side by side), the large ones alone after it, or the retry alone of those
+  // that ran out of GPU memory beside others.
+  enum class Pass { First, Alone, RetryAlone };
+  void evaluate(size_t task, size_t slot, Pass pass);
+  // Whether an evaluation on `slot` in `pass` has its GPU to itself: only then is
+  // an out-of-memory skip proof that the workload does not fit (stores_skip).
+  bool gpu_to_itself(size_t slot, Pass pass) const;
   // One slot of each distinct device (the first of each), for evaluations that run
   // alone on their GPU.
   std::vector<size_t> one_slot_per_device() const;
@@ -196,10 +203,17 @@ class Runner {
   // evaluated again, one per GPU at a time.
   void retry_out_of_memory_alone();
   void absorb(size_t task, const std::string& device, const std::vector<size_t>& remaining,
-              const ChildResult& c);
+              const ChildResult& c, bool gpu_to_itself);
   std::optional<json> environment(const std::string& device, const Problem& p);
   bool child_recorded(const EvaluationReport& e, const Trace& t);
   void record(size_t task, const std::string& device, const Trace& t);
+  // Records the skip of the task's k-th workload (stores_skip said so) under the
+  // device's store environment; not at all (a warning) when that is unknown.
+  void record_skip(size_t task, size_t k, const std::string& device, const std::string& reason);
+  // Puts the task's solution into the store once per run.
+  void put_solution(size_t task);
+  // The run's environment, from its first recorded result.
+  void set_run_environment(const std::string& env_hash);
   EvaluationReport& report(size_t task) {
     return report_.problems[where_[task].problem].evaluations[where_[task].evaluation];
   }
@@ -371,31 +385,34 @@ std::optional<json> Runner::environment(const std::string& device, const Problem
   return env;
 }
 
+void Runner::put_solution(size_t task) {
+  std::lock_guard lock(m_);
+  if (solutions_put_.count(task)) return;
+  const Task& tk = tasks_[task];
+  store::SolutionRecord rec;
+  if (tk.solution) {
+    rec = store::SolutionRecord::from(scan_.solutions[*tk.solution].solution);
+  } else {
+    const ReferenceSolution r = reference_solution(problems_[tk.problem].problem->definition);
+    rec = {r.name, problems_[tk.problem].problem->definition.name, r.content};
+  }
+  db_->put_solution(rec);
+  solutions_put_.insert(task);
+}
+
+void Runner::set_run_environment(const std::string& env_hash) {
+  std::lock_guard lock(m_);
+  if (!run_env_set_) {
+    db_->set_run_environment(run_id_, env_hash);
+    run_env_set_ = true;
+  }
+}
+
 void Runner::record(size_t task, const std::string& device, const Trace& t) {
   const EvaluationReport& e = report(task);
-  {
-    std::lock_guard lock(m_);
-    if (!solutions_put_.count(task)) {
-      const Task& tk = tasks_[task];
-      store::SolutionRecord rec;
-      if (tk.solution) {
-        rec = store::SolutionRecord::from(scan_.solutions[*tk.solution].solution);
-      } else {
-        const ReferenceSolution r = reference_solution(problems_[tk.problem].problem->definition);
-        rec = {r.name, problems_[tk.problem].problem->definition.name, r.content};
-      }
-      db_->put_solution(rec);
-      solutions_put_.insert(task);
-    }
-  }
+  put_solution(task);
   const std::string env = db_->put_environment(store::environment_from_trace(t));
-  {
-    std::lock_guard lock(m_);
-    if (!run_env_set_) {
-      db_->set_run_environment(run_id_, env);
-      run_env_set_ = true;
-    }
-  }
+  set_run_environment(env);
   store::TraceExtras x;
   x.solution_hash = e.solution_hash;
   x.environment_hash = env;
@@ -405,6 +422,33 @@ void Runner::record(size_t task, const std::string& device, const Trace& t) {
       it != t.evaluation.extra.end() && it->is_number())
     x.extras["t_attainable_ms"] = *it;
   db_->record_trace(run_id_, t, x);
+}
+
+void Runner::record_skip(size_t task, size_t k, const std::string& device,
+                         const std::string& reason) {
+  const EvaluationReport& e = report(task);
+  const LoadedProblem& lp = problems_[tasks_[task].problem];
+  // The environment resume looks skips up in (evaluate): the worker's, which the
+  // child that skipped it has just reported (absorb learned it), mapped as traces are.
+  const std::optional<json> env = environment(device, *lp.problem);
+  if (!env) {
+    progress_->note(fmt::format("warning: {} / {}: workload {} ran out of GPU memory, but the "
+                                "environment of {} is unknown: the skip is not stored and a "
+                                "later run tries it again",
+                                lp.where.label(), e.solution, e.uuids[k], device));
+    return;
+  }
+  put_solution(task);
+  const std::string env_hash = db_->put_environment(
+      store_environment(*lp.problem, lp.selected[position(tasks_[task], k)], *env));
+  set_run_environment(env_hash);
+  store::Skip skip;
+  skip.solution_hash = e.solution_hash;
+  skip.environment_hash = env_hash;
+  skip.definition = lp.problem->definition.name;
+  skip.workload_uuid = e.uuids[k];
+  skip.reason = reason;
+  db_->record_skip(run_id_, skip);
 }
 
 bool Runner::child_recorded(const EvaluationReport& e, const Trace& t) {
@@ -418,7 +462,7 @@ bool Runner::child_recorded(const EvaluationReport& e, const Trace& t) {
 }
 
 void Runner::absorb(size_t task, const std::string& device, const std::vector<size_t>& remaining,
-                    const ChildResult& c) {
+                    const ChildResult& c, bool gpu_to_itself) {
   EvaluationReport& e = report(task);
   const LoadedProblem& lp = problems_[tasks_[task].problem];
   std::map<std::string, Trace> traces;
@@ -473,6 +517,7 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
       r.uuid = uuid;
       r.skip_reason = s->second;
       e.results[k] = r;
+      if (stores_skip(s->second, gpu_to_itself)) record_skip(task, k, device, s->second);
     } else if (!c.interrupted) {
       // The child gave no result for it: the evaluation's failure, recorded here
       // whoever records (the child could not).
@@ -493,7 +538,12 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
   }
 }
 
-void Runner::evaluate(size_t task, size_t slot) {
+bool Runner::gpu_to_itself(size_t slot, Pass pass) const {
+  if (pass != Pass::First) return true;  // one evaluation per device at a time
+  return std::count(o_.slots.begin(), o_.slots.end(), o_.slots[slot]) == 1;
+}
+
+void Runner::evaluate(size_t task, size_t slot, Pass pass) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string& device = o_.slots[slot];
   EvaluationReport& e = report(task);
@@ -506,17 +556,28 @@ void Runner::evaluate(size_t task, size_t slot) {
   // Resume: what the store holds for this solution in this device's environment.
   const auto candidates =
       stored_traces(*db_, lp.problem->definition.name, e.solution, e.solution_hash, e.uuids);
-  if (!candidates.empty()) {
+  // Stored out-of-memory skips count at a task's first evaluation in the run only:
+  // the retry alone is for skips seen beside others, and --rerun skipped wants them.
+  const std::vector<store::Skip> skips =
+      pass == Pass::RetryAlone || o_.rerun_skipped
+          ? std::vector<store::Skip>{}
+          : db_->skips(e.solution_hash, e.uuids, /*any environment*/ "");
+  if (!candidates.empty() || !skips.empty()) {
     if (auto env = environment(device, *lp.problem)) {
       const std::string env_hash =
           store_environment(*lp.problem, lp.selected[position(tasks_[task], 0)], *env).hash();
       const auto done = resumable(*db_, candidates, e.solution_hash, env_hash);
+      const auto skipped = resumable_skips(skips, env_hash);
       for (size_t k = 0; k < e.uuids.size(); ++k)
         if (auto it = done.find(e.uuids[k]); it != done.end()) {
           WorkloadResult r = result_of(it->second);
           const bool again = r.status && std::find(o_.rerun.begin(), o_.rerun.end(),
                                                    *r.status) != o_.rerun.end();
           if (!again) e.results[k] = std::move(r);
+        } else if (auto sk = skipped.find(e.uuids[k]); sk != skipped.end()) {
+          // Only where the pair has no trace in this environment: a trace (one that
+          // fitted after all, --rerun skipped) is the newer word.
+          e.results[k] = result_of(sk->second);
         }
     }
   }
@@ -540,7 +601,7 @@ void Runner::evaluate(size_t task, size_t slot) {
     req.deadline = o_.eval.deadline(remaining.size());
     req.stop = o_.stop;
     req.env = child_env_;
-    absorb(task, device, remaining, run_child_eval(req));
+    absorb(task, device, remaining, run_child_eval(req), gpu_to_itself(slot, pass));
     harness::remove_tree_quietly(dir);
   }
   e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -568,8 +629,9 @@ void Runner::retry_out_of_memory_alone() {
     if (std::find(ran_alone_.begin(), ran_alone_.end(), task) != ran_alone_.end()) continue;
     EvaluationReport& e = report(task);
     bool again = false;
+    // A skip taken from the store was seen alone already: not tried again.
     for (auto& r : e.results)
-      if (r && !r->status && r->skip_reason.rfind(harness::kOutOfGpuMemory, 0) == 0) {
+      if (r && !r->status && !r->resumed && is_out_of_memory_skip(r->skip_reason)) {
         r.reset();  // evaluated again below; a skip left no trace to resume from
         again = true;
       }
@@ -581,7 +643,8 @@ void Runner::retry_out_of_memory_alone() {
       "per GPU at a time",
       retry.size()));
   run_on_slots(alone.size(), retry.size(),
-               [&](size_t i, size_t slot) { evaluate(retry[i], alone[slot]); }, o_.stop);
+               [&](size_t i, size_t slot) { evaluate(retry[i], alone[slot], Pass::RetryAlone); },
+               o_.stop);
 }
 
 RunReport Runner::run() {
@@ -641,11 +704,21 @@ RunReport Runner::run() {
         "bytes over {} GiB) run last, one per GPU",
         ran_alone_.size(), harness::kValuesFootprint, kSharedGpuBytes >> 30));
   run_on_slots(o_.slots.size(), shared.size(),
-               [&](size_t i, size_t slot) { evaluate(shared[i], slot); }, o_.stop);
+               [&](size_t i, size_t slot) { evaluate(shared[i], slot, Pass::First); }, o_.stop);
   if (!ran_alone_.empty() && !(o_.stop && o_.stop->load()))
     run_on_slots(first.size(), ran_alone_.size(),
-                 [&](size_t i, size_t slot) { evaluate(ran_alone_[i], first[slot]); }, o_.stop);
+                 [&](size_t i, size_t slot) { evaluate(ran_alone_[i], first[slot], Pass::Alone); },
+                 o_.stop);
   retry_out_of_memory_alone();
+  size_t stored_skips = 0;
+  for (const auto& p : report_.problems)
+    for (const auto& e : p.evaluations)
+      for (const auto& r : e.results) stored_skips += r && !r->status && r->resumed;
+  if (stored_skips)
+    progress_->note(fmt::format(
+        "note: {} workload(s) skipped from the store: they ran out of GPU memory with the GPU to "
+        "themselves in this environment before (--rerun skipped evaluates them again)",
+        stored_skips));
   progress_->clear();
   db_->finish_run(run_id_);
   report_.interrupted = o_.stop && o_.stop->load();

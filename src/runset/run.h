@@ -48,6 +48,9 @@ struct RunOptions {
   // Stored results with one of these statuses are evaluated again instead of
   // resumed (--rerun); the new traces are recorded beside the old ones.
   std::vector<Status> rerun;
+  // Workloads the store holds an out-of-memory skip of (docs/run.md "Resume") are
+  // evaluated again instead of taken from the store (--rerun skipped).
+  bool rerun_skipped = false;
   std::optional<ShardSpec> shard;   // --shard I/N: only this slice of the (problem, workload) pairs
   std::vector<std::string> slots{"cpu"};
   std::filesystem::path db;         // empty: store::default_db_path()

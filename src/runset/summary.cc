@@ -88,6 +88,16 @@ WorkloadResult result_of(const store::StoredTrace& st) {
   return r;
 }
 
+WorkloadResult result_of(const store::Skip& s) {
+  WorkloadResult r;
+  r.uuid = s.workload_uuid;
+  r.skip_reason = fmt::format("{}{}recorded {} with the GPU to itself; --rerun skipped evaluates "
+                              "it again)",
+                              s.reason, kFromTheStore, s.recorded);
+  r.resumed = true;
+  return r;
+}
+
 void Tally::add(const EvaluationReport& e) {
   ++evaluations;
   if (!e.error.empty()) ++errors;

@@ -1,7 +1,8 @@
 // What a run found, per evaluation (problem, solution), per problem, per
 // category and in all, as one JSON document (`solbench run --json`) or a table.
 // Everything in it is the same whether a result was evaluated now or resumed
-// from the store, so a resumed run prints what an uninterrupted one prints.
+// from the store, so a resumed run prints what an uninterrupted one prints; the
+// one exception is a skip taken from the store, whose skip_reason says so.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,9 @@ struct WorkloadResult {
 };
 WorkloadResult result_of(const Trace& t);
 WorkloadResult result_of(const store::StoredTrace& t);  // resumed
+// Resumed skip: the stored reason, then kFromTheStore and when it was recorded.
+WorkloadResult result_of(const store::Skip& s);
+inline constexpr const char* kFromTheStore = " (from the store: ";
 // evaluation.extra.solbench_sol_score when it is a number.
 std::optional<double> sol_score_of(const Trace& t);
 

@@ -1,6 +1,7 @@
 // Resume: each device's environment probed once (or learned), shared by the
 // slots; the store's traces of a solution found by content hash, and only
-// those in the probed environment taken.
+// those in the probed environment taken; which skips run stores, and a stored
+// skip taken back.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include "harness/eval_plan.h"
 #include "runset/dataset.h"
 #include "runset/resume.h"
+#include "runset/summary.h"
 #include "runset_test_util.h"
 
 namespace solbench::runset {
@@ -119,6 +121,60 @@ TEST(Resume, AProbesEnvironmentIsTheOneTracesAreRecordedIn) {
   json other = gpu;
   other["driver"] = "590.1";
   EXPECT_NE(store_environment(*lp.problem, lp.selected[0], other).hash(), env.hash());
+}
+
+TEST(ResumeSkips, OnlyAnOutOfMemorySkipWithTheGpuToItselfIsStored) {
+  const std::string oom = "out of GPU memory: CUDA out of memory. Tried to allocate 8.00 GiB";
+  EXPECT_TRUE(stores_skip(oom, /*gpu_to_itself=*/true));
+  // Beside other evaluations (--jobs-per-gpu 2) it may fit alone: tried again, not stored.
+  EXPECT_FALSE(stores_skip(oom, /*gpu_to_itself=*/false));
+  // Reasons the user fixes are tried again whatever the GPU.
+  for (const char* other :
+       {"the inputs need safetensors blobs this copy lacks: x.safetensors",
+        "dtype float8_e4m3fn is not supported on this device",
+        "reference unavailable here: needs a CUDA device",
+        "the reference ran out of GPU memory"})  // not the worker's prefix
+    EXPECT_FALSE(stores_skip(other, true)) << other;
+}
+
+TEST(ResumeSkips, TheLatestOutOfMemorySkipInThisEnvironmentIsTaken) {
+  auto skip = [](const std::string& uuid, const std::string& env, const std::string& reason) {
+    store::Skip s;
+    s.workload_uuid = uuid;
+    s.environment_hash = env;
+    s.reason = reason;
+    return s;
+  };
+  const std::string here(64, 'a'), there(64, 'b');
+  const auto got = resumable_skips({skip("w1", here, "out of GPU memory: first"),
+                                    skip("w1", here, "out of GPU memory: second"),
+                                    skip("w2", there, "out of GPU memory: elsewhere"),
+                                    skip("w3", here, "missing safetensors blob")},
+                                   here);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.at("w1").reason, "out of GPU memory: second");
+}
+
+TEST(ResumeSkips, AStoredSkipCountsAsASkipTakenFromTheStore) {
+  store::Skip s;
+  s.workload_uuid = "w1";
+  s.reason = "out of GPU memory: CUDA out of memory (a test)";
+  s.recorded = "2026-02-01T00:00:00.000Z";
+  const WorkloadResult r = result_of(s);
+  EXPECT_FALSE(r.status);
+  EXPECT_TRUE(r.resumed);
+  EXPECT_EQ(r.skip_reason.rfind(s.reason + kFromTheStore, 0), 0u) << r.skip_reason;
+  EXPECT_HAS(r.skip_reason, "2026-02-01T00:00:00.000Z");
+  EXPECT_HAS(r.skip_reason, "--rerun skipped");
+  EvaluationReport e;
+  e.uuids = {"w1"};
+  e.results = {r};
+  Tally t;
+  t.add(e);
+  EXPECT_EQ(t.skipped, 1u);
+  EXPECT_EQ(t.resumed, 1u);
+  EXPECT_EQ(t.evaluated, 0u);
+  EXPECT_EQ(t.text(), "1 skipped");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -485,19 +486,196 @@ TEST_F(RunCli, OnSeveralGpusAnEvaluationLongerThanAGpusShareIsCutIntoParts) {
   }
 }
 
+// A stand-in for solbench whose eval reports (--json) every workload it is given
+// as skipped with `reason`, or, when `pass_after_first` and it has skipped once
+// already, as PASSED; an environment probe (--reference) reports a worker
+// environment and nothing else. Each invocation's arguments go to a line of `log`.
+fs::path skipping_stand_in(const fs::path& dir, const std::string& name, const fs::path& log,
+                           const std::string& reason, const fs::path& passed_template = {}) {
+  const fs::path f = dir / name;
+  const fs::path once = dir / (name + ".skipped-once");
+  std::string passing;
+  if (!passed_template.empty())
+    passing = "if [ -e '" + once.string() + "' ]; then\n"
+              "  for w in $ws; do printf '%s' \"$sep\"; sed \"s/UUID/$w/\" '" +
+              passed_template.string() + "' | tr -d '\\n'; sep=','; done\n"
+              "  printf ']}\\n'; exit 0\n"
+              "fi\n"
+              "touch '" + once.string() + "'\n";
+  // Only `eval` acts: the run also starts its zygote (`__zygote`) with this program.
+  write(f, "#!/bin/sh\n"
+           "[ \"$1\" = eval ] || exit 0\n"
+           "case \"$*\" in *--help*) exit 0;; esac\n"
+           "echo \"$*\" >> '" + log.string() + "'\n"
+           "env='\"environment\":{\"hardware\":\"Fake GPU\",\"timer\":\"events\"}'\n"
+           "case \"$*\" in *--reference*) echo \"{$env,\\\"results\\\":[]}\"; exit 0;; esac\n"
+           "ws=''\n"
+           "while [ $# -gt 0 ]; do case \"$1\" in -w) ws=\"$ws $2\"; shift;; esac; shift; done\n"
+           "sep=''; printf '{%s,\"results\":[' \"$env\"\n" +
+               passing +
+               "for w in $ws; do printf '%s{\"workload\":{\"uuid\":\"%s\"},\"skipped\":true,"
+               "\"skip_reason\":\"%s\"}' \"$sep\" \"$w\" '" + reason + "'; sep=','; done\n"
+               "printf ']}\\n'\n");
+  fs::permissions(f, fs::perms::owner_all);
+  return f;
+}
+
+// Lines of the stand-in's log that are evaluations (-s SOLUTION), and probes.
+size_t evaluations_in(const fs::path& log) {
+  size_t n = 0;
+  std::istringstream in(read(log));
+  for (std::string line; std::getline(in, line);) n += line.find(" -s ") != std::string::npos;
+  return n;
+}
+size_t probes_in(const fs::path& log) {
+  size_t n = 0;
+  std::istringstream in(read(log));
+  for (std::string line; std::getline(in, line);) n += line.find("--reference") != std::string::npos;
+  return n;
+}
+
+size_t skips_in(const fs::path& db) {
+  store::Store::Options o;
+  o.mode = store::Store::Mode::Existing;
+  return store::Store::open(db, o).skip_count();
+}
+
+const char* kOomReason =
+    "out of GPU memory: CUDA out of memory. Tried to allocate 20.00 GiB (a test)";
+
+class RunSkips : public RunCli {
+ protected:
+  RunReport run_on(const fs::path& program, std::vector<std::string> slots,
+                   bool rerun_skipped = false) {
+    RunOptions o;
+    o.dataset = kProblems / kRms;
+    o.solutions = only_;
+    o.workloads.first = 2;
+    o.db = db_;
+    o.eval.rounds = 1;
+    o.program = program;
+    o.progress = nullptr;
+    o.slots = std::move(slots);
+    o.rerun_skipped = rerun_skipped;
+    return run_dataset(o);
+  }
+  void SetUp() override {
+    RunCli::SetUp();
+    add_solution(only_, kRms, "pytorch_simple");
+  }
+  fs::path only_ = dir() / "only";
+  fs::path db_ = dir() / "skips.db";
+  fs::path log_ = dir() / "evals.log";
+};
+
+TEST_F(RunSkips, AnOutOfMemorySkipAloneIsStoredAndTheNextRunStartsNoChildForIt) {
+  const fs::path fake = skipping_stand_in(dir(), "oom_solbench.sh", log_, kOomReason);
+  const RunReport first = run_on(fake, {"cuda:0"});
+  ASSERT_EQ(first.problems.size(), 1u);
+  const EvaluationReport& e1 = first.problems[0].evaluations.at(0);
+  ASSERT_EQ(e1.results.size(), 2u);
+  for (const auto& r : e1.results) {
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->status);
+    EXPECT_FALSE(r->resumed);
+    EXPECT_EQ(r->skip_reason, kOomReason);
+  }
+  EXPECT_EQ(evaluations_in(log_), 1u);
+  EXPECT_EQ(probes_in(log_), 0u);  // the environment came with the child's report
+  EXPECT_EQ(skips_in(db_), 2u);
+  {
+    store::Store s = store::Store::open(db_);
+    const auto rows = s.skips(e1.solution_hash, e1.uuids, "");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].reason, kOomReason);
+    EXPECT_EQ(rows[0].definition, kRms);
+    EXPECT_EQ(s.trace_count(), 0u);
+  }
+
+  // Again: both from the store, no evaluation started (the one probe tells the
+  // environment, which is how stored skips are matched).
+  const RunReport second = run_on(fake, {"cuda:0"});
+  const EvaluationReport& e2 = second.problems[0].evaluations.at(0);
+  Tally t;
+  t.add(e2);
+  EXPECT_EQ(t.skipped, 2u);
+  EXPECT_EQ(t.resumed, 2u);
+  EXPECT_EQ(t.evaluated, 0u);
+  for (const auto& r : e2.results) {
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->skip_reason.rfind(std::string(kOomReason) + kFromTheStore, 0), 0u)
+        << r->skip_reason;
+  }
+  EXPECT_EQ(evaluations_in(log_), 1u);
+  EXPECT_EQ(probes_in(log_), 1u);
+  EXPECT_EQ(skips_in(db_), 2u);
+  EXPECT_EQ(second.environment_probes, 1);
+  const json doc = summary_json(second);
+  EXPECT_EQ(doc["total"]["resumed"], 2);
+  EXPECT_HAS(doc["problems"][0]["solutions"][0]["workload_results"][0].value("skip_reason", ""),
+             "(from the store: ");
+
+  // Two slots on the GPU: taken from the store at the first evaluation, and not
+  // retried alone as a skip seen beside others would be (it was seen alone).
+  const RunReport shared = run_on(fake, {"cuda:0", "cuda:0"});
+  Tally ts;
+  ts.add(shared.problems[0].evaluations.at(0));
+  EXPECT_EQ(ts.resumed, 2u);
+  EXPECT_EQ(ts.skipped, 2u);
+  EXPECT_EQ(evaluations_in(log_), 1u);
+
+  // --rerun skipped: evaluated again (and, skipped again, stored again).
+  const RunReport third = run_on(fake, {"cuda:0"}, /*rerun_skipped=*/true);
+  Tally t3;
+  t3.add(third.problems[0].evaluations.at(0));
+  EXPECT_EQ(t3.evaluated, 2u);
+  EXPECT_EQ(t3.resumed, 0u);
+  EXPECT_EQ(evaluations_in(log_), 2u);
+  EXPECT_EQ(skips_in(db_), 4u);
+}
+
+TEST_F(RunSkips, OtherSkipReasonsAreNotStoredAndAreTriedAgain) {
+  const fs::path fake = skipping_stand_in(
+      dir(), "blob_solbench.sh", log_,
+      "the inputs need safetensors blobs this copy lacks: blobs/x.safetensors (a test)");
+  for (int i = 0; i < 2; ++i) {
+    const RunReport r = run_on(fake, {"cuda:0"});
+    Tally t;
+    t.add(r.problems[0].evaluations.at(0));
+    EXPECT_EQ(t.skipped, 2u) << i;
+    EXPECT_EQ(t.evaluated, 2u) << i;
+  }
+  EXPECT_EQ(evaluations_in(log_), 2u);
+  EXPECT_EQ(skips_in(db_), 0u);
+}
+
+TEST_F(RunSkips, AnOutOfMemorySkipBesideOthersIsNotStored) {
+  // Two slots on one GPU (--jobs-per-gpu 2): the first evaluation runs out of GPU
+  // memory, which beside others proves nothing; alone (the retry) it fits.
+  const fs::path fake =
+      skipping_stand_in(dir(), "oom_once_solbench.sh", log_, kOomReason, passed_template());
+  const RunReport r = run_on(fake, {"cuda:0", "cuda:0"});
+  const EvaluationReport& e = r.problems[0].evaluations.at(0);
+  for (const auto& w : e.results) {
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->status, Status::Passed) << w->skip_reason;
+  }
+  EXPECT_EQ(evaluations_in(log_), 2u);  // the first, and the retry alone
+  EXPECT_EQ(skips_in(db_), 0u);
+  EXPECT_EQ(traces_in(db_), 2u);
+}
+
 }  // namespace
 }  // namespace solbench::runset
 
 namespace solbench::runset::testing {
 namespace {
 
-TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAlone) {
-  // A problem whose reference reports that the GPU ran out of memory (as torch says
-  // it): the harness's own work failed, so the workload is skipped (no trace) with a
-  // reason that says so, and with two evaluations sharing a device `run` evaluates it
-  // once more alone. Here it fails the same way again and stays skipped.
-  TempDir tmp;
-  const fs::path prob = tmp.path() / "data" / "oom_problem";
+// DIR/data/oom_problem: kRms's first workload, with a reference that reports that
+// the GPU ran out of memory (as torch says it). The harness's own work failed, so the
+// workload is skipped (no trace) with a reason that says so.
+fs::path make_oom_dataset(const fs::path& dir) {
+  const fs::path prob = dir / "data" / "oom_problem";
   fs::create_directories(prob);
   json def = json::parse(read(kProblems / kRms / "definition.json"));
   def["name"] = "oom_problem";
@@ -507,10 +685,24 @@ TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAl
   write(prob / "definition.json", def.dump(2));
   const std::string first = read(kProblems / kRms / "workload.jsonl");
   write(prob / "workload.jsonl", first.substr(0, first.find('\n') + 1));
-  const CliRun r = solbench(tmp.path(), "run '" + (tmp.path() / "data").string() +
+  return dir / "data";
+}
+
+size_t stored_skips(const fs::path& db) {
+  store::Store::Options o;
+  o.mode = store::Store::Mode::Existing;
+  return store::Store::open(db, o).skip_count();
+}
+
+TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAlone) {
+  // With two evaluations sharing a device `run` evaluates it once more alone. Here it
+  // fails the same way again and stays skipped; only that skip, seen alone, is stored.
+  TempDir tmp;
+  const fs::path data = make_oom_dataset(tmp.path());
+  const fs::path db = tmp.path() / "r.db";
+  const CliRun r = solbench(tmp.path(), "run '" + data.string() +
                                             "' --reference --cpu-slots 2 --rounds 1 --no-timing "
-                                            "--no-baseline --db '" + (tmp.path() / "r.db").string() +
-                                            "' --json");
+                                            "--no-baseline --db '" + db.string() + "' --json");
   ASSERT_FALSE(r.doc.is_discarded()) << r.out << r.err;
   EXPECT_HAS(r.err, "ran out of GPU memory beside others");
   const json& s = r.doc["problems"][0]["solutions"][0];
@@ -518,6 +710,50 @@ TEST(RunOutOfMemory, AnEvaluationThatRanOutOfGpuMemoryBesideOthersIsTriedAgainAl
   const json& w = s["workload_results"][0];
   EXPECT_EQ(w.value("skip_reason", "").rfind("out of GPU memory: CUDA out of memory", 0), 0u)
       << w.dump();
+  EXPECT_EQ(stored_skips(db), 1u);  // the retry's, not the one beside the other slot
+}
+
+TEST(RunOutOfMemory, ASkipStoredAloneIsTakenFromTheStoreUntilRerunSkipped) {
+  // One slot on the device: the evaluation had it to itself, so the skip is stored,
+  // and the next run takes it from the store without evaluating it.
+  TempDir tmp;
+  const fs::path data = make_oom_dataset(tmp.path());
+  const fs::path db = tmp.path() / "r.db";
+  const std::string args = "run '" + data.string() +
+                           "' --reference --rounds 1 --no-timing --no-baseline --db '" +
+                           db.string() + "' --json";
+  const CliRun first = solbench(tmp.path(), args);
+  ASSERT_FALSE(first.doc.is_discarded()) << first.out << first.err;
+  EXPECT_EQ(first.doc["total"]["skipped"], 1) << first.out;
+  EXPECT_EQ(first.doc["total"]["evaluated"], 1);
+  EXPECT_EQ(stored_skips(db), 1u);
+  const std::string reason =
+      first.doc["problems"][0]["solutions"][0]["workload_results"][0].value("skip_reason", "");
+  ASSERT_EQ(reason.rfind("out of GPU memory: CUDA out of memory", 0), 0u) << reason;
+
+  const CliRun second = solbench(tmp.path(), args);
+  ASSERT_FALSE(second.doc.is_discarded()) << second.out << second.err;
+  EXPECT_EQ(second.doc["total"]["skipped"], 1);
+  EXPECT_EQ(second.doc["total"]["evaluated"], 0);
+  EXPECT_EQ(second.doc["total"]["resumed"], 1);
+  const json& w = second.doc["problems"][0]["solutions"][0]["workload_results"][0];
+  EXPECT_EQ(w.value("skip_reason", "").rfind(reason + " (from the store: ", 0), 0u) << w.dump();
+  EXPECT_EQ(w["resumed"], true);
+  // No child evaluated it: its progress line says "from the store", not a duration.
+  EXPECT_HAS(second.err, "from the store");
+  EXPECT_HAS(second.err, "1 workload(s) skipped from the store");
+  EXPECT_HAS(second.err, "0 result(s) evaluated, 1 from the store");
+  EXPECT_EQ(stored_skips(db), 1u);
+
+  const CliRun third = solbench(tmp.path(), args + " --rerun skipped");
+  ASSERT_FALSE(third.doc.is_discarded()) << third.out << third.err;
+  EXPECT_EQ(third.doc["total"]["evaluated"], 1);
+  EXPECT_EQ(third.doc["total"]["resumed"], 0);
+  EXPECT_EQ(third.doc["problems"][0]["solutions"][0]["workload_results"][0].value("skip_reason", ""),
+            reason);  // evaluated now: no "from the store"
+  EXPECT_EQ(stored_skips(db), 2u);  // skipped again, alone: stored again
+  // A name that is neither a status nor failed/skipped is a usage error.
+  EXPECT_EQ(solbench(tmp.path(), args + " --rerun skiped").rc, 2);
 }
 
 }  // namespace
