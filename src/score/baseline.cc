@@ -93,7 +93,8 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
   return r;
 }
 
-size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes) {
+size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
+                             bool alone) {
   if (n == 0) return 0;
   size_t k = 1;
   if (o.workers > 0) {
@@ -101,11 +102,16 @@ size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest
   } else if (const auto& set = settings().baseline_workers) {
     k = static_cast<size_t>(*set);
   } else if (o.device.is_cuda()) {
-    k = std::max(1u, std::thread::hardware_concurrency()) / 4;
-    k = std::clamp<size_t>(k, 1, kMaxBaselineWorkers);
-    k = std::min(k, std::max<size_t>(1, n / kMinBaselineWorkloadsPerWorker));
+    // Alone only where the GPU's memory is known: half of it is the budget then.
+    alone = alone && o.gpu_memory_bytes > 0;
+    const unsigned cpus = std::max(1u, o.cpus ? o.cpus : std::thread::hardware_concurrency());
+    k = alone ? cpus / 2 : cpus / 4;
+    k = std::clamp<size_t>(k, 1, alone ? kMaxBaselineWorkersAlone : kMaxBaselineWorkers);
+    k = std::min(k, std::max<size_t>(1, n / (alone ? kMinBaselineWorkloadsPerWorkerAlone
+                                                   : kMinBaselineWorkloadsPerWorker)));
     const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
-    k = std::min<size_t>(k, std::max<uint64_t>(1, kBaselineParallelBytes / each));
+    const uint64_t budget = alone ? o.gpu_memory_bytes / 2 : kBaselineParallelBytes;
+    k = std::min<size_t>(k, std::max<uint64_t>(1, budget / each));
   }
   return std::min(k, n);
 }
@@ -130,7 +136,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   for (size_t i : indices)
     if (i < problem.resolved.size() && problem.resolved[i])
       largest = std::max(largest, problem.resolved[i]->input_bytes + problem.resolved[i]->output_bytes);
-  const size_t workers = baseline_worker_count(o, indices.size(), largest);
+  size_t workers = baseline_worker_count(o, indices.size(), largest);
   // Ahead of "go" only where their memory fits beside the solution's evaluation.
   const bool ahead =
       o.go.valid() && largest * kBaselineFootprint * workers <= kBaselineParallelBytes;
@@ -138,6 +144,9 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     for (auto& r : run.results) r.reason = kBaselineNotNeeded;
     return run;
   }
+  // Not ahead: they start now that the evaluation's own workers are done (or
+  // there are none), with the GPU to themselves.
+  if (!ahead) workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).
   std::vector<std::vector<size_t>> share(workers);

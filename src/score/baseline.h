@@ -67,6 +67,12 @@ struct MeasureOptions {
   // holds the GPU's timing lock for a workload's GPU work and compiles outside it
   // (session_roles.cc), so that what runs in parallel is torch.compile's CPU work.
   int workers = 0;
+  // The GPU's memory in bytes where known (0: unknown). Workers that run after the
+  // evaluation's own (no "go" to wait for, or not started ahead) have the GPU to
+  // themselves: the automatic count then keeps their values within half of it
+  // instead of kBaselineParallelBytes (baseline_worker_count, `alone`).
+  uint64_t gpu_memory_bytes = 0;
+  unsigned cpus = 0;  // the CPUs the automatic count shares out; 0: this host's
   // When valid: the workers start now, beside the solution's evaluation, compile
   // their workloads' shapes (on a GPU) and measure once this holds true
   // (HarnessRequest::go); false: they end, and each workload says it was not
@@ -97,10 +103,21 @@ inline constexpr uint64_t kBaselineFootprint = harness::kValuesFootprint;
 // were 0.6-1.3 s slower than one, docs/speed.md). The automatic count gives each
 // at least this many.
 inline constexpr size_t kMinBaselineWorkloadsPerWorker = 4;
+// Workers that start once the evaluation's own are done (`alone`) are the whole
+// remaining wall time, and a large reference's compile costs 5-25 s a shape
+// (Dynamo's and Inductor's Python, single-threaded; Inductor's parallel Triton
+// compile saved 12 % of it): there the count is one per 2 CPUs, up to 8, at least
+// 2 workloads each, within half the GPU's memory. On the H100 (16 cores), the
+// public L2/042's 16 workloads took 78 s of T_b with the one worker the 16 GiB rule
+// allowed, 25 s with 8 (T_b per workload: median ratio 0.99), docs/speed.md.
+inline constexpr int kMaxBaselineWorkersAlone = 8;
+inline constexpr size_t kMinBaselineWorkloadsPerWorkerAlone = 2;
 
 // The number of baseline workers for `n` workloads whose largest has
-// `largest_bytes` of inputs and outputs (MeasureOptions::workers).
-size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes);
+// `largest_bytes` of inputs and outputs (MeasureOptions::workers). `alone`: they
+// run once the evaluation's own workers are done (kMaxBaselineWorkersAlone).
+size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes,
+                             bool alone = false);
 
 struct MeasureRun {
   std::vector<BaselineResult> results;  // aligned with `indices`

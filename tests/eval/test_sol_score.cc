@@ -246,6 +246,29 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   // 2.8 GB of outputs (the public L1/001): the GPU holds one such worker's sets.
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
   EXPECT_LE(score::baseline_worker_count(o, 16, 1ull << 30), 2u);
+  // Alone (after the evaluation's own workers) without the GPU's memory: as before.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, /*alone=*/true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, true), 1u);
+  // With it (80 GB) on 16 CPUs: half of it for their values, one per 2 CPUs up to 8,
+  // at least 2 workloads each.
+  o.gpu_memory_bytes = 80'000'000'000ull;
+  o.cpus = 16;
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 8u);
+  EXPECT_EQ(score::baseline_worker_count(o, 64, 64ull << 20, true), 8u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 4, 64ull << 20, true), 2u);
+  // 2.8 GB workloads (x8 = 22.4 GB each): 40 GB hold 1; 700 MB ones (5.6 GB): 7.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, true), 7u);
+  o.cpus = 6;  // one per 2 CPUs
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 3u);
+  o.cpus = 16;
+  // Ahead (beside the evaluation) the GPU's memory changes nothing.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20), 4u);  // one per 4 CPUs
+  o.gpu_memory_bytes = 0;
+  o.cpus = 0;
   // Asked for: as many as asked, at most one per workload; the variable likewise.
   o.workers = 3;
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 3u);
