@@ -300,8 +300,7 @@ int64_t Store::record_trace(int64_t run, const Trace& trace, const TraceExtras& 
   const std::string trace_text = to_json(trace).dump();
   const std::string extras_text = extras.extras.dump();
   Statement& s = impl_->insert_trace;
-  try {
-    WriteTransaction tx(impl_->begin, impl_->commit, impl_->rollback);
+  return insert_referring(what, run, extras.solution_hash, extras.environment_hash, [&] {
     s.start()
         .bind(1, run)
         .bind(2, extras.solution_hash)
@@ -319,12 +318,21 @@ int64_t Store::record_trace(int64_t run, const Trace& trace, const TraceExtras& 
         .bind(13, trace_text)
         .bind(14, extras_text)
         .execute();
+  });
+}
+
+int64_t Store::insert_referring(const std::string& what, int64_t run,
+                                const std::string& solution_hash,
+                                const std::string& environment_hash,
+                                const std::function<void()>& insert) {
+  try {
+    WriteTransaction tx(impl_->begin, impl_->commit, impl_->rollback);
+    insert();
     const int64_t id = impl_->db.last_insert_rowid();
     tx.commit();
     return id;
   } catch (const StoreError&) {
-    const std::string missing =
-        missing_reference(impl_->db, run, extras.solution_hash, extras.environment_hash);
+    const std::string missing = missing_reference(impl_->db, run, solution_hash, environment_hash);
     if (missing.empty()) throw;
     throw StoreError(fmt::format("{}: cannot record {}: {} is not in the store", file().string(),
                                  what, missing));
@@ -351,8 +359,7 @@ int64_t Store::record_skip(int64_t run, const Skip& skip) {
               "INSERT INTO skips(run, solution_hash, environment, definition, workload_uuid, "
               "reason, recorded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
               "recording a skip");
-  try {
-    WriteTransaction tx(impl_->begin, impl_->commit, impl_->rollback);
+  return insert_referring(what, run, skip.solution_hash, skip.environment_hash, [&] {
     s.start()
         .bind(1, run)
         .bind(2, skip.solution_hash)
@@ -362,16 +369,7 @@ int64_t Store::record_skip(int64_t run, const Skip& skip) {
         .bind(6, skip.reason)
         .bind(7, now_or(skip.recorded))
         .execute();
-    const int64_t id = impl_->db.last_insert_rowid();
-    tx.commit();
-    return id;
-  } catch (const StoreError&) {
-    const std::string missing =
-        missing_reference(impl_->db, run, skip.solution_hash, skip.environment_hash);
-    if (missing.empty()) throw;
-    throw StoreError(fmt::format("{}: cannot record {}: {} is not in the store", file().string(),
-                                 what, missing));
-  }
+  });
 }
 
 std::vector<Skip> Store::skips(const std::string& solution_hash,

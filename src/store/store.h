@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -284,6 +285,14 @@ class Store {
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  // Runs `insert` (it binds and executes one INSERT of a row that refers to a run, a
+  // solution and an environment) in a write transaction and returns the new row's
+  // id; where it fails because one of those is not in the store, the error names it.
+  // The caller holds the mutex.
+  int64_t insert_referring(const std::string& what, int64_t run,
+                           const std::string& solution_hash,
+                           const std::string& environment_hash,
+                           const std::function<void()>& insert);
   std::unique_ptr<Impl> impl_;
 };
 
