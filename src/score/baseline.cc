@@ -102,16 +102,23 @@ size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest
   } else if (const auto& set = settings().baseline_workers) {
     k = static_cast<size_t>(*set);
   } else if (o.device.is_cuda()) {
+    struct Rule {
+      unsigned cpus_each;
+      int most;
+      size_t workloads_each;
+      uint64_t memory;  // for all the workers' values
+    };
     // Alone only where the GPU's memory is known: half of it is the budget then.
-    alone = alone && o.gpu_memory_bytes > 0;
+    const Rule r = alone && o.gpu_memory_bytes > 0
+                       ? Rule{2, kMaxBaselineWorkersAlone, kMinBaselineWorkloadsPerWorkerAlone,
+                              o.gpu_memory_bytes / 2}
+                       : Rule{4, kMaxBaselineWorkers, kMinBaselineWorkloadsPerWorker,
+                              kBaselineParallelBytes};
     const unsigned cpus = std::max(1u, o.cpus ? o.cpus : std::thread::hardware_concurrency());
-    k = alone ? cpus / 2 : cpus / 4;
-    k = std::clamp<size_t>(k, 1, alone ? kMaxBaselineWorkersAlone : kMaxBaselineWorkers);
-    k = std::min(k, std::max<size_t>(1, n / (alone ? kMinBaselineWorkloadsPerWorkerAlone
-                                                   : kMinBaselineWorkloadsPerWorker)));
+    k = std::clamp<size_t>(cpus / r.cpus_each, 1, r.most);
+    k = std::min(k, std::max<size_t>(1, n / r.workloads_each));
     const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
-    const uint64_t budget = alone ? o.gpu_memory_bytes / 2 : kBaselineParallelBytes;
-    k = std::min<size_t>(k, std::max<uint64_t>(1, budget / each));
+    k = std::min<size_t>(k, std::max<uint64_t>(1, r.memory / each));
   }
   return std::min(k, n);
 }
