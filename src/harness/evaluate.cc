@@ -74,7 +74,11 @@ RunnerOptions runner_options(const HarnessRequest& r, const WorkerGpu& gpu) {
   // SOLBENCH_REFERENCE_WORKER=0 runs the reference and the checks in the
   // solution's worker instead: for measuring what the judge costs, not for
   // evaluations (a solution can change the reference's values there).
-  ro.reference_worker = settings().reference_worker;
+  // The definition's own reference as the solution (`--reference`) loads no
+  // solution code: judged, it would be compared with itself in a second process
+  // after every call's outputs were recorded (2-4x its evaluation's time on large
+  // outputs), so it is evaluated in one worker, as the baseline is.
+  ro.reference_worker = settings().reference_worker && r.entry.kind != EntryKind::Reference;
   ro.reference_sandbox = sandbox_for(r, EntryKind::Reference,
                                      r.definition.dump() + "\nsolbench reference");
   return ro;

@@ -65,13 +65,15 @@ class PythonSolutionEval : public ::testing::Test {
     return p;
   }
 
+  // `sol` empty: the definition's reference as the solution (--reference).
   json eval(const fs::path& sol, const std::string& workloads = std::string(" -w ") + kB1,
             const std::string& flags = kFast) {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     std::string cmd = "SOLBENCH_CACHE_DIR='" + (dir_ / "cache").string() +
                       "' SOLBENCH_STAGING_DIR='" + (dir_ / "staging").string() + "' '" +
-                      SOLBENCH_BINARY + "' eval '" + problem_.string() + "' -s '" + sol.string() +
-                      "'" + workloads + flags + " --json >'" + out.string() + "' 2>'" +
+                      SOLBENCH_BINARY + "' eval '" + problem_.string() + "'" +
+                      (sol.empty() ? std::string(" --reference") : " -s '" + sol.string() + "'") +
+                      workloads + flags + " --json >'" + out.string() + "' 2>'" +
                       err.string() + "'";
     (void)std::system(cmd.c_str());
     json doc = json::parse(read(out), nullptr, false);

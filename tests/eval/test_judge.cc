@@ -22,7 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using Judge = testing::PythonSolutionEval;
+using testing::kB1;
+using testing::kB2;
 using testing::kFast;
+using testing::pytorch_source;
 
 // `n` results, each PASSED, judged in the reference worker (8 sampled calls checked)
 // and with T_ref timed there.
@@ -185,6 +188,29 @@ TEST_F(Judge, AModeThatRewritesTheReferencesResultsCannotMakeAWrongSolutionPass)
   EXPECT_NE(log(doc).find("round 1 of 1: output:"), std::string::npos) << log(doc);
   EXPECT_EQ(doc["reference_workers"].size(), 1u);
   EXPECT_EQ(doc["results"][0]["evaluation"]["solbench_checks"].value("judged_in", ""),
+            "reference worker");
+}
+
+TEST_F(Judge, TheReferenceAsTheSolutionIsCheckedInOneWorkerAndItsCodeAsASolutionIsJudged) {
+  // --reference loads no solution code: judged, the reference would be compared with
+  // itself in a second process. Every check and T_ref run in its one worker.
+  json doc = eval({}, std::string(" -w ") + kB1 + " -w " + kB2);
+  ASSERT_FALSE(doc.empty());
+  ASSERT_EQ(doc["results"].size(), 2u);
+  EXPECT_TRUE(doc["reference_workers"].empty()) << doc["reference_workers"].dump();
+  for (const json& r : doc["results"]) {
+    const json& ev = r["evaluation"];
+    EXPECT_EQ(ev["status"], "PASSED") << ev["log"];
+    EXPECT_FALSE(ev["solbench_checks"].contains("judged_in")) << ev["solbench_checks"].dump();
+    EXPECT_EQ(ev["solbench_checks"]["verification"].value("checked_calls", 0), 8);
+    EXPECT_GT(ev["performance"].value("reference_latency_ms", 0.0), 0.0);
+  }
+  // The same computation submitted as a solution is judged as every solution is.
+  json sol = eval(solution("same", pytorch_source("", "")));
+  ASSERT_FALSE(sol.empty());
+  EXPECT_EQ(sol["reference_workers"].size(), 1u);
+  expect_judged_and_timed(sol, 1);
+  EXPECT_EQ(sol["results"][0]["evaluation"]["solbench_checks"].value("judged_in", ""),
             "reference worker");
 }
 
