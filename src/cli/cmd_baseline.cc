@@ -144,6 +144,15 @@ void BaselineCommand::measure_options() {
   mo_.workload_timeout = eval::time_limit(o_.timeout_s);
   mo_.keep_scratch = o_.keep_staging;
   mo_.no_sandbox = o_.no_sandbox;
+  // Workers that start with the GPU to themselves (as here: no evaluation beside
+  // them) keep their values within half its memory, as eval's do after the
+  // solution's (score/baseline.h); the device's own model, whatever --arch names.
+  try {
+    mo_.gpu_memory_bytes = score::device_memory_bytes(
+        arch_ && arch_->matches_device ? *arch_ : score::choose_arch("", device_));
+  } catch (const std::exception&) {
+    mo_.gpu_memory_bytes = 0;  // no model for this GPU: the count without its memory
+  }
 }
 
 std::vector<score::BaselineResult> BaselineCommand::find(const Problem& problem,

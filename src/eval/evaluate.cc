@@ -570,9 +570,7 @@ score::MeasureOptions Evaluation::measure_options() const {
   mo.workload_timeout = req_.settings.workload_timeout();
   mo.keep_scratch = req_.keep_staging;
   mo.no_sandbox = req_.no_sandbox;
-  // The GPU's memory from its own datasheet model (never from another GPU's).
-  if (rep_.arch.matches_device && rep_.arch.model && rep_.arch.model->memory_gb > 0)
-    mo.gpu_memory_bytes = static_cast<uint64_t>(rep_.arch.model->memory_gb * 1e9);
+  mo.gpu_memory_bytes = score::device_memory_bytes(rep_.arch);
   return mo;
 }
 

@@ -92,6 +92,11 @@ ArchChoice choose_arch(const std::string& arch, const Device& device) {
   return c;
 }
 
+uint64_t device_memory_bytes(const ArchChoice& c) {
+  if (!c.matches_device || !c.model || c.model->memory_gb <= 0) return 0;
+  return static_cast<uint64_t>(c.model->memory_gb * 1e9);
+}
+
 void confirm_device(ArchChoice& c, const Device& device, const json& worker_env) {
   if (!c.model) return;
   const std::string name = worker_env.value("hardware", "");

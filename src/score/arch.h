@@ -3,6 +3,7 @@
 // speed-of-light bound of one workload on it (the sol module, its cache).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,10 @@ struct ArchChoice {
 // the detected GPU's on "cuda:N"; none on the CPU (no CPU models exist). Throws
 // std::runtime_error for an unknown --arch (the message lists the known ones).
 ArchChoice choose_arch(const std::string& arch, const Device& device);
+
+// The evaluating GPU's memory in bytes from its own datasheet model (memory_gb),
+// never another GPU's: 0 where the model is not the device's or gives none.
+uint64_t device_memory_bytes(const ArchChoice& choice);
 
 // Re-checks matches_device against the worker's name for its device (env
 // "hardware"), which is exact where NVML's first GPU may not be the device.

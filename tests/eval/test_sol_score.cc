@@ -282,6 +282,21 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   EXPECT_EQ(score::baseline_worker_count(o, 16, 0), 5u);
 }
 
+// The memory the count above shares out: the evaluating GPU's own model only.
+TEST(BaselineWorkers, TheGpusMemoryComesFromItsOwnModelOnly) {
+  score::ArchChoice c;
+  EXPECT_EQ(score::device_memory_bytes(c), 0u);  // no model (the CPU)
+  c.model = sol::HardwareModel{};
+  c.model->memory_gb = 80;
+  EXPECT_EQ(score::device_memory_bytes(c), 0u);  // another GPU's (--arch b200 on an H100)
+  c.matches_device = true;
+  EXPECT_EQ(score::device_memory_bytes(c), 80'000'000'000ull);
+  c.model->memory_gb = 0;  // a model that gives none
+  EXPECT_EQ(score::device_memory_bytes(c), 0u);
+  // On the CPU eval and baseline find no model: the count keeps its rule without it.
+  EXPECT_EQ(score::device_memory_bytes(score::choose_arch("", Device::cpu())), 0u);
+}
+
 TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
   p.entry.kind = harness::EntryKind::Reference;
