@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The whole public set through `solbench run` on one GPU, in parts resumed from one
+store (issue #27 item 4), and what each problem cost.
+
+    # one part: run until the time limit, then SIGINT (finished workloads are kept)
+    python3 bench/public_set.py part --solbench build/src/cli/solbench \\
+        --dataset .public/sol-execbench --db STORE --seconds 540 --out part1.json
+    # again, as often as needed (each resumes from STORE), then the table
+    python3 bench/public_set.py table part1.json part2.json ... --db STORE
+
+`part` runs `solbench run DATASET --reference --device cuda:0 --db STORE --json` (extra
+`run` flags after `--`) and stops it with SIGINT after --seconds: `run` then prints its
+summary with what it had finished, and a later part resumes from the store. `table`
+reads the parts' summaries and the store: per problem the seconds of its evaluation
+(the part that finished it; an evaluation cut by a part's end counts in "lost"), its
+workloads and statuses, the solution's worker's own time (the traces' `total_ms`
+phases, summed) and the rest (the worker's start, T_b's workers after the solution's,
+T_SOL beside them), then the totals per category and the run's. Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def part(args: argparse.Namespace) -> int:
+    cmd = [args.solbench, "run", args.dataset, "--reference", "--device", args.device,
+           "--db", args.db, "--json", *args.run_args]
+    start = time.monotonic()
+    with open(args.out, "w") as out, open(args.out + ".err", "w") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        try:
+            p.wait(timeout=args.seconds)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)  # run keeps what its evaluations finished
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    print(f"part: rc {p.returncode}, {time.monotonic() - start:.1f} s, {args.out}")
+    return 0
+
+
+def worker_seconds(db: str | None) -> dict[str, float]:
+    """definition -> the solution's worker's own seconds over its traces (total_ms)."""
+    out: dict[str, float] = collections.defaultdict(float)
+    if not db:
+        return out
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    for definition, text in con.execute("SELECT definition, trace_json FROM traces"):
+        phases = (json.loads(text).get("evaluation") or {}).get("solbench_phases_ms") or {}
+        out[definition] += float(phases.get("total_ms", 0.0)) / 1000
+    return out
+
+
+def table(args: argparse.Namespace) -> int:
+    rows: dict[str, dict] = {}
+    lost = 0.0
+    for i, path in enumerate(args.parts, 1):
+        doc = json.load(open(path))
+        print(f"part {i}: {doc['seconds']:.1f} s, interrupted {doc['interrupted']}, "
+              f"statuses so far {doc['total']['statuses']}, skipped {doc['total']['skipped']}, "
+              f"not run {doc['total']['not_run']}")
+        for pr in doc["problems"]:
+            for s in pr["solutions"]:
+                key = f"{pr['category']}/{pr['problem']}"
+                fresh = s["evaluated"] - s["resumed"]
+                if s["not_run"] and s["seconds"] > 0:
+                    lost += s["seconds"]  # cut by this part's end: done again later
+                    continue
+                if fresh <= 0 and s["skipped"] == 0:
+                    continue  # taken from the store
+                if key in rows and fresh <= 0:
+                    continue  # skips (no trace) looked at again: nothing new
+                rows[key] = {"definition": pr["definition"], "workloads": s["workloads"],
+                             "statuses": s["statuses"], "skipped": s["skipped"],
+                             "seconds": s["seconds"], "part": i}
+    worker = worker_seconds(args.db)
+    print("\n| problem | workloads | result | evaluation s | solution's worker s | rest s |")
+    print("|---|---|---|---|---|---|")
+    cats: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
+    for key, r in rows.items():
+        result = ", ".join(f"{n} {st}" for st, n in r["statuses"].items())
+        if r["skipped"]:
+            result += (", " if result else "") + f"{r['skipped']} skipped"
+        w = worker.get(r["definition"], 0.0)
+        print(f"| {key} | {r['workloads']} | {result} | {r['seconds']:.1f} | {w:.1f} | "
+              f"{max(0.0, r['seconds'] - w):.1f} |")
+        c = cats[key.split("/")[0]]
+        c[0] += 1
+        c[1] += r["workloads"]
+        c[2] += r["seconds"]
+        c[3] += w
+    print("\n| category | problems | workloads | evaluation s | solution's worker s |")
+    print("|---|---|---|---|---|")
+    for cat, (n, wl, s, w) in cats.items():
+        print(f"| {cat} | {n} | {wl} | {s:.1f} | {w:.1f} |")
+    total = sum(c[2] for c in cats.values())
+    print(f"\nfinished evaluations {total:.1f} s; cut by a part's end and done again: {lost:.1f} s")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("part", help="run one part until --seconds, then stop it")
+    p.add_argument("--solbench", required=True)
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--db", required=True)
+    p.add_argument("--device", default="cuda:0")
+    p.add_argument("--seconds", type=float, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("run_args", nargs="*", help="more `solbench run` flags (after --)")
+    t = sub.add_parser("table", help="per-problem costs from the parts and the store")
+    t.add_argument("parts", nargs="+")
+    t.add_argument("--db")
+    args = ap.parse_args()
+    return part(args) if args.what == "part" else table(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
