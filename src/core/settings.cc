@@ -103,6 +103,7 @@ void read_build(const Reader& r, Settings& s) {
   s.build_jobs = job_count(r.text("SOLBENCH_BUILD_JOBS"));
   s.baseline_workers = job_count(r.text("SOLBENCH_BASELINE_WORKERS"));
   s.baseline_ahead = r.one_or_zero("SOLBENCH_BASELINE_AHEAD");
+  s.baseline_hand_back = r.one_or_zero("SOLBENCH_BASELINE_HAND_BACK");
   s.torch_pch = r.one_or_zero("SOLBENCH_TORCH_PCH");
   s.pycache = r.one_or_zero("SOLBENCH_PYCACHE").value_or(true);
   r.path("SOLBENCH_CCWRAP", s.ccwrap);

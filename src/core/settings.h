@@ -100,6 +100,11 @@ struct Settings {
   // the CPU too (its timed loops then share cores with those workers' start: for
   // tests of the mechanism); nullopt: on a GPU.
   std::optional<bool> baseline_ahead;
+  // SOLBENCH_BASELINE_HAND_BACK: T_b's workers ahead hand back at "go" what they
+  // would reach only later, for late workers to measure side by side
+  // (harness::WorkerPlan::hand_back): "0" never, "1" on the CPU too (for tests);
+  // nullopt: where the GPU's memory is known (score/baseline.h).
+  std::optional<bool> baseline_hand_back;
   // SOLBENCH_PYCACHE: "0" leaves Python's bytecode where the interpreter keeps it
   // (bridge::keep_bytecode); default on.
   bool pycache = true;

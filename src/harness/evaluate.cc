@@ -42,6 +42,7 @@ WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
     plan.time_solution = r.timed;  // the compiled reference, timed as solutions are
     plan.time_reference = false;   // the eager reference only checks its outputs
     plan.gpu_after_go = r.go.valid();
+    plan.hand_back = r.hand_back && plan.gpu_after_go;
     // Its own compile caches (Inductor, Triton): keyed by the definition.
     plan.sandbox = sandbox_for(r, EntryKind::Reference, definition + "\nsolbench baseline");
   } else {

@@ -57,6 +57,9 @@ struct HarnessRequest {
   // workloads' shapes beside whatever else runs, and run the workloads once this
   // holds true (WorkerPlan::gpu_after_go; false: they end without running any).
   std::shared_future<bool> go;
+  // Role Baseline with `go`: at "go" each worker keeps what it will soon have
+  // compiled and hands the rest back (WorkerPlan::hand_back; EventKind::HandedBack).
+  bool hand_back = false;
 };
 
 RunnerResult evaluate(const HarnessRequest& request);

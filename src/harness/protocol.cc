@@ -361,6 +361,8 @@ void check_role(const WorkerPlan& p) {
   if (p.gpu_after_go && p.role != WorkerRole::Baseline)
     throw std::runtime_error("malformed worker plan: gpu_after_go needs role \"baseline\" (is \"" +
                              std::string(worker_role_name(p.role)) + "\")");
+  if (p.hand_back && !p.gpu_after_go)
+    throw std::runtime_error("malformed worker plan: hand_back needs gpu_after_go");
   if (p.role != WorkerRole::Judge) return;
   if (!reference)
     throw std::runtime_error("malformed worker plan: role \"judge\" needs kind \"reference\" (it "
@@ -404,6 +406,7 @@ json WorkerPlan::to_json() const {
   if (profile) j["profile"] = true;  // absent when off: the plan as before
   j["timing_lock"] = timing_lock;
   if (gpu_after_go) j["gpu_after_go"] = true;
+  if (hand_back) j["hand_back"] = true;
   j["sandbox"] = sandbox;
   if (role == WorkerRole::Judge) j["judge"] = judge_json(judge);
   return j;
@@ -443,6 +446,7 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.profile = j.value("profile", false);
     p.timing_lock = j.value("timing_lock", "");
     p.gpu_after_go = j.value("gpu_after_go", false);
+    p.hand_back = j.value("hand_back", false);
     p.sandbox = j.value("sandbox", json::object());
     if (auto it = j.find("judge"); it != j.end() && !it->is_null()) {
       // The records, the secret and the early start are a Judge's alone.
@@ -517,6 +521,15 @@ WorkloadOutcome WorkloadOutcome::from_json(const json& j) {
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed result frame: ") + e.what());
   }
+}
+
+size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds) {
+  size_t keep = std::max<size_t>(compiled + (compiling ? 1 : 0), 1);
+  if (compiled > 0) {
+    const double pace = compiled_seconds / static_cast<double>(compiled);
+    keep += static_cast<size_t>(std::min(kKeepAheadSeconds / std::max(pace, 1e-9), double(n)));
+  }
+  return std::min(keep, n);
 }
 
 }  // namespace solbench::harness

@@ -42,7 +42,7 @@ std::string strip_workload_markers(std::string text);
 
 enum class FrameType {
   Plan, Work, Cancel, Go,                                      // parent -> worker
-  Hello, Ready, LoadFailed, Fatal, Begin, Progress, Result, Restart, Done,  // worker -> parent
+  Hello, Ready, LoadFailed, Fatal, Keep, Begin, Progress, Result, Restart, Done,  // worker -> parent
   Values,                                                      // both ways
 };
 enum class FrameFrom { Parent, Worker, Both };
@@ -80,6 +80,9 @@ inline constexpr FrameSpec kFrames[] = {
     {FrameType::Fatal, "fatal", FrameFrom::Worker, "message",
      "the worker cannot go on (a malformed plan, a sandbox not applied, its own error): every "
      "remaining workload fails with it"},
+    {FrameType::Keep, "keep", FrameFrom::Worker, "workloads",
+     "a plan with hand_back, at \"go\": it measures only its first `workloads` workloads and "
+     "hands the others back to the parent, which gives them to workers of its own"},
     {FrameType::Begin, "begin", FrameFrom::Worker, "index, judged_t_ns?",
      "a workload started (a streamed Judge's: its T_ref; judged_t_ns: when its judging began)"},
     {FrameType::Progress, "progress", FrameFrom::Worker, "index, phase, round?",
@@ -255,6 +258,11 @@ struct WorkerPlan {
   // needed). Its kernels in the meantime hold the timing lock, as a precompile's
   // always do.
   bool gpu_after_go = false;
+  // With gpu_after_go: at "go" the worker keeps what it compiled, the one it is
+  // compiling and what it would compile within about kKeepAheadSeconds more
+  // (kept_at_go), says so ("keep"), and hands the rest back: fresh workers, started
+  // now that the GPU is T_b's, compile those side by side instead of this one in a row.
+  bool hand_back = false;
   json sandbox = json::object(); // SandboxOptions overrides: {"seccomp": false, ...}
   JudgeOptions judge;            // role Judge only
 
@@ -298,6 +306,9 @@ struct WorkloadOutcome {
   // The same of one more call of the reference, made by the worker that timed
   // T_ref after its timed loop; null when not asked for or T_ref was not timed.
   json reference_profile = nullptr;
+  // Parent-side only (never in a frame): the worker handed this workload back
+  // unmeasured ("keep"); the caller measures it elsewhere.
+  bool handed_back = false;
   // A Recorder's evidence for the judge (a skipped workload has none). The
   // status is then only the solution's own failure (a call that raised, a thread
   // left running, ...), or PASSED for "nothing wrong seen in this process".
@@ -320,6 +331,17 @@ uint64_t workload_output_bytes(const json& spec);
 // keeps what it adds for the largest workload within kBesideEvaluationBytes.
 inline constexpr uint64_t kValuesFootprint = 8;
 inline constexpr uint64_t kBesideEvaluationBytes = 16ull << 30;
+
+// What a worker of a plan with hand_back keeps at "go" (WorkerPlan::hand_back), of
+// its `n` workloads: the `compiled` ones it compiled ahead, the one it is compiling
+// (`compiling`: it finishes), at least one, and as many more as it would compile
+// within kKeepAheadSeconds at the pace of those compiled (`compiled_seconds` in
+// all). A fresh worker's start and first compile cost about this much (Inductor's
+// own start-up, 1.3-3.5 s on an H100 host, and CUDA's), so a workload this one would
+// reach later goes sooner to a new one. Where nothing compiles ahead (the CPU, an
+// eager baseline) it keeps one.
+inline constexpr double kKeepAheadSeconds = 5.0;
+size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds);
 
 // How many timed calls of a workload the worker samples for verification:
 // `verify_samples`, fewer when the outputs are large (their copies are kept

@@ -42,6 +42,8 @@ enum class EventKind {
   Begin,        // a workload began
   Progress,     // a phase of it (phase, round)
   Result,       // its outcome (outcome), once per workload
+  HandedBack,   // the worker handed it back unmeasured at "go" (WorkerPlan::hand_back):
+                // no Result follows; its outcome in RunnerResult says handed_back
   WorkerExit,   // the worker ended (message: how)
 };
 

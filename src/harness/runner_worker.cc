@@ -50,6 +50,7 @@ class WorkerRun {
   // What each frame does; those that return bool say whether to read on.
   void on_ready(const json& m);
   void on_load_failed(const json& m, bool fatal);
+  bool on_keep(const json& m);
   bool on_begin(const json& m);
   void on_progress(const json& m);
   bool on_result(const json& m, const ChannelInbox::Item& item);
@@ -87,6 +88,7 @@ class WorkerRun {
   const bool early_;
 
   std::vector<WorkloadOutcome> out_;
+  std::vector<WorkloadOutcome> handed_back_;  // after "keep": not this worker's any more
   Deadline deadline_;
   int current_ = -1;  // position being evaluated
   uint64_t log_offset_ = 0;
@@ -241,6 +243,7 @@ std::vector<WorkloadOutcome> WorkerRun::run() {
   event(e);
   inbox.stop();
   inbox_ = nullptr;
+  for (auto& o : handed_back_) out_.push_back(std::move(o));
   return std::move(out_);
 }
 
@@ -274,6 +277,8 @@ bool WorkerRun::handle(std::optional<ChannelInbox::Item> item) {
     case FrameType::Fatal:
       on_load_failed(m, *type == FrameType::Fatal);
       return false;
+    case FrameType::Keep:
+      return on_keep(m);
     case FrameType::Begin:
       return on_begin(m);
     case FrameType::Progress:
@@ -327,6 +332,29 @@ void WorkerRun::on_load_failed(const json& m, bool fatal) {
       out_[p].log.clear();
     }
   next_pos_ = indices_.size();
+}
+
+// A worker of a plan with hand_back answers "go" with how many of its workloads it
+// keeps (WorkerPlan::hand_back): the others are handed back, unmeasured, each with
+// a HandedBack event, and it owes only the ones it kept.
+bool WorkerRun::on_keep(const json& m) {
+  const int64_t kept = m.value("workloads", int64_t{-1});
+  if (!plan_.hand_back || record().contains("kept") || next_pos_ != 0 || current_ >= 0 ||
+      kept < 1 || kept > static_cast<int64_t>(indices_.size())) {
+    protocol_broken("an unexpected keep", "\"keep\" of " + std::to_string(kept) + " of " +
+                                              std::to_string(indices_.size()) + " workloads");
+    return false;
+  }
+  for (size_t p = static_cast<size_t>(kept); p < indices_.size(); ++p) {
+    WorkloadOutcome o = failed(indices_[p], uuid(static_cast<int>(p)), Status::RuntimeError,
+                               "handed back unmeasured at \"go\"");
+    o.handed_back = true;
+    handed_back_.push_back(std::move(o));
+    event(make_event(EventKind::HandedBack, indices_[p]));
+  }
+  indices_.resize(static_cast<size_t>(kept));
+  record()["kept"] = kept;
+  return true;
 }
 
 bool WorkerRun::on_begin(const json& m) {
@@ -536,6 +564,7 @@ RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
     for (const auto& o : got) {
       if (o.index < 0 || o.index >= n || reported[o.index]) continue;
       reported[o.index] = true;
+      if (o.handed_back) continue;  // said by its HandedBack event; no result is owed
       RunnerEvent e = make_event(EventKind::Result, o.index);
       e.outcome = &o;
       if (opts.on_event) opts.on_event(e);

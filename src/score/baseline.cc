@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -153,25 +155,41 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   }
   // Not ahead: they start now that the evaluation's own workers are done (or
   // there are none), with the GPU to themselves.
-  if (!ahead) workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
+  const size_t alone = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
+  if (!ahead) workers = alone;
+  // Ahead, with the automatic count for workers alone known (the GPU's memory): at
+  // "go" each worker keeps what it will soon have compiled and hands the rest back
+  // (harness::WorkerPlan::hand_back), and up to `alone` late workers, started then
+  // with the GPU to T_b, compile and measure those side by side.
+  const bool hand_back = ahead && o.workers <= 0 && !settings().baseline_workers &&
+                         settings().baseline_hand_back.value_or(o.gpu_memory_bytes > 0);
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).
   std::vector<std::vector<size_t>> share(workers);
   for (size_t k = 0; k < indices.size(); ++k) share[k % workers].push_back(k);
 
-  std::mutex mu;  // the callers' callbacks and `run`, one worker at a time
+  std::mutex mu;  // the callers' callbacks, `run`, `share` and the pool, one thread at a time
+  std::condition_variable pool_cv;
+  std::deque<size_t> pool;     // handed back, not yet taken by a late worker
+  size_t ahead_open = workers;  // ahead workers that may still hand back
   std::vector<bool> delivered(indices.size(), false);
   std::vector<json> envs(workers, json::object());
   const auto deliver = [&](size_t k, const harness::WorkloadOutcome& outcome, const json& env) {
-    if (delivered[k]) return;
+    if (delivered[k] || outcome.handed_back) return;
     delivered[k] = true;
     run.results[k] = from_outcome(outcome);
     if (o.on_result) o.on_result(k, run.results[k], env);
   };
   std::vector<harness::RunnerResult> results(workers);
   std::vector<std::exception_ptr> errors(workers);
-  const auto measure = [&](size_t g) {
-    const std::vector<size_t>& mine = share[g];
+  // One worker (its record at `slot` of envs, results, errors and share) measuring
+  // share[slot]; `early`: started ahead, waiting for "go".
+  const auto measure = [&](size_t slot, bool early) {
+    std::vector<size_t> mine;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      mine = share[slot];
+    }
     harness::HarnessRequest hr;
     hr.role = harness::Role::Baseline;
     hr.definition = to_json(problem.definition);
@@ -184,36 +202,77 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     hr.workload_timeout = o.workload_timeout;
     hr.keep_scratch = o.keep_scratch;
     hr.no_sandbox = o.no_sandbox;
-    if (ahead) hr.go = o.go;
-    hr.on_event = [&, g](const harness::RunnerEvent& e) {
+    if (early) {
+      hr.go = o.go;
+      hr.hand_back = hand_back;
+    }
+    hr.on_event = [&, slot, mine](const harness::RunnerEvent& e) {
       std::lock_guard<std::mutex> lock(mu);
       const bool mapped = e.workload >= 0 && static_cast<size_t>(e.workload) < mine.size();
       if (e.kind == harness::EventKind::Ready && e.env) {
-        envs[g] = with_device(*e.env);
-        if (run.env.empty()) run.env = envs[g];
+        envs[slot] = with_device(*e.env);
+        if (run.env.empty()) run.env = envs[slot];
       } else if (e.kind == harness::EventKind::Result && e.outcome && mapped) {
-        deliver(mine[e.workload], *e.outcome, envs[g]);
+        deliver(mine[e.workload], *e.outcome, envs[slot]);
+      } else if (e.kind == harness::EventKind::HandedBack && mapped) {
+        pool.push_back(mine[e.workload]);
+        pool_cv.notify_all();
+        return;  // the caller hears of it from the late worker that measures it
       }
       if (!o.on_event) return;
       harness::RunnerEvent own = e;
       own.workload = mapped ? static_cast<int>(mine[e.workload]) : -1;
       o.on_event(own);
     };
+    harness::RunnerResult rr;
+    std::exception_ptr error;
     try {
-      results[g] = harness::evaluate(hr);
+      rr = harness::evaluate(hr);
     } catch (...) {
-      errors[g] = std::current_exception();
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    results[slot] = std::move(rr);
+    errors[slot] = error;
+    if (early && --ahead_open == 0) pool_cv.notify_all();
+  };
+  // A late worker: takes its share of what is handed back (an even split over the
+  // late workers, at least one) until nothing is left and no ahead worker may
+  // hand back more; each share is a fresh worker of its own.
+  const auto late = [&](size_t late_workers) {
+    for (;;) {
+      size_t slot;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        pool_cv.wait(lock, [&] { return !pool.empty() || ahead_open == 0; });
+        if (pool.empty()) return;
+        const size_t take = std::max<size_t>(1, (pool.size() + late_workers - 1) / late_workers);
+        std::vector<size_t> mine;
+        for (size_t i = 0; i < take && !pool.empty(); ++i) {
+          mine.push_back(pool.front());
+          pool.pop_front();
+        }
+        std::sort(mine.begin(), mine.end());
+        slot = share.size();
+        share.push_back(std::move(mine));
+        envs.emplace_back(json::object());
+        results.emplace_back();
+        errors.emplace_back();
+      }
+      measure(slot, /*early=*/false);
     }
   };
-  if (workers == 1) {
-    measure(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (size_t g = 0; g < workers; ++g) threads.emplace_back(measure, g);
-    for (auto& t : threads) t.join();
-  }
-  // What a worker reported only at its end (and every worker's record), in order.
+  std::vector<std::thread> threads;
   for (size_t g = 0; g < workers; ++g) {
+    if (workers == 1 && !hand_back) break;  // measured on this thread, below
+    threads.emplace_back(measure, g, ahead);
+  }
+  if (threads.empty()) measure(0, ahead);
+  if (hand_back && harness::go_given(o.go))
+    for (size_t l = 0; l < alone; ++l) threads.emplace_back(late, alone);
+  for (auto& t : threads) t.join();
+  // What a worker reported only at its end (and every worker's record), in order.
+  for (size_t g = 0; g < share.size(); ++g) {
     const harness::RunnerResult& rr = results[g];
     for (const auto& w : rr.workers) run.workers.push_back(w);
     if (envs[g].empty() && !rr.env.empty()) envs[g] = with_device(rr.env);
@@ -229,7 +288,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   if (std::all_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; }))
     std::rethrow_exception(errors.front());
   // Some did: the others' workloads say why they have no T_b.
-  for (size_t g = 0; g < workers; ++g) {
+  for (size_t g = 0; g < share.size(); ++g) {
     if (!errors[g]) continue;
     std::string what = "unknown error";
     try {

@@ -264,6 +264,40 @@ TEST_F(ScoreCli, BaselineWorkersAheadRunNoWorkloadBeforeTheSolutionsAreDone) {
   }
 }
 
+// Workers ahead hand back at "go" what they have not compiled (harness::WorkerPlan::
+// hand_back; on the CPU nothing compiles ahead, so the one worker keeps one workload)
+// and a late worker measures the rest: every workload gets one T_b, from one worker.
+TEST_F(ScoreCli, BaselineWorkersAheadHandBackWhatTheyHaveNotCompiled) {
+  for (const char* hand_back : {"1", "0"}) {
+    CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                       "' --smallest 3 --arch h100_sxm --json --no-db" + kFast,
+                   std::string("SOLBENCH_BASELINE_AHEAD=1 SOLBENCH_BASELINE_HAND_BACK=") + hand_back);
+    ASSERT_EQ(r.rc, 0) << r.out << r.err;
+    ASSERT_EQ(r.doc["results"].size(), 3u);
+    EXPECT_EQ(r.doc["score"]["baselines"]["measured"], 3) << hand_back;
+    const json& workers = r.doc["baseline_workers"];
+    ASSERT_GE(workers.size(), 1u) << workers.dump();
+    size_t begun = 0;
+    for (const json& w : workers) begun += w["workloads"].size();
+    EXPECT_EQ(begun, 3u) << workers.dump();  // each workload begun once, by one worker
+    if (std::string(hand_back) == "1") {
+      EXPECT_EQ(workers[0].value("kept", 0), 1) << workers[0].dump();
+      EXPECT_EQ(workers[0]["workloads"].size(), 1u) << workers[0].dump();
+      EXPECT_GE(workers.size(), 2u) << workers.dump();  // the late ones, 1 or 2 shares
+    } else {
+      EXPECT_EQ(workers.size(), 1u) << workers.dump();
+      EXPECT_FALSE(workers[0].contains("kept")) << workers[0].dump();
+    }
+    std::set<std::string> uuids;
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_GT(ev(r, i)["solbench_t_b_ms"].get<double>(), 0) << ev(r, i).dump();
+      EXPECT_EQ(ev(r, i)["solbench_score"]["t_b"]["uuid"], r.doc["results"][i]["workload"]["uuid"]);
+      uuids.insert(r.doc["results"][i]["workload"]["uuid"].get<std::string>());
+    }
+    EXPECT_EQ(uuids.size(), 3u);
+  }
+}
+
 // Where no workload passed, the workers asked for ahead are told "cancel" and run none.
 TEST_F(ScoreCli, BaselineWorkersAheadEndWhenNoWorkloadPassed) {
   const fs::path wrong = dir() / "wrong.json";

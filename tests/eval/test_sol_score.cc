@@ -330,6 +330,36 @@ TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {
   } catch (const std::runtime_error& e) {
     EXPECT_TRUE(has(e.what(), "gpu_after_go")) << e.what();
   }
+  // Handing workloads back at "go" needs a "go" to answer.
+  EXPECT_FALSE(p.to_json().contains("hand_back"));
+  p.hand_back = true;
+  EXPECT_TRUE(harness::WorkerPlan::from_json(p.to_json()).hand_back);
+  p.gpu_after_go = false;
+  try {
+    harness::WorkerPlan::from_json(p.to_json());
+    FAIL() << "a plan with hand_back and no gpu_after_go was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(has(e.what(), "hand_back needs gpu_after_go")) << e.what();
+  }
+}
+
+// What a worker ahead keeps at "go" (harness::kept_at_go).
+TEST(BaselinePlan, AtGoAWorkerKeepsWhatItWillSoonHaveCompiled) {
+  using harness::kept_at_go;
+  EXPECT_EQ(kept_at_go(0, 0, false, 0), 0u);
+  // Nothing compiled ahead (the CPU, an eager baseline) or the first compile in
+  // progress: it keeps one.
+  EXPECT_EQ(kept_at_go(4, 0, false, 0), 1u);
+  EXPECT_EQ(kept_at_go(4, 0, true, 0), 1u);
+  // Everything compiled: all of them.
+  EXPECT_EQ(kept_at_go(4, 4, false, 4.0), 4u);
+  // Two compiled in 1 s each, the third in progress: what 5 s more hold (5), at most all.
+  EXPECT_EQ(kept_at_go(16, 2, true, 2.0), 3u + 5u);
+  EXPECT_EQ(kept_at_go(6, 2, true, 2.0), 6u);
+  // Attention-sized compiles (35 s each): the one in progress and nothing more.
+  EXPECT_EQ(kept_at_go(4, 1, true, 35.0), 2u);
+  // Instant compiles cannot overflow the count.
+  EXPECT_EQ(kept_at_go(8, 3, false, 0.0), 8u);
 }
 
 TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {

@@ -53,5 +53,33 @@ TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
   std::printf("workloads compiled ahead: %d of 4\n", ahead);
 }
 
+// With the automatic count on a GPU, workers ahead hand back at "go" what they would
+// reach only later (docs/score.md "Handed back"): whatever each kept, every workload
+// is measured once, by one worker, and gets its T_b.
+TEST(GpuBaseline, WorkersAheadKeepWhatTheySayAndEveryWorkloadIsMeasuredOnce) {
+  SB_REQUIRE_GPU();
+  solbench::testing::TempDir dir;
+  const json doc = eval_cuda_rmsnorm(dir.path(), "SOLBENCH_BASELINE_HAND_BACK=1",
+                                     "--smallest 6 --rounds 1 --time-budget-ms 100");
+  ASSERT_TRUE(doc.is_object());
+  ASSERT_EQ(doc["results"].size(), 6u);
+  size_t begun = 0, kept_by = 0;
+  for (const json& w : doc["baseline_workers"]) {
+    begun += w["workloads"].size();
+    if (w.contains("kept")) {
+      ++kept_by;
+      EXPECT_EQ(w["kept"].get<size_t>(), w["workloads"].size()) << w.dump();
+    }
+  }
+  EXPECT_EQ(begun, 6u) << doc["baseline_workers"].dump().substr(0, 3000);
+  for (const json& r : doc["results"]) {
+    const json& ev = r["evaluation"];
+    ASSERT_EQ(ev["status"], "PASSED") << ev.dump().substr(0, 2000);
+    EXPECT_GT(ev["solbench_score"]["t_b"].value("t_b_ms", 0.0), 0) << ev.dump().substr(0, 2000);
+  }
+  std::printf("workers ahead that answered go: %zu; baseline workers: %zu\n", kept_by,
+              doc["baseline_workers"].size());
+}
+
 }  // namespace
 }  // namespace solbench::gpu

@@ -223,16 +223,20 @@ py::object WorkerSession::Impl::workload_object(const json& spec) {
   return runtime.attr("Workload")(detail::to_py(spec), plan.device.str(), ref_run, custom_fn);
 }
 
-size_t WorkerSession::Impl::compile_ahead(const std::function<bool()>& stop) {
+size_t WorkerSession::Impl::compile_ahead(const std::function<bool()>& stop,
+                                          const std::function<void(bool)>& each) {
   size_t done = 0;
   if (!reference_error.empty()) return 0;  // every workload fails with it anyway
   for (size_t i = 0; i < plan.workloads.size() && !stop(); ++i) {
     WorkloadOutcome scratch;
+    bool compiled = false;
     try {
       WorkloadRun run{i, plan.workloads[i], workload_object(plan.workloads[i]), scratch};
-      if (verdict->ahead(run)) ++done;
+      compiled = verdict->ahead(run);
     } catch (const std::exception&) {  // py::error_already_set too: the rounds meet it again
     }
+    if (compiled) ++done;
+    if (each) each(compiled);
   }
   // What the compiles cached, back to the GPU beside the solution's evaluation.
   if (done > 0) release_device_memory();

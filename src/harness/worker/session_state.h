@@ -241,7 +241,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // 150-200 ms), for the next workload or another process; nothing where a call
   // left GPU work running (it would hang). Never throws.
   void release_device_memory();
-  size_t compile_ahead(const std::function<bool()>& stop);
+  size_t compile_ahead(const std::function<bool()>& stop, const std::function<void(bool)>& done);
   // runtime.Workload for one of plan.workloads.
   py::object workload_object(const json& spec);
   static const std::string& uuid_of(const json& spec) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -382,11 +383,18 @@ size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan&
 // gpu_after_go): compiles its workloads' shapes until the parent says "go", then
 // runs them. A thread of its own waits for that frame, so that a "cancel" (no T_b
 // is needed after all) ends the worker at once, in the middle of a compile; the
-// worker sends nothing while it compiles, so the thread's "done" is the only frame.
-void compile_until_go(WorkerChannel& ch, WorkerSession& session) {
-  std::atomic<bool> go{false};
-  std::thread watch([&] {
-    FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+// worker sends nothing while it compiles, so the thread's "done" or "keep" is the
+// only frame. With hand_back the thread answers "go" with how many workloads the
+// worker keeps (kept_at_go: the compiles done and their pace); the rest are the
+// parent's again. Returns how many it runs.
+size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerPlan& plan) {
+  const size_t n = plan.workloads.size();
+  std::mutex mu;  // the compiles' count and "go", read together by both threads
+  bool go = false, compiling = false;
+  size_t compiled = 0, kept = n;
+  double compiled_s = 0;
+  std::chrono::steady_clock::time_point began;
+  const auto on_frame = [&](const FrameResult& f) {
     if (!f.ok()) quit(0);  // the parent is gone
     const std::optional<FrameType> type = frame_type(f.message);
     if (type == FrameType::Cancel) {
@@ -394,10 +402,37 @@ void compile_until_go(WorkerChannel& ch, WorkerSession& session) {
       quit(0);
     }
     if (type != FrameType::Go) ch.fatal("expected \"go\" or \"cancel\" before the workloads");
+    std::lock_guard<std::mutex> lock(mu);
     go = true;
-  });
-  session.compile_ahead([&] { return go.load(); });
+    if (!plan.hand_back) return;
+    kept = kept_at_go(n, compiled, compiling, compiled_s);
+    ch.send(make_frame(FrameType::Keep, {{"workloads", kept}}));
+  };
+  // "go" before the first compile (the evaluation was over before this worker was
+  // ready): nothing to compile ahead of it.
+  if (FrameResult f = ch.read(deadline_after(std::chrono::seconds(0)));
+      f.status != FrameStatus::Timeout) {
+    on_frame(f);
+    return kept;
+  }
+  std::thread watch([&] { on_frame(ch.read(deadline_after(std::chrono::hours(24 * 365)))); });
+  session.compile_ahead(
+      [&] {  // before each workload: stop once "go" came
+        std::lock_guard<std::mutex> lock(mu);
+        if (go) return true;
+        compiling = true;
+        began = std::chrono::steady_clock::now();
+        return false;
+      },
+      [&](bool ok) {
+        std::lock_guard<std::mutex> lock(mu);
+        compiling = false;
+        if (!ok) return;
+        ++compiled;
+        compiled_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      });
   watch.join();
+  return kept;
 }
 
 // A sticky CUDA error (illegal address, launch failure) leaves the context
@@ -518,10 +553,10 @@ int worker_main(int fd, const PreparedWorker* prepared) {
                                         {"env", started["env"]},
                                         {"phases_ms", started["phases_ms"]},
                                         {"sandbox", sandbox_report}}));
-  if (plan.gpu_after_go) compile_until_go(ch, session);
+  const size_t kept =
+      plan.gpu_after_go ? compile_until_go(ch, session, plan) : plan.workloads.size();
   if (judge.streamed) judge_streamed(ch, session, plan);
-  const size_t workloads =
-      judge.work_follows ? receive_work(ch, session, plan) : plan.workloads.size();
+  const size_t workloads = judge.work_follows ? receive_work(ch, session, plan) : kept;
   if (judge.timing_after_go)
     session.set_timing_gate([&ch] {
       FrameResult go = ch.read(deadline_after(std::chrono::seconds(120)));

@@ -362,8 +362,9 @@ WorkloadOutcome WorkerSession::time_owed_reference(size_t index, WorkloadOutcome
 
 WorkloadOutcome WorkerSession::evaluate(size_t index) { return impl_->evaluate(index); }
 
-size_t WorkerSession::compile_ahead(const std::function<bool()>& stop) {
-  return impl_->compile_ahead(stop);
+size_t WorkerSession::compile_ahead(const std::function<bool()>& stop,
+                                    const std::function<void(bool)>& done) {
+  return impl_->compile_ahead(stop, done);
 }
 
 bool WorkerSession::processes_left() const { return impl_->processes_left; }

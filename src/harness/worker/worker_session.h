@@ -119,9 +119,12 @@ class WorkerSession {
   // A Baseline's plan with gpu_after_go: compiles each workload's shapes in order
   // (baseline.precompile, whose kernels hold the GPU's timing lock) until `stop()`
   // says so, then frees the GPU memory it cached; evaluate() then skips the
-  // compile of those done. Returns how many were compiled. Never throws: a
-  // failure is met again, and reported, by the workload's rounds.
-  size_t compile_ahead(const std::function<bool()>& stop);
+  // compile of those done. `done(compiled)` after each workload tried (false:
+  // nothing to compile ahead, as on the CPU, or a failure). Returns how many were
+  // compiled. Never throws: a failure is met again, and reported, by the
+  // workload's rounds.
+  size_t compile_ahead(const std::function<bool()>& stop,
+                       const std::function<void(bool compiled)>& done = {});
 
   // A Judge's plan with work_follows: workloads and records that came after start()
   // (all at once, or with judge.streamed one "work" frame at a time), appended to
