@@ -523,10 +523,12 @@ WorkloadOutcome WorkloadOutcome::from_json(const json& j) {
   }
 }
 
-size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds) {
+size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds,
+                  double first_seconds) {
   size_t keep = std::max<size_t>(compiled + (compiling ? 1 : 0), 1);
   if (compiled > 0) {
-    const double pace = compiled_seconds / static_cast<double>(compiled);
+    const double pace = compiled > 1 ? (compiled_seconds - first_seconds) / double(compiled - 1)
+                                     : compiled_seconds;
     keep += static_cast<size_t>(std::min(kKeepAheadSeconds / std::max(pace, 1e-9), double(n)));
   }
   return std::min(keep, n);

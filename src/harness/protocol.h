@@ -336,12 +336,14 @@ inline constexpr uint64_t kBesideEvaluationBytes = 16ull << 30;
 // its `n` workloads: the `compiled` ones it compiled ahead, the one it is compiling
 // (`compiling`: it finishes), at least one, and as many more as it would compile
 // within kKeepAheadSeconds at the pace of those compiled (`compiled_seconds` in
-// all). A fresh worker's start and first compile cost about this much (Inductor's
-// own start-up, 1.3-3.5 s on an H100 host, and CUDA's), so a workload this one would
-// reach later goes sooner to a new one. Where nothing compiles ahead (the CPU, an
-// eager baseline) it keeps one.
+// all, `first_seconds` of them the first's, which carries Inductor's own start-up
+// and counts in the pace only when it is the only one). A fresh worker's start and
+// first compile cost about this much (that start-up, 1.3-3.5 s on an H100 host, and
+// CUDA's), so a workload this one would reach later goes sooner to a new one. Where
+// nothing compiles ahead (the CPU, an eager baseline) it keeps one.
 inline constexpr double kKeepAheadSeconds = 5.0;
-size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds);
+size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds,
+                  double first_seconds);
 
 // How many timed calls of a workload the worker samples for verification:
 // `verify_samples`, fewer when the outputs are large (their copies are kept

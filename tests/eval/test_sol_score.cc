@@ -346,20 +346,24 @@ TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {
 // What a worker ahead keeps at "go" (harness::kept_at_go).
 TEST(BaselinePlan, AtGoAWorkerKeepsWhatItWillSoonHaveCompiled) {
   using harness::kept_at_go;
-  EXPECT_EQ(kept_at_go(0, 0, false, 0), 0u);
+  EXPECT_EQ(kept_at_go(0, 0, false, 0, 0), 0u);
   // Nothing compiled ahead (the CPU, an eager baseline) or the first compile in
   // progress: it keeps one.
-  EXPECT_EQ(kept_at_go(4, 0, false, 0), 1u);
-  EXPECT_EQ(kept_at_go(4, 0, true, 0), 1u);
+  EXPECT_EQ(kept_at_go(4, 0, false, 0, 0), 1u);
+  EXPECT_EQ(kept_at_go(4, 0, true, 0, 0), 1u);
   // Everything compiled: all of them.
-  EXPECT_EQ(kept_at_go(4, 4, false, 4.0), 4u);
-  // Two compiled in 1 s each, the third in progress: what 5 s more hold (5), at most all.
-  EXPECT_EQ(kept_at_go(16, 2, true, 2.0), 3u + 5u);
-  EXPECT_EQ(kept_at_go(6, 2, true, 2.0), 6u);
+  EXPECT_EQ(kept_at_go(4, 4, false, 7.0, 4.0), 4u);
+  // The first compile (Inductor's start-up in it) took 3.5 s, the next one 1 s,
+  // the third is in progress: the pace is 1 s, so 5 more; at most all.
+  EXPECT_EQ(kept_at_go(16, 2, true, 4.5, 3.5), 3u + 5u);
+  EXPECT_EQ(kept_at_go(6, 2, true, 4.5, 3.5), 6u);
+  // Only the first done: its time is the pace (2.5 s: 2 more).
+  EXPECT_EQ(kept_at_go(16, 1, true, 2.5, 2.5), 2u + 2u);
   // Attention-sized compiles (35 s each): the one in progress and nothing more.
-  EXPECT_EQ(kept_at_go(4, 1, true, 35.0), 2u);
+  EXPECT_EQ(kept_at_go(4, 1, true, 35.0, 35.0), 2u);
+  EXPECT_EQ(kept_at_go(8, 2, true, 73.0, 38.0), 3u);
   // Instant compiles cannot overflow the count.
-  EXPECT_EQ(kept_at_go(8, 3, false, 0.0), 8u);
+  EXPECT_EQ(kept_at_go(8, 3, false, 0.0, 0.0), 8u);
 }
 
 TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {

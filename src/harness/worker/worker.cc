@@ -392,7 +392,7 @@ size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerP
   std::mutex mu;  // the compiles' count and "go", read together by both threads
   bool go = false, compiling = false;
   size_t compiled = 0, kept = n;
-  double compiled_s = 0;
+  double compiled_s = 0, first_s = 0;
   std::chrono::steady_clock::time_point began;
   const auto on_frame = [&](const FrameResult& f) {
     if (!f.ok()) quit(0);  // the parent is gone
@@ -405,7 +405,7 @@ size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerP
     std::lock_guard<std::mutex> lock(mu);
     go = true;
     if (!plan.hand_back) return;
-    kept = kept_at_go(n, compiled, compiling, compiled_s);
+    kept = kept_at_go(n, compiled, compiling, compiled_s, first_s);
     ch.send(make_frame(FrameType::Keep, {{"workloads", kept}}));
   };
   // "go" before the first compile (the evaluation was over before this worker was
@@ -428,8 +428,9 @@ size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerP
         std::lock_guard<std::mutex> lock(mu);
         compiling = false;
         if (!ok) return;
-        ++compiled;
-        compiled_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        if (compiled++ == 0) first_s = s;
+        compiled_s += s;
       });
   watch.join();
   return kept;
