@@ -89,6 +89,7 @@ int run_plan(const runset::RunOptions& o, bool json_output) {
                        {"t_sol_ms", pp.cost.t_sol_ms},
                        {"t_sol_published", pp.cost.t_sol_published},
                        {"evaluations", pp.cost.evaluations},
+                       {"reference_calls", pp.cost.reference_calls},
                        {"predicted_seconds", pp.cost.seconds},
                        {"shard", pp.shard}});
     json doc = {{"dataset", p.dataset},

@@ -1,9 +1,12 @@
 #include "runset/shard.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <numeric>
 #include <optional>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -108,6 +111,40 @@ std::map<size_t, double> published_sol_ms(const fs::path& problem_dir, const Pro
   return out;
 }
 
+size_t reference_calls(const std::string& source) {
+  static const std::set<std::string> kNotCalls = {
+      "and",   "as",    "assert", "class", "def",  "del",    "elif", "else", "except", "for",
+      "from",  "if",    "import", "in",    "is",   "lambda", "not",  "or",   "return", "while",
+      "with",  "yield", "await",  "print"};
+  size_t calls = 0;
+  std::string previous;  // the word before the current one ("def" makes a name no call)
+  for (size_t i = 0; i < source.size();) {
+    const char c = source[i];
+    if (c == '#') {  // a comment, to its line's end
+      while (i < source.size() && source[i] != '\n') ++i;
+      continue;
+    }
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < source.size() &&
+           (std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_' ||
+            source[end] == '.'))
+      ++end;
+    const std::string word = source.substr(i, end - i);
+    size_t next = end;
+    while (next < source.size() && (source[next] == ' ' || source[next] == '\t')) ++next;
+    if (next < source.size() && source[next] == '(' && previous != "def" &&
+        previous != "class" && !kNotCalls.count(word))
+      ++calls;
+    previous = word;
+    i = end;
+  }
+  return calls;
+}
+
 std::vector<PairCost> predict_costs(const std::vector<LoadedProblem>& problems,
                                     const std::vector<size_t>& evaluations, const CostModel& m,
                                     std::vector<std::string>& notes) {
@@ -116,6 +153,7 @@ std::vector<PairCost> predict_costs(const std::vector<LoadedProblem>& problems,
     const LoadedProblem& lp = problems[i];
     if (!lp.problem || i >= evaluations.size() || evaluations[i] == 0) continue;
     const auto published = published_sol_ms(lp.where.dir, *lp.problem, notes);
+    const size_t calls = reference_calls(lp.problem->definition.reference);
     for (size_t k = 0; k < lp.selected.size(); ++k) {
       const size_t w = lp.selected[k];
       PairCost c;
@@ -129,10 +167,12 @@ std::vector<PairCost> predict_costs(const std::vector<LoadedProblem>& problems,
         c.t_sol_ms = double(c.bytes) / m.fallback_bytes_per_s * 1e3;
       }
       c.evaluations = evaluations[i];
+      c.reference_calls = calls;
       const double per_evaluation =
           m.workload_s +
           m.rounds * (double(c.bytes) / m.bytes_per_s + m.sol_multiple * c.t_sol_ms * 1e-3);
-      c.seconds = double(c.evaluations) * per_evaluation;
+      // T_b once per pair: the evaluations after the first find it in the store.
+      c.seconds = double(c.evaluations) * per_evaluation + m.compile_s_per_call * double(calls);
       out.push_back(c);
     }
   }

@@ -118,6 +118,22 @@ LoadedProblem rmsnorm(const fs::path& dir, int max_workloads = 0) {
   return load_for_run(where, first_n(max_workloads));
 }
 
+// What the predictor counts as calls in a reference (T_b's compile grows with them).
+TEST(Shard, ReferenceCallsCountCallsNotDefinitionsKeywordsOrComments) {
+  EXPECT_EQ(reference_calls(""), 0u);
+  const std::string src =
+      "import torch  # torch.nn.functional.gelu(x) is not called here\n"
+      "def run(x, w):\n"
+      "    y = torch.matmul(x, w)\n"
+      "    if (y > 0).all():\n"
+      "        return (y * 2)\n"
+      "    return torch.nn.functional.gelu (y).sum(-1)\n"
+      "class M(torch.nn.Module):\n"
+      "    pass\n";
+  // torch.matmul, .all, torch.nn.functional.gelu, .sum; not run, if, return, M.
+  EXPECT_EQ(reference_calls(src), 4u);
+}
+
 TEST(Shard, PredictsFromBytesAndThePublishedSol) {
   TempDir tmp;
   const fs::path dir = tmp.path() / kRms;
@@ -148,6 +164,19 @@ TEST(Shard, PredictsFromBytesAndThePublishedSol) {
   EXPECT_LT(lo->seconds, hi->seconds);
   // No evaluation: no pair to share out.
   EXPECT_TRUE(predict_costs({lp}, {0}, m, notes).empty());
+  // T_b's compile, once per pair whatever the evaluations: per call in the reference.
+  const size_t calls = reference_calls(lp.problem->definition.reference);
+  EXPECT_GT(calls, 0u);
+  const auto one = predict_costs({lp}, {1}, m, notes);
+  CostModel no_compile = m;
+  no_compile.compile_s_per_call = 0;
+  const auto without = predict_costs({lp}, {1}, no_compile, notes);
+  for (size_t k = 0; k < n; ++k) {
+    EXPECT_EQ(one[k].reference_calls, calls);
+    EXPECT_NEAR(one[k].seconds - without[k].seconds, m.compile_s_per_call * double(calls), 1e-9);
+    EXPECT_NEAR(plain[k].seconds - 2 * without[k].seconds,
+                m.compile_s_per_call * double(calls), 1e-9);
+  }
 
   // A published T_SOL per workload (the public data set's metadata.json).
   json per = json::array();
