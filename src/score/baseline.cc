@@ -171,7 +171,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   std::mutex mu;  // the callers' callbacks, `run`, `share` and the pool, one thread at a time
   std::condition_variable pool_cv;
   std::deque<size_t> pool;     // handed back, not yet taken by a late worker
-  size_t ahead_open = workers;  // ahead workers that may still hand back
+  size_t ahead_open = ahead ? workers : 0;  // workers ahead that may still hand back
   std::vector<bool> delivered(indices.size(), false);
   std::vector<json> envs(workers, json::object());
   const auto deliver = [&](size_t k, const harness::WorkloadOutcome& outcome, const json& env) {
