@@ -26,14 +26,6 @@ int64_t changes(detail::Database& db) {
   return n;
 }
 
-size_t count(detail::Database& db, const std::string& sql) {
-  Statement s(db, sql, "counting rows to merge");
-  s.start();
-  const int64_t n = s.step() ? s.integer(0) : 0;
-  s.reset();
-  return static_cast<size_t>(n);
-}
-
 std::string short_hash(const std::string& h) { return h.substr(0, 12); }
 
 // Detaches the source whatever happens (ATTACH/DETACH cannot run inside a transaction).
@@ -208,7 +200,8 @@ MergeResult Store::merge_from(const fs::path& source) {
 
   // In the source's commit order, so the target's ids (which history and
   // "latest" use to break ties) keep the source's order.
-  const size_t source_traces = count(db, fmt::format("SELECT count(*) FROM {}.traces", kSource));
+  const size_t source_traces = detail::count_rows(
+      db, fmt::format("SELECT count(*) FROM {}.traces", kSource), "counting rows to merge");
   db.exec(fmt::format(
               "INSERT INTO main.traces(run, solution_hash, environment, definition, workload_uuid, "
               "status, latency_ms, reference_latency_ms, t_sol_ms, t_b_ms, sol_score, recorded, "

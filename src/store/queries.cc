@@ -169,11 +169,7 @@ size_t Store::export_jsonl(const Filter& filter, std::ostream& out) {
 
 size_t Store::trace_count() {
   const std::lock_guard lock(impl_->mutex);
-  Statement s(impl_->db, "SELECT count(*) FROM traces", "counting traces");
-  s.start();
-  const size_t n = s.step() ? static_cast<size_t>(s.integer(0)) : 0;
-  s.reset();
-  return n;
+  return detail::count_rows(impl_->db, "SELECT count(*) FROM traces", "counting traces");
 }
 
 }  // namespace solbench::store

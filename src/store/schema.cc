@@ -97,11 +97,8 @@ bool has_table(Database& db, const char* name) {
 }
 
 int table_count(Database& db) {
-  Statement s(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", "reading the schema");
-  s.start();
-  const int n = s.step() ? static_cast<int>(s.integer(0)) : 0;
-  s.reset();
-  return n;
+  return static_cast<int>(
+      count_rows(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", "reading the schema"));
 }
 
 // The stored version; throws when the meta table has none or a non-integer.

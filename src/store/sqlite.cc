@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include <utility>
+
 #include <fmt/format.h>
 
 
@@ -145,6 +147,14 @@ WriteTransaction::~WriteTransaction() {
 void WriteTransaction::commit() {
   commit_.start().execute();
   open_ = false;
+}
+
+size_t count_rows(Database& db, std::string_view sql, std::string doing) {
+  Statement s(db, sql, std::move(doing));
+  s.start();
+  const int64_t n = s.step() ? s.integer(0) : 0;
+  s.reset();
+  return static_cast<size_t>(n);
 }
 
 }  // namespace solbench::store::detail

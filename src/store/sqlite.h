@@ -85,6 +85,10 @@ class Statement {
   std::string doing_;
 };
 
+// The first column of the one row `sql` gives, as a count (a `SELECT count(*) ...`);
+// 0 when it gives none. `doing` names it in errors.
+size_t count_rows(Database& db, std::string_view sql, std::string doing);
+
 // BEGIN IMMEDIATE ... COMMIT: takes the write lock up front, so two writers
 // wait for each other (busy_timeout) instead of failing on a lock upgrade.
 // Rolls back unless commit() was called.

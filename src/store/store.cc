@@ -399,11 +399,7 @@ std::vector<Skip> Store::skips(const std::string& solution_hash,
 
 size_t Store::skip_count() {
   const std::lock_guard lock(impl_->mutex);
-  Statement s(impl_->db, "SELECT count(*) FROM skips", "counting skips");
-  s.start();
-  const size_t n = s.step() ? static_cast<size_t>(s.integer(0)) : 0;
-  s.reset();
-  return n;
+  return detail::count_rows(impl_->db, "SELECT count(*) FROM skips", "counting skips");
 }
 
 bool Store::has_result(const std::string& solution_hash, const std::string& workload_uuid,
