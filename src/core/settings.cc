@@ -102,6 +102,8 @@ void read_build(const Reader& r, Settings& s) {
   r.path("CUDNN_PATH", s.cudnn_path);
   s.build_jobs = job_count(r.text("SOLBENCH_BUILD_JOBS"));
   s.baseline_workers = job_count(r.text("SOLBENCH_BASELINE_WORKERS"));
+  s.baseline_cpus = job_count(r.text("SOLBENCH_BASELINE_CPUS"));
+  s.baseline_gpu_share = job_count(r.text("SOLBENCH_BASELINE_GPU_SHARE"));
   s.baseline_ahead = r.one_or_zero("SOLBENCH_BASELINE_AHEAD");
   s.baseline_hand_back = r.one_or_zero("SOLBENCH_BASELINE_HAND_BACK");
   s.torch_pch = r.one_or_zero("SOLBENCH_TORCH_PCH");

@@ -95,6 +95,12 @@ struct Settings {
   // SOLBENCH_BASELINE_WORKERS: T_b's workers side by side (score/baseline.h), a
   // positive integer (at most 1024); nullopt: one per 4 CPUs on a GPU, one on the CPU.
   std::optional<int> baseline_workers;
+  // SOLBENCH_BASELINE_CPUS / SOLBENCH_BASELINE_GPU_SHARE: the automatic count's share
+  // of the host's CPUs, and how many evaluations share this GPU (its memory for
+  // workers alone is divided by it); `run` sets both for evaluations side by side.
+  // Positive integers (at most 1024); nullopt: every CPU, the GPU alone.
+  std::optional<int> baseline_cpus;
+  std::optional<int> baseline_gpu_share;
   // SOLBENCH_BASELINE_AHEAD: eval's T_b workers beside the solution's, compiling
   // until they are done (docs/score.md "Ahead"): "0" never (after them), "1" on
   // the CPU too (its timed loops then share cores with those workers' start: for

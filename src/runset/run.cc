@@ -196,6 +196,9 @@ class Runner {
   // Whether an evaluation on `slot` in `pass` has its GPU to itself: only then is
   // an out-of-memory skip proof that the workload does not fit (stores_skip).
   bool gpu_to_itself(size_t slot, Pass pass) const;
+  // The T_b worker count's share of the host for a child on `slot` in `pass`.
+  std::vector<std::pair<std::string, std::string>> baseline_share_env(size_t slot,
+                                                                      Pass pass) const;
   // One slot of each distinct device (the first of each), for evaluations that run
   // alone on their GPU.
   std::vector<size_t> one_slot_per_device() const;
@@ -538,6 +541,30 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
   }
 }
 
+// Evaluations side by side share the CPUs, and T_b's workers side by side are there
+// for torch.compile's CPU work: each evaluation's automatic count (score/baseline.h)
+// gets the CPUs over the slots of its pass, and the GPU's memory over the slots that
+// share its GPU, unless SOLBENCH_BASELINE_WORKERS or these variables say otherwise.
+// A count rather than a fixed number of workers, so that hand-back's late workers
+// (docs/score.md) also start under `run` with several slots.
+std::vector<std::pair<std::string, std::string>> Runner::baseline_share_env(size_t slot,
+                                                                            Pass pass) const {
+  std::vector<std::pair<std::string, std::string>> env;
+  const Settings& set = settings();
+  if (set.baseline_workers) return env;
+  const size_t side_by_side = pass == Pass::First ? o_.slots.size() : one_slot_per_device().size();
+  if (side_by_side > 1 && !set.baseline_cpus)
+    env.emplace_back("SOLBENCH_BASELINE_CPUS",
+                     std::to_string(std::max<size_t>(
+                         1, std::max(1u, std::thread::hardware_concurrency()) / side_by_side)));
+  const size_t on_gpu = pass == Pass::First && Device::parse(o_.slots[slot]).is_cuda()
+                            ? std::count(o_.slots.begin(), o_.slots.end(), o_.slots[slot])
+                            : 1;
+  if (on_gpu > 1 && !set.baseline_gpu_share)
+    env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE", std::to_string(on_gpu));
+  return env;
+}
+
 bool Runner::gpu_to_itself(size_t slot, Pass pass) const {
   if (pass != Pass::First) return true;  // one evaluation per device at a time
   return std::count(o_.slots.begin(), o_.slots.end(), o_.slots[slot]) == 1;
@@ -601,6 +628,7 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
     req.deadline = o_.eval.deadline(remaining.size());
     req.stop = o_.stop;
     req.env = child_env_;
+    for (auto& kv : baseline_share_env(slot, pass)) req.env.push_back(std::move(kv));
     absorb(task, device, remaining, run_child_eval(req), gpu_to_itself(slot, pass));
     harness::remove_tree_quietly(dir);
   }
@@ -670,16 +698,6 @@ RunReport Runner::run() {
   // One zygote for every evaluation of the run (harness/worker/zygote.h), of the
   // executable the evaluations run.
   harness::start_process_zygote(program_);
-  // Evaluations side by side share the CPUs, and T_b's workers side by side are there
-  // for torch.compile's CPU work: each evaluation gets its share's count of them
-  // (one per 4 CPUs of the CPUs over the slots), not the whole machine's, unless
-  // SOLBENCH_BASELINE_WORKERS says.
-  if (o_.slots.size() > 1 && !settings().baseline_workers)
-    child_env_.emplace_back(
-        "SOLBENCH_BASELINE_WORKERS",
-        std::to_string(std::max<size_t>(1, std::max(1u, std::thread::hardware_concurrency()) / 4 /
-                                               o_.slots.size())));
-
   // One slot: the data set's order. Several: the largest evaluations first (the
   // bytes their workloads' inputs and outputs hold, a proxy for their time known
   // before anything runs), so that the last to start are short.

@@ -95,8 +95,12 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
   return r;
 }
 
-size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
-                             bool alone) {
+namespace {
+
+// The automatic count (baseline.h): `late` (hand-back's late workers) follows the
+// rule for workers alone without its floor of workloads each.
+size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, bool alone,
+                    bool late) {
   if (n == 0) return 0;
   size_t k = 1;
   if (o.workers > 0) {
@@ -110,19 +114,36 @@ size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest
       size_t workloads_each;
       uint64_t memory;  // for all the workers' values
     };
-    // Alone only where the GPU's memory is known: half of it is the budget then.
+    // Alone only where the GPU's memory is known: half of it is the budget then,
+    // shared with the evaluations beside this one on the GPU (`run --jobs-per-gpu`).
+    const uint64_t gpu_share = static_cast<uint64_t>(settings().baseline_gpu_share.value_or(1));
     const Rule r = alone && o.gpu_memory_bytes > 0
-                       ? Rule{2, kMaxBaselineWorkersAlone, kMinBaselineWorkloadsPerWorkerAlone,
-                              o.gpu_memory_bytes / 2}
+                       ? Rule{2, kMaxBaselineWorkersAlone,
+                              late ? size_t{1} : kMinBaselineWorkloadsPerWorkerAlone,
+                              o.gpu_memory_bytes / 2 / gpu_share}
                        : Rule{4, kMaxBaselineWorkers, kMinBaselineWorkloadsPerWorker,
                               kBaselineParallelBytes};
-    const unsigned cpus = std::max(1u, o.cpus ? o.cpus : std::thread::hardware_concurrency());
+    const unsigned cpus =
+        std::max(1u, o.cpus                        ? o.cpus
+                     : settings().baseline_cpus    ? static_cast<unsigned>(*settings().baseline_cpus)
+                                                   : std::thread::hardware_concurrency());
     k = std::clamp<size_t>(cpus / r.cpus_each, 1, r.most);
     k = std::min(k, std::max<size_t>(1, n / r.workloads_each));
     const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
     k = std::min<size_t>(k, std::max<uint64_t>(1, r.memory / each));
   }
   return std::min(k, n);
+}
+
+}  // namespace
+
+size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
+                             bool alone) {
+  return worker_count(o, n, largest_bytes, alone, /*late=*/false);
+}
+
+size_t late_baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes) {
+  return worker_count(o, n, largest_bytes, /*alone=*/true, /*late=*/true);
 }
 
 MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& indices,
@@ -268,8 +289,10 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     threads.emplace_back(measure, g, ahead);
   }
   if (threads.empty()) measure(0, ahead);
-  if (hand_back && harness::go_given(o.go))
-    for (size_t l = 0; l < alone; ++l) threads.emplace_back(late, alone);
+  if (hand_back && harness::go_given(o.go)) {
+    const size_t late_workers = late_baseline_worker_count(o, indices.size(), largest);
+    for (size_t l = 0; l < late_workers; ++l) threads.emplace_back(late, late_workers);
+  }
   for (auto& t : threads) t.join();
   // What a worker reported only at its end (and every worker's record), in order.
   for (size_t g = 0; g < share.size(); ++g) {

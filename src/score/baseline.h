@@ -118,6 +118,14 @@ inline constexpr size_t kMinBaselineWorkloadsPerWorkerAlone = 2;
 // run once the evaluation's own workers are done (kMaxBaselineWorkersAlone).
 size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes,
                              bool alone = false);
+// Hand-back's late workers (MeasureOptions::go, harness::WorkerPlan::hand_back): the
+// count for workers alone without its floor of 2 workloads each. What is handed back
+// is what the workers ahead would not have compiled within seconds, so a workload
+// there costs more than a fresh worker's start: the public L2/036's 6 smallest shapes
+// took 145-175 s of compile each, and 3 late workers (the floor's count for 6) left
+// one of them two in a row (T_b phase 308 s after the evaluation, docs/score.md).
+size_t late_baseline_worker_count(const MeasureOptions& options, size_t n,
+                                  uint64_t largest_bytes);
 
 struct MeasureRun {
   std::vector<BaselineResult> results;  // aligned with `indices`

@@ -70,6 +70,10 @@ TEST(Settings, Numbers) {
   EXPECT_EQ(read({{"SOLBENCH_BASELINE_WORKERS", "2"}}).baseline_workers, 2);
   EXPECT_FALSE(read({{"SOLBENCH_BASELINE_WORKERS", "0"}}).baseline_workers);
   EXPECT_FALSE(read({}).baseline_workers);
+  EXPECT_EQ(read({{"SOLBENCH_BASELINE_CPUS", "8"}}).baseline_cpus, 8);
+  EXPECT_FALSE(read({{"SOLBENCH_BASELINE_CPUS", "-1"}}).baseline_cpus);
+  EXPECT_EQ(read({{"SOLBENCH_BASELINE_GPU_SHARE", "2"}}).baseline_gpu_share, 2);
+  EXPECT_FALSE(read({}).baseline_gpu_share);
   EXPECT_EQ(read({{"SOLBENCH_RECORD_BUDGET_BYTES", "4096"}}).record_budget_bytes, 4096u);
   EXPECT_EQ(read({{"SOLBENCH_RECORD_BUDGET_BYTES", ""}}).record_budget_bytes, 0u);  // set: 0
   const Settings t = read({{"SOLBENCH_GPU_IDLE_TIMEOUT_S", "2.5"}});

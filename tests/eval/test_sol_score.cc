@@ -267,6 +267,17 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
   EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20), 1u);
   EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20), 4u);  // one per 4 CPUs
+  // Hand-back's late workers: as alone, but one workload each is enough (what is
+  // handed back compiles slowly), still one per 2 CPUs up to 8 within the memory.
+  EXPECT_EQ(score::late_baseline_worker_count(o, 3, 64ull << 20), 3u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 6, 64ull << 20), 6u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 16, 64ull << 20), 8u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 16, 700'000'000ull), 7u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 16, 2800ull << 20), 1u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 0, 64ull << 20), 0u);
+  o.cpus = 6;
+  EXPECT_EQ(score::late_baseline_worker_count(o, 6, 64ull << 20), 3u);
+  o.cpus = 16;
   o.gpu_memory_bytes = 0;
   o.cpus = 0;
   // Asked for: as many as asked, at most one per workload; the variable likewise.
@@ -274,6 +285,23 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 3u);
   EXPECT_EQ(score::baseline_worker_count(o, 2, 0), 2u);
   o.workers = 0;
+  {
+    // Under `run` with several slots: the CPUs and the GPU's memory of this share.
+    Settings share;
+    share.baseline_cpus = 8;
+    share.baseline_gpu_share = 4;
+    ScopedSettings scoped(share);
+    o.gpu_memory_bytes = 80'000'000'000ull;
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20), 2u);         // 8 / 4
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 4u);   // 8 / 2
+    EXPECT_EQ(score::late_baseline_worker_count(o, 16, 64ull << 20), 4u);
+    // 10 GB for the values of all (80 / 2 / 4): 700 MB workloads (5.6 GB each) fit 1.
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, true), 1u);
+    o.cpus = 16;  // the caller's own count of CPUs wins
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 8u);
+    o.cpus = 0;
+    o.gpu_memory_bytes = 0;
+  }
   Settings set;
   set.baseline_workers = 5;
   ScopedSettings scoped(set);

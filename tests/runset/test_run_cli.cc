@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -489,7 +490,8 @@ TEST_F(RunCli, OnSeveralGpusAnEvaluationLongerThanAGpusShareIsCutIntoParts) {
 // A stand-in for solbench whose eval reports (--json) every workload it is given
 // as skipped with `reason`, or, when `pass_after_first` and it has skipped once
 // already, as PASSED; an environment probe (--reference) reports a worker
-// environment and nothing else. Each invocation's arguments go to a line of `log`.
+// environment and nothing else. Each invocation's arguments go to a line of `log`,
+// followed by the T_b worker count's share variables it was given.
 fs::path skipping_stand_in(const fs::path& dir, const std::string& name, const fs::path& log,
                            const std::string& reason, const fs::path& passed_template = {}) {
   const fs::path f = dir / name;
@@ -506,7 +508,8 @@ fs::path skipping_stand_in(const fs::path& dir, const std::string& name, const f
   write(f, "#!/bin/sh\n"
            "[ \"$1\" = eval ] || exit 0\n"
            "case \"$*\" in *--help*) exit 0;; esac\n"
-           "echo \"$*\" >> '" + log.string() + "'\n"
+           "echo \"$* cpus=${SOLBENCH_BASELINE_CPUS:-} share=${SOLBENCH_BASELINE_GPU_SHARE:-}\" >> '" +
+               log.string() + "'\n"
            "env='\"environment\":{\"hardware\":\"Fake GPU\",\"timer\":\"events\"}'\n"
            "case \"$*\" in *--reference*) echo \"{$env,\\\"results\\\":[]}\"; exit 0;; esac\n"
            "ws=''\n"
@@ -663,6 +666,42 @@ TEST_F(RunSkips, AnOutOfMemorySkipBesideOthersIsNotStored) {
   EXPECT_EQ(evaluations_in(log_), 2u);  // the first, and the retry alone
   EXPECT_EQ(skips_in(db_), 0u);
   EXPECT_EQ(traces_in(db_), 2u);
+}
+
+TEST_F(RunSkips, EachChildsBaselineWorkersCountOnItsShareOfTheCpusAndOfTheGpu) {
+  // T_b's automatic count (score/baseline.h) in each child: the CPUs over the slots
+  // side by side in its pass, the GPU's memory over the slots on its GPU. One slot:
+  // neither is set. Two on one GPU: half the CPUs and a share of 2, then the retry
+  // alone with the whole machine. Two GPUs: half the CPUs each, each GPU its own.
+  const std::string half = fmt::format(
+      "cpus={}", std::max(1u, std::max(1u, std::thread::hardware_concurrency()) / 2));
+  const auto lines = [&] {
+    std::vector<std::string> out;
+    std::istringstream in(read(log_));
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" -s ") != std::string::npos) out.push_back(line);
+    fs::remove(log_);
+    return out;
+  };
+  const fs::path fake = skipping_stand_in(dir(), "share_solbench.sh", log_, kOomReason);
+  run_on(fake, {"cuda:0"});
+  std::vector<std::string> l = lines();
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_HAS(l[0], " cpus= share=");
+
+  run_on(fake, {"cuda:0", "cuda:0"}, /*rerun_skipped=*/true);
+  l = lines();
+  ASSERT_EQ(l.size(), 2u);  // beside the other slot, then the retry alone
+  EXPECT_HAS(l[0], " " + half + " share=2");
+  EXPECT_HAS(l[1], " cpus= share=");
+
+  run_on(fake, {"cuda:0", "cuda:1"}, /*rerun_skipped=*/true);
+  l = lines();
+  ASSERT_GE(l.size(), 1u);  // in parts, one per GPU, where the evaluation is cut
+  for (const std::string& line : l) {
+    EXPECT_HAS(line, " " + half + " share=");
+    EXPECT_TRUE(line.ends_with(" share=")) << line;
+  }
 }
 
 }  // namespace
