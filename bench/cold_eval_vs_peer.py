@@ -97,7 +97,8 @@ def solbench_row(a, d, sol, scratch, extra, flags, left) -> dict:
             "t_k_ms": (e.get("performance") or {}).get("latency_ms"),
             "t_b_ms": e.get("solbench_t_b_ms"),
             "ahead": ((e.get("solbench_score") or {}).get("t_b") or {}).get("phases", {}) and
-            bool(e["solbench_score"]["t_b"]["phases"].get("precompiled_ahead"))}
+            bool(e["solbench_score"]["t_b"]["phases"].get("precompiled_ahead")
+                 or "ahead_stopped_ms" in e["solbench_score"]["t_b"]["phases"])}
     return {"per_workload": per, "solution_phase_sums_s": phases, "solbench_s": round(swall, 1), "solbench_rc": src,
             "statuses": statuses, "timeline_s": timeline(doc),
             "baseline_workers": len(doc.get("baseline_workers", [])),

@@ -136,16 +136,20 @@ class NotNow(Exception):
     benchmark Inductor runs while compiling. Ends that call; nothing is marked failed."""
 
 
-def _not_now(e: BaseException) -> bool:
-    """True when `e`, or what it was raised from (Dynamo wraps a backend's errors), is
-    a NotNow."""
+def _not_now_of(e: BaseException):
+    """The NotNow that `e` is, or was raised from (Dynamo wraps a backend's errors);
+    None where there is none."""
     seen = set()
     while e is not None and id(e) not in seen:
         if isinstance(e, NotNow):
-            return True
+            return e
         seen.add(id(e))
         e = e.__cause__ or e.__context__
-    return False
+    return None
+
+
+def _not_now(e: BaseException) -> bool:
+    return _not_now_of(e) is not None
 
 
 def _gpu_step(run, what: str, always: bool = False):
@@ -176,6 +180,9 @@ def _gpu_step(run, what: str, always: bool = False):
             _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
 
 
+_BENCHMARK = "an Inductor benchmark"  # NotNow's word for one (precompile's stopped_at)
+
+
 def _guard_benchmarks() -> None:
     """Inductor's GPU benchmarks (padding a matmul or not, choosing between kernels,
     Triton's autotuning at a graph's first execution) as exclusive _gpu_step()s: they
@@ -191,7 +198,7 @@ def _guard_benchmarks() -> None:
         return
 
     def benchmark_gpu(*args, **kwargs):
-        return _gpu_step(lambda: inner(*args, **kwargs), "an Inductor benchmark", always=True)
+        return _gpu_step(lambda: inner(*args, **kwargs), _BENCHMARK, always=True)
     benchmark_gpu._solbench_guarded = True
     b.benchmark_gpu = benchmark_gpu
 
@@ -241,22 +248,28 @@ def precompile(fn, args, run_graphs: bool = True) -> dict:
     evaluation): the call ends at the first GPU step (NotNow), so that only Dynamo's
     tracing and Inductor's code generation happen here, and Triton's autotuning
     happens at the first execution, in the workload's first round, still exclusive.
-    Returns {"ms", "locked_ms", "stopped"}; any error is left for the workload's
-    first round, which meets it again and says so."""
+    Returns {"ms", "locked_ms", "stopped", "stopped_at"}: `stopped_at` is what it
+    stopped at, "graph" (a compiled graph's first execution: that graph is compiled
+    and cached) or "benchmark" (one Inductor runs in the middle of a compile, which
+    then failed and is done again from the start at the next call), "" where it did
+    not stop; any error is left for the workload's first round, which meets it again
+    and says so."""
     t0 = time.perf_counter()
     _precompile["on"] = True
     _precompile["gpu"] = run_graphs  # without a lock every step runs as it is
     _precompile["locked_ms"] = 0.0
-    stopped = False
+    stopped_at = ""
     try:
         fn(*args)
     except Exception as e:  # noqa: BLE001 - see above
-        stopped = _not_now(e)
+        n = _not_now_of(e)
+        if n is not None:
+            stopped_at = "benchmark" if n.args and n.args[0] == _BENCHMARK else "graph"
     finally:
         _precompile["on"] = False
         _precompile["gpu"] = True
     return {"ms": (time.perf_counter() - t0) * 1e3, "locked_ms": _precompile["locked_ms"],
-            "stopped": stopped}
+            "stopped": bool(stopped_at), "stopped_at": stopped_at}
 
 
 def _first_line(e: BaseException) -> str:

@@ -36,18 +36,15 @@ TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
     const json& ph = tb["phases"];
     EXPECT_TRUE(ph.contains("timing_lock_wait_ms")) << ph.dump();
     if (tb["method"] != "torch.compile") continue;  // torch < 2: eager, nothing to compile
-    // The compile ran outside the lock; the graph's first execution under it, or,
-    // compiled ahead of "go", not at all (it ran first in the rounds, under the lock).
+    // The compile ran outside the lock and the graph's first execution under it,
+    // outside the rounds' steps. Tried ahead of "go", the call stopped at that first
+    // execution (ahead_stopped_ms) and was made again after "go", the same way.
     const double all = ph.value("precompile_ms", 0.0), locked = ph.value("precompile_locked_ms", -1.0);
     EXPECT_GT(all, 0) << ph.dump();
-    if (ph.value("precompiled_ahead", 0) == 1) {
-      ++ahead;
-      EXPECT_EQ(ph.value("precompile_stopped", 0), 1) << ph.dump();
-      EXPECT_EQ(locked, 0) << ph.dump();
-    } else {
-      EXPECT_GT(locked, 0) << ph.dump();
-      EXPECT_LT(locked, all) << ph.dump();
-    }
+    EXPECT_GT(locked, 0) << ph.dump();
+    EXPECT_LE(locked, all) << ph.dump();
+    EXPECT_FALSE(ph.contains("precompile_stopped")) << ph.dump();  // after "go": not stopped
+    if (ph.contains("ahead_stopped_ms")) ++ahead;
   }
   // How many compiled before "go" depends on how long the solution took.
   std::printf("workloads compiled ahead: %d of 4\n", ahead);

@@ -235,10 +235,26 @@ def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
         # for the workload's first round, under the lock.
         assert seen == [("compile", False)]
         assert r["stopped"] and r["locked_ms"] == 0
+        assert r["stopped_at"] == "graph"  # its graph is compiled: it only has to run
         assert not held()
         assert baseline._precompile["gpu"]  # and only while that precompile lasts
-        assert baseline.precompile(first_call, [1, 2])["stopped"] is False
+        done = baseline.precompile(first_call, [1, 2])
+        assert done["stopped"] is False and done["stopped_at"] == ""
         assert seen[-1] == ("graph", True)
+        # An Inductor benchmark in the middle of a compile stops it too, and says so:
+        # that compile is not done (it fails, and the next call starts it again).
+        seen.clear()
+
+        def benchmarked(*a):
+            seen.append(("compile", held()))
+            baseline._gpu_step(held, baseline._BENCHMARK, always=True)
+            seen.append(("codegen", held()))
+            return sum(a)
+        r = baseline.precompile(benchmarked, [1, 2], run_graphs=False)
+        assert r["stopped"] and r["stopped_at"] == "benchmark"
+        assert seen == [("compile", False)] and not held()
+        assert baseline.precompile(benchmarked, [1, 2])["stopped_at"] == ""
+        assert seen[1:] == [("compile", False), ("codegen", False)]
     finally:
         baseline.use_gpu_lock(None)
     # A step that raises NotNow from inside what it calls (Dynamo wraps a backend's

@@ -225,11 +225,12 @@ py::object WorkerSession::Impl::workload_object(const json& spec) {
 
 size_t WorkerSession::Impl::compile_ahead(const std::function<bool()>& stop,
                                           const std::function<void(bool)>& each) {
-  size_t done = 0;
+  size_t done = 0, tried = 0;
   if (!reference_error.empty()) return 0;  // every workload fails with it anyway
   for (size_t i = 0; i < plan.workloads.size() && !stop(); ++i) {
     WorkloadOutcome scratch;
     bool compiled = false;
+    ++tried;
     try {
       WorkloadRun run{i, plan.workloads[i], workload_object(plan.workloads[i]), scratch};
       compiled = verdict->ahead(run);
@@ -238,8 +239,9 @@ size_t WorkerSession::Impl::compile_ahead(const std::function<bool()>& stop,
     if (compiled) ++done;
     if (each) each(compiled);
   }
-  // What the compiles cached, back to the GPU beside the solution's evaluation.
-  if (done > 0) release_device_memory();
+  // What the compiles (and those stopped on the way: their inputs) cached, back to
+  // the GPU beside the solution's evaluation.
+  if (tried > 0 && plan.device.is_cuda()) release_device_memory();
   return done;
 }
 

@@ -322,7 +322,8 @@ class __attribute__((visibility("hidden"))) RoleVerdict {
   // After the workload, whatever happened.
   virtual void finished(WorkloadOutcome&) {}
   // Before any workload runs (WorkerSession::compile_ahead): what the role can
-  // prepare for workload `run` without running it; false when it prepares nothing.
+  // prepare for workload `run` without running it; false when it prepares nothing
+  // or only part of it (the rest is left to evaluate()).
   virtual bool ahead(WorkloadRun&) { return false; }
 
   // The round loop (Impl::run_rounds): how many rounds, under which phase, the

@@ -120,9 +120,9 @@ class WorkerSession {
   // (baseline.precompile, whose kernels hold the GPU's timing lock) until `stop()`
   // says so, then frees the GPU memory it cached; evaluate() then skips the
   // compile of those done. `done(compiled)` after each workload tried (false:
-  // nothing to compile ahead, as on the CPU, or a failure). Returns how many were
-  // compiled. Never throws: a failure is met again, and reported, by the
-  // workload's rounds.
+  // nothing to compile ahead, as on the CPU, a compile that a benchmark stopped in
+  // its middle, or a failure). Returns how many were compiled. Never throws: a
+  // failure is met again, and reported, by the workload's rounds.
   size_t compile_ahead(const std::function<bool()>& stop,
                        const std::function<void(bool compiled)>& done = {});
 
