@@ -99,6 +99,16 @@ def _dynamo_graphs() -> int:
         return -1
 
 
+def _graph_breaks() -> int:
+    """Graph breaks Dynamo has met in this process (its own counter); -1 where this
+    torch has none."""
+    try:
+        from torch._dynamo.utils import counters
+        return int(sum(counters["graph_break"].values()))
+    except Exception:  # noqa: BLE001 - a Dynamo without the counter: none seen
+        return -1
+
+
 def _dynamo_skips() -> str:
     """Dynamo's own words for what it did not compile (graph breaks, skipped
     frames), for the reason of a baseline that compiled nothing."""
@@ -250,21 +260,24 @@ def precompile(fn, args, run_graphs: bool = True) -> dict:
     happens at the first execution, in the workload's first round, still exclusive.
     Returns {"ms", "locked_ms", "stopped", "stopped_at"}: `stopped_at` is what it
     stopped at, "graph" (a compiled graph's first execution: that graph is compiled
-    and cached) or "benchmark" (one Inductor runs in the middle of a compile, which
-    then failed and is done again from the start at the next call), "" where it did
-    not stop; any error is left for the workload's first round, which meets it again
-    and says so."""
+    and cached), "graph_break" (the same, but Dynamo met a graph break while tracing
+    this call: what follows the break is still to trace and compile) or "benchmark"
+    (one Inductor runs in the middle of a compile, which then failed and is done again
+    from the start at the next call), "" where it did not stop; any error is left for
+    the workload's first round, which meets it again and says so."""
     t0 = time.perf_counter()
     _precompile["on"] = True
     _precompile["gpu"] = run_graphs  # without a lock every step runs as it is
     _precompile["locked_ms"] = 0.0
     stopped_at = ""
+    breaks = _graph_breaks()
     try:
         fn(*args)
     except Exception as e:  # noqa: BLE001 - see above
         n = _not_now_of(e)
         if n is not None:
-            stopped_at = "benchmark" if n.args and n.args[0] == _BENCHMARK else "graph"
+            stopped_at = ("benchmark" if n.args and n.args[0] == _BENCHMARK else
+                          "graph_break" if 0 <= breaks < _graph_breaks() else "graph")
     finally:
         _precompile["on"] = False
         _precompile["gpu"] = True

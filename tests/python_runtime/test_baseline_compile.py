@@ -255,6 +255,22 @@ def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
         assert seen == [("compile", False)] and not held()
         assert baseline.precompile(benchmarked, [1, 2])["stopped_at"] == ""
         assert seen[1:] == [("compile", False), ("codegen", False)]
+        # A graph break met while tracing the call (Dynamo's counter grew): the graph
+        # that stopped it is only the first, the rest is still to compile.
+        breaks = [0]
+        real = baseline._graph_breaks
+        baseline._graph_breaks = lambda: breaks[0]
+        try:
+            graph = baseline._runs_under_lock(lambda *a: sum(a))
+
+            def broken(*a):
+                breaks[0] += 1  # what Dynamo counts as it traces past a break
+                return graph(*a)
+            assert baseline.precompile(broken, [1], run_graphs=False)["stopped_at"] == \
+                "graph_break"
+            assert baseline.precompile(first_call, [1], run_graphs=False)["stopped_at"] == "graph"
+        finally:
+            baseline._graph_breaks = real
     finally:
         baseline.use_gpu_lock(None)
     # A step that raises NotNow from inside what it calls (Dynamo wraps a backend's
@@ -405,6 +421,34 @@ def test_real_torch_compile_compiles_every_bundled_reference(problem, tmp_path):
         torch.set_grad_enabled(True)
     assert call.method == "torch.compile", call.reason
     assert call.reason == ""
+
+
+@pytest.mark.skipif(not HAS_COMPILE, reason="this torch has no torch.compile (< 2.0)")
+def test_real_torch_compile_ahead_stops_at_its_graph_or_before_a_graph_break(reference,
+                                                                           tmp_path):
+    """The real torch.compile (CPU, Inductor), with a lock lent as on a GPU: a call
+    ahead of "go" stops at its compiled graph's first execution; where Dynamo met a
+    graph break first (.item()), it says so, since the rest is still to compile. Made
+    again after "go", each call runs to its end."""
+    fd, held = _lock_files(tmp_path)
+    whole = reference(REFERENCE + "\n# variant ahead whole\n", "whole.py")
+    broken = reference(REFERENCE.replace("return helper(x) + y",
+                                         "return helper(x) + y.sum().item()") +
+                       "\n# variant ahead broken\n", "broken.py")
+    baseline.use_gpu_lock(_FlockLock(fd))
+    try:
+        for fn, where in ((whole, "graph"), (broken, "graph_break")):
+            call, method, reason = baseline.compiled_reference(fn)
+            assert (method, reason) == ("torch.compile", "")
+            r = baseline.precompile(call, list(args()), run_graphs=False)
+            assert r["stopped_at"] == where, r
+            assert not held()
+            after = baseline.precompile(call, list(args()))
+            assert after["stopped_at"] == "" and after["locked_ms"] > 0, after
+            assert torch.equal(call(*args()), fn(*args()))
+            assert call.method == "torch.compile", call.reason
+    finally:
+        baseline.use_gpu_lock(None)
 
 
 def test_the_check_script_resolves_expression_axes():

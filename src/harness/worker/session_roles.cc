@@ -143,7 +143,8 @@ class Baseline final : public InProcess {
   // at its graph's first execution, with the graph compiled (and cached), or at a
   // benchmark Inductor runs while compiling (padding a matmul or not), in the middle
   // of a compile that then failed and starts again at the next call. False for the
-  // latter: it is no compile done for hand-back's count (kept_at_go).
+  // latter, and for a first graph before a graph break: no compile done for
+  // hand-back's count (kept_at_go).
   bool ahead(WorkloadRun& run) override {
     if (!s_.plan.device.is_cuda() || !s_.timing_lock.is_open() ||
         s_.baseline_method != "torch.compile")
@@ -183,10 +184,15 @@ class Baseline final : public InProcess {
       const py::dict r = s_.runtime.attr("precompile")(s_.solution_fn, inputs, run_graphs);
       run.o.phases_ms["precompile_locked_ms"] = r["locked_ms"].cast<double>();
       if (r["stopped"].cast<bool>()) run.o.phases_ms["precompile_stopped"] = 1;
-      // Stopped by a benchmark in the middle of Inductor's compile: that compile
-      // failed, and the next call does it again from the start.
-      if (r.contains("stopped_at") && r["stopped_at"].cast<std::string>() == "benchmark")
-        run.o.phases_ms["precompile_stopped_in_compile"] = 1;
+      // Stopped with most of the compile still to do: by a benchmark in the middle
+      // of Inductor's compile (that compile failed, and the next call does it again
+      // from the start), or at the first graph before a graph break (what follows it
+      // is traced and compiled only when the call gets there).
+      if (r.contains("stopped_at")) {
+        const std::string at = r["stopped_at"].cast<std::string>();
+        if (at == "benchmark" || at == "graph_break")
+          run.o.phases_ms["precompile_stopped_in_compile"] = 1;
+      }
     } catch (py::error_already_set&) {
       // The rounds make inputs and call the reference again, and say what fails.
     }
