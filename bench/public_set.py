@@ -61,9 +61,21 @@ def worker_seconds(db: str | None) -> dict[str, float]:
     return out
 
 
+def stored_baselines(db: str | None, uuids: list[str]) -> int:
+    """How many of these workloads have a T_b in the store (any environment): what an
+    evaluation cut by a part's end measured before the cut is kept there."""
+    if not db or not uuids:
+        return 0
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    marks = ",".join("?" * len(uuids))
+    return con.execute(f"SELECT COUNT(DISTINCT workload_uuid) FROM baselines "
+                       f"WHERE workload_uuid IN ({marks})", uuids).fetchone()[0]
+
+
 def table(args: argparse.Namespace) -> int:
     rows: dict[str, dict] = {}
     lost = 0.0
+    cut: list[str] = []
     for i, path in enumerate(args.parts, 1):
         doc = json.load(open(path))
         print(f"part {i}: {doc['seconds']:.1f} s, interrupted {doc['interrupted']}, "
@@ -75,6 +87,9 @@ def table(args: argparse.Namespace) -> int:
                 fresh = s["evaluated"] - s["resumed"]
                 if s["not_run"] and s["seconds"] > 0:
                     lost += s["seconds"]  # cut by this part's end: done again later
+                    uuids = [w["uuid"] for w in s.get("workload_results", []) if "uuid" in w]
+                    cut.append(f"{key} (part {i}, {s['seconds']:.1f} s; T_b in the store now "
+                               f"for {stored_baselines(args.db, uuids)} of {len(uuids)})")
                     continue
                 if fresh <= 0 and s["skipped"] == 0:
                     continue  # taken from the store
@@ -105,6 +120,8 @@ def table(args: argparse.Namespace) -> int:
         print(f"| {cat} | {n} | {wl} | {s:.1f} | {w:.1f} |")
     total = sum(c[2] for c in cats.values())
     print(f"\nfinished evaluations {total:.1f} s; cut by a part's end and done again: {lost:.1f} s")
+    for line in cut:
+        print(f"  cut: {line}")
     return 0
 
 
