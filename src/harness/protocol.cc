@@ -534,4 +534,11 @@ size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_sec
   return std::min(keep, n);
 }
 
+void AheadTally::add(bool done, double seconds) {
+  if (!done) gap = true;
+  if (!done || gap) return;
+  if (compiled++ == 0) first_s = seconds;
+  compiled_s += seconds;
+}
+
 }  // namespace solbench::harness

@@ -345,6 +345,22 @@ inline constexpr double kKeepAheadSeconds = 5.0;
 size_t kept_at_go(size_t n, size_t compiled, bool compiling, double compiled_seconds,
                   double first_seconds);
 
+// kept_at_go's inputs, kept as a worker ahead tries its workloads in order. What it
+// keeps is a prefix of them, so only compiles done from the first workload on count:
+// past one not compiled (a compile a benchmark stopped, a graph break, a failure) the
+// prefix ends there, and the one in progress is not at its end either.
+struct AheadTally {
+  size_t compiled = 0;      // workloads 0 .. compiled-1 compiled ahead
+  double compiled_s = 0;    // their compiles' seconds
+  double first_s = 0;       // the first's
+  bool gap = false;         // a workload tried and not compiled
+
+  void add(bool done, double seconds);
+  size_t kept(size_t n, bool compiling) const {
+    return kept_at_go(n, compiled, compiling && !gap, compiled_s, first_s);
+  }
+};
+
 // How many timed calls of a workload the worker samples for verification:
 // `verify_samples`, fewer when the outputs are large (their copies are kept
 // until the timing loop ends: about 256 MiB of them, but at least one call).

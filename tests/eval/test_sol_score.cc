@@ -394,6 +394,27 @@ TEST(BaselinePlan, AtGoAWorkerKeepsWhatItWillSoonHaveCompiled) {
   EXPECT_EQ(kept_at_go(8, 3, false, 0.0, 0.0), 8u);
 }
 
+// What a worker ahead counts as it tries its workloads in order (harness::AheadTally):
+// it keeps a prefix, so compiles past one not compiled do not count.
+TEST(BaselinePlan, AWorkerAheadCountsOnlyTheCompilesBeforeItsFirstGap) {
+  harness::AheadTally t;
+  t.add(true, 3.5);
+  t.add(true, 1.0);
+  EXPECT_EQ(t.kept(16, true), 3u + 5u);  // as kept_at_go(16, 2, true, 4.5, 3.5)
+  // The third stopped in its compile: the fourth compiles, but the worker keeps
+  // the first two and no more (the third is at position 2, not the fourth).
+  t.add(false, 0.5);
+  t.add(true, 1.0);
+  EXPECT_EQ(t.compiled, 2u);
+  EXPECT_EQ(t.kept(16, true), 2u + 5u);
+  EXPECT_EQ(t.kept(16, false), 2u + 5u);
+  // Nothing compiled from the first on: it keeps one.
+  harness::AheadTally none;
+  none.add(false, 1.3);
+  none.add(true, 20.0);
+  EXPECT_EQ(none.kept(16, true), 1u);
+}
+
 TEST(ReferenceWorkerPlan, RoleRoundTripsAndNeedsTheReference) {
   harness::WorkerPlan p;
   p.entry.kind = harness::EntryKind::Reference;

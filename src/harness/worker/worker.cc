@@ -385,14 +385,14 @@ size_t receive_work(WorkerChannel& ch, WorkerSession& session, const WorkerPlan&
 // is needed after all) ends the worker at once, in the middle of a compile; the
 // worker sends nothing while it compiles, so the thread's "done" or "keep" is the
 // only frame. With hand_back the thread answers "go" with how many workloads the
-// worker keeps (kept_at_go: the compiles done and their pace); the rest are the
-// parent's again. Returns how many it runs.
+// worker keeps (AheadTally: the compiles done from the first on, and their pace);
+// the rest are the parent's again. Returns how many it runs.
 size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerPlan& plan) {
   const size_t n = plan.workloads.size();
   std::mutex mu;  // the compiles' count and "go", read together by both threads
   bool go = false, compiling = false;
-  size_t compiled = 0, kept = n;
-  double compiled_s = 0, first_s = 0;
+  size_t kept = n;
+  AheadTally tally;
   std::chrono::steady_clock::time_point began;
   const auto on_frame = [&](const FrameResult& f) {
     if (!f.ok()) quit(0);  // the parent is gone
@@ -405,7 +405,7 @@ size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerP
     std::lock_guard<std::mutex> lock(mu);
     go = true;
     if (!plan.hand_back) return;
-    kept = kept_at_go(n, compiled, compiling, compiled_s, first_s);
+    kept = tally.kept(n, compiling);
     ch.send(make_frame(FrameType::Keep, {{"workloads", kept}}));
   };
   // "go" before the first compile (the evaluation was over before this worker was
@@ -427,10 +427,7 @@ size_t compile_until_go(WorkerChannel& ch, WorkerSession& session, const WorkerP
       [&](bool ok) {
         std::lock_guard<std::mutex> lock(mu);
         compiling = false;
-        if (!ok) return;
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-        if (compiled++ == 0) first_s = s;
-        compiled_s += s;
+        tally.add(ok, std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
       });
   watch.join();
   return kept;
