@@ -196,6 +196,8 @@ class Runner {
   // Whether an evaluation on `slot` in `pass` has its GPU to itself: only then is
   // an out-of-memory skip proof that the workload does not fit (stores_skip).
   bool gpu_to_itself(size_t slot, Pass pass) const;
+  // How many evaluations run at once on the device of `slot` in `pass`.
+  size_t evaluations_on_device(size_t slot, Pass pass) const;
   // The T_b worker count's share of the host for a child on `slot` in `pass`.
   std::vector<std::pair<std::string, std::string>> baseline_share_env(size_t slot,
                                                                       Pass pass) const;
@@ -557,17 +559,20 @@ std::vector<std::pair<std::string, std::string>> Runner::baseline_share_env(size
     env.emplace_back("SOLBENCH_BASELINE_CPUS",
                      std::to_string(std::max<size_t>(
                          1, std::max(1u, std::thread::hardware_concurrency()) / side_by_side)));
-  const size_t on_gpu = pass == Pass::First && Device::parse(o_.slots[slot]).is_cuda()
-                            ? std::count(o_.slots.begin(), o_.slots.end(), o_.slots[slot])
-                            : 1;
+  const size_t on_gpu =
+      Device::parse(o_.slots[slot]).is_cuda() ? evaluations_on_device(slot, pass) : 1;
   if (on_gpu > 1 && !set.baseline_gpu_share)
     env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE", std::to_string(on_gpu));
   return env;
 }
 
+size_t Runner::evaluations_on_device(size_t slot, Pass pass) const {
+  if (pass != Pass::First) return 1;  // one evaluation per device at a time
+  return std::count(o_.slots.begin(), o_.slots.end(), o_.slots[slot]);
+}
+
 bool Runner::gpu_to_itself(size_t slot, Pass pass) const {
-  if (pass != Pass::First) return true;  // one evaluation per device at a time
-  return std::count(o_.slots.begin(), o_.slots.end(), o_.slots[slot]) == 1;
+  return evaluations_on_device(slot, pass) == 1;
 }
 
 void Runner::evaluate(size_t task, size_t slot, Pass pass) {
