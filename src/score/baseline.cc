@@ -176,12 +176,11 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   }
   // Not ahead: they start now that the evaluation's own workers are done (or
   // there are none), with the GPU to themselves.
-  const size_t alone = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
-  if (!ahead) workers = alone;
+  if (!ahead) workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
   // Ahead, with the automatic count for workers alone known (the GPU's memory): at
   // "go" each worker keeps what it will soon have compiled and hands the rest back
-  // (harness::WorkerPlan::hand_back), and up to `alone` late workers, started then
-  // with the GPU to T_b, compile and measure those side by side.
+  // (harness::WorkerPlan::hand_back), and late workers (late_baseline_worker_count),
+  // started then with the GPU to T_b, compile and measure those side by side.
   const bool hand_back = ahead && o.workers <= 0 && !settings().baseline_workers &&
                          settings().baseline_hand_back.value_or(o.gpu_memory_bytes > 0);
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
