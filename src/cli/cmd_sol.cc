@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "bridge/python.h"
@@ -40,6 +42,7 @@
 #include "harness/framing.h"
 #include "harness/service_child.h"
 #include "harness/process.h"
+#include "harness/worker/zygote.h"
 #include "score/selection.h"
 #include "sol/analysis.h"
 #include "sol/hardware.h"
@@ -64,24 +67,36 @@ struct SolOptions {
   int jobs = 1;
 };
 
-// `solbench __sol-trace`: the child side. Reads trace requests from the channel
-// (SOLBENCH_CHANNEL_FD) until EOF and answers each with {"graph": ...} or
-// {"error": ...}; tracing runs in this process's embedded Python.
-int run_trace_child() {
-  const std::optional<int> fd = settings().internal.channel_fd;
-  if (!fd) {
-    std::fprintf(stderr, "error: __sol-trace is started by `solbench sol` (no SOLBENCH_CHANNEL_FD)\n");
-    return 2;
-  }
+// A tracer's side: reads trace requests from the channel `fd` until EOF and
+// answers each with {"graph": ...} or {"error": ...}; tracing runs in this
+// process's embedded Python. The process then ends without its exit handlers and
+// static destructors (torch's and its CUDA libraries' teardown, 0.1 s that `sol`
+// waited for), as workers do. Exec'd as `solbench __sol-trace`, or forked from a
+// zygote as its entry point "sol-trace" (harness/worker/zygote.h).
+[[noreturn]] void serve_traces(int fd) {
   bridge::keep_bytecode();  // before torch: the tracer runs references only
   sol::warm_up_tracer();
-  return harness::serve_frames(*fd, [](const json& request) -> json {
+  const int rc = harness::serve_frames(fd, [](const json& request) -> json {
     try {
       return {{"graph", sol::to_json(sol::trace_reference(request))}};
     } catch (const std::exception& e) {
       return {{"error", std::string("tracer failed: ") + e.what()}};
     }
   });
+  std::fflush(nullptr);
+  ::_exit(rc);
+}
+
+int trace_entry(int fd) { serve_traces(fd); }
+
+// `solbench __sol-trace`: the child side, its channel in SOLBENCH_CHANNEL_FD.
+int run_trace_child() {
+  const std::optional<int> fd = settings().internal.channel_fd;
+  if (!fd) {
+    std::fprintf(stderr, "error: __sol-trace is started by `solbench sol` (no SOLBENCH_CHANNEL_FD)\n");
+    return 2;
+  }
+  serve_traces(*fd);
 }
 
 std::string shape_text(const json& shapes) {
@@ -406,6 +421,7 @@ void add_sol_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([o] { exit_code() = run_sol(*o); });
 
+  harness::register_zygote_entry("sol-trace", trace_entry);
   auto* child = app.add_subcommand("__sol-trace", "SOL tracer process (internal; started by sol)");
   child->group("");  // hidden
   child->callback([] { exit_code() = run_trace_child(); });

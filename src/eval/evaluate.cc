@@ -101,6 +101,7 @@ class Evaluation {
   struct Bounds {
     std::vector<score::SolBound> bounds;  // empty without a model
     int64_t done_ns = 0;
+    json tracer = nullptr;  // how the tracer process started; null: none (cache hits)
   };
   std::future<Bounds> bounds_;
   std::future<score::ArchChoice> arch_found_;  // the model, before the bounds
@@ -298,6 +299,7 @@ void Evaluation::choose_hardware() {
         }
         b.bounds.push_back(score::sol_bound(problem_, sel_[k], *model.model, ao, measured));
       }
+      b.tracer = tracer.launch();
     }
     b.done_ns = harness::monotonic_ns();
     return b;
@@ -322,6 +324,7 @@ bool Evaluation::bounds_ready(bool wait) {
     else st.bound.reason = "no T_SOL: " + arch.reason;
   }
   rep_.timeline["t_sol"] = b.done_ns;
+  rep_.tracer = b.tracer;
   if (arch.model && score::is_b200(*arch.model)) {
     try {
       const auto pub = score::published_b200(problem_, req_.problem_dir, &rep_.published_note);

@@ -76,6 +76,7 @@ json Report::to_json() const {
   if (!published_note.empty()) j["score"]["published_note"] = published_note;
   j["db"] = db;
   j["timeline_t_ns"] = timeline;
+  j["tracer"] = tracer;
   return j;
 }
 
@@ -133,6 +134,7 @@ Report Report::from_json(const json& j) {
   r.published_note = score.value("published_note", "");
   r.db = j.value("db", json(nullptr));
   r.timeline = j.value("timeline_t_ns", json::object());
+  r.tracer = j.value("tracer", json(nullptr));
   return r;
 }
 

@@ -75,6 +75,7 @@ struct Report {
   std::string traces_file;
   size_t traces_written = 0;
   json timeline = json::object();           // stage -> CLOCK_MONOTONIC ns
+  json tracer = nullptr;                    // T_SOL's tracer process: {launch, note?}; null: none ran
   std::vector<std::string> warnings;        // shown once, after the live progress line
 
   // Every evaluated (not skipped) workload PASSED.

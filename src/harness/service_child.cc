@@ -1,8 +1,11 @@
 #include "harness/service_child.h"
 
 #include <cctype>
+#include <filesystem>
 
 #include <fmt/format.h>
+
+#include "harness/worker/zygote.h"
 
 namespace solbench::harness {
 
@@ -35,7 +38,28 @@ bool ServiceChild::start(std::string& error) {
     so.channel = true;
     so.output = OutputMode::Capture;  // the reference's prints stay out of our output
     so.log_limit_bytes = 16 << 10;
+    if (!naming_.zygote_entry.empty()) {
+      if (const std::string address = existing_zygote_address(); !address.empty()) {
+        // The zygote waits for nothing of ours: the startup limit below holds.
+        json request = {{"entry", naming_.zygote_entry},
+                        {"channel_fd", 3},
+                        {"new_pid_namespace", false},
+                        {"no_core_dumps", true},
+                        {"preload", json::array({naming_.zygote_entry})},
+                        {"cwd", std::filesystem::current_path().string()}};
+        so.starter = [request, address, limit = startup_s_](const std::vector<std::string>& env,
+                                                             int out_fd, int channel_fd) {
+          json r = request;
+          r["env"] = env;
+          const ZygoteLaunch z =
+              launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(std::chrono::seconds(limit)));
+          return ExternalStart{z.pid, z.pid_namespace, z.control_fd};
+        };
+      }
+    }
     child_ = Child::spawn(so);
+    launch_ = {{"launch", child_->launch() == "external" ? "zygote" : "exec"}};
+    if (!child_->launch_note().empty()) launch_["note"] = child_->launch_note();
     reader_ = std::make_unique<FrameReader>(child_->channel_fd());
   } catch (const std::exception& e) {
     child_.reset();

@@ -20,6 +20,10 @@ class ServiceChild {
     std::string process;     // "tracer process": in every failure's text
     std::string request;     // "the trace " or "": what did not finish
     std::string limit_flag;  // "--timeout": the option that set the limit
+    // The zygote entry point (worker/zygote.h) that serves as this child: where
+    // this process keeps a zygote, the child is forked from it, with torch already
+    // imported, instead of exec'd ("": always exec'd).
+    std::string zygote_entry = {};
   };
   // `timeout_s` bounds each request (0: none); starting (Python, torch) has
   // `startup_s` of its own.
@@ -30,6 +34,9 @@ class ServiceChild {
 
   // The child's answer, or nullopt with `error` saying why there is none.
   std::optional<json> ask(const json& request, std::string& error);
+  // How the last child started: {"launch": "zygote" | "exec", "note": why not the
+  // zygote, where one was asked}; null before any start.
+  json launch() const { return launch_; }
 
  private:
   bool start(std::string& error);
@@ -40,6 +47,7 @@ class ServiceChild {
   int startup_s_;
   std::optional<Child> child_;
   std::unique_ptr<FrameReader> reader_;
+  json launch_ = nullptr;
 };
 
 }  // namespace solbench::harness

@@ -18,7 +18,7 @@ sol::OpGraph failed(const std::string& reason) {
 }  // namespace
 
 TracerProcess::TracerProcess(double timeout_s)
-    : child_({"__sol-trace", "tracer process", "the trace ", "--timeout"}, timeout_s),
+    : child_({"__sol-trace", "tracer process", "the trace ", "--timeout", "sol-trace"}, timeout_s),
       timeout_s_(timeout_s) {}
 
 sol::OpGraph TracerProcess::trace(const json& request) {

@@ -2,7 +2,10 @@
 // cmd_sol.cc), never in the evaluating process: the child imports torch and
 // traces while the parent builds and runs workers, a reference that never
 // finishes is killed with its process group at the limit, and the parent holds
-// no Python interpreter. Started on first use: a cache hit starts nothing.
+// no Python interpreter. Started on first use: a cache hit starts nothing. Where
+// this process keeps a zygote (an evaluation, `run`'s children, Python), the
+// tracer is forked from it (entry point "sol-trace"), torch already imported;
+// else it is exec'd.
 #pragma once
 
 #include "core/json.h"
@@ -27,6 +30,8 @@ class TracerProcess {
   // quarters of it), so that a long trace ends with a partial graph, not killed.
   sol::OpGraph trace(const json& request);
   // trace() as sol::AnalysisOptions::trace takes it (this object must outlive it).
+  // How its process started (harness::ServiceChild::launch); null: none started.
+  json launch() const { return child_.launch(); }
   sol::TraceFn fn() {
     return [this](const json& request) { return trace(request); };
   }

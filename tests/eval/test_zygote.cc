@@ -100,6 +100,35 @@ TEST_F(Zygote, EvalForksEveryWorkerFromItsZygote) {
   EXPECT_GT(doc["results"][0]["evaluation"]["performance"]["reference_latency_ms"].get<double>(), 0);
 }
 
+TEST_F(Zygote, TheTracerForksFromTheZygoteAndBoundsAsAnExecdOne) {
+  // T_SOL's tracer process (score/tracer_process.h) is forked from the evaluation's
+  // zygote, torch already imported there; with the zygote off it is exec'd. Each
+  // run starts with an empty cache, so that each traces.
+  const std::string args = "--reference --arch h100_sxm -w " + std::string(kB1);
+  auto t_sol = [](const json& doc) {
+    return doc["results"][0]["evaluation"].value("solbench_t_sol_ms", json(nullptr));
+  };
+  const json forked = eval("", args);
+  ASSERT_TRUE(forked.is_object()) << err_;
+  EXPECT_EQ(status(forked, 0), "PASSED");
+  EXPECT_EQ(forked["tracer"].value("launch", ""), "zygote") << forked["tracer"].dump();
+  ASSERT_TRUE(t_sol(forked).is_number()) << forked["results"][0].dump();
+  EXPECT_GT(t_sol(forked).get<double>(), 0);
+
+  fs::remove_all(dir_ / "cache");
+  fs::create_directories(dir_ / "cache");
+  const json execd = eval("SOLBENCH_ZYGOTE=0", args);
+  ASSERT_TRUE(execd.is_object()) << err_;
+  EXPECT_EQ(execd["tracer"].value("launch", ""), "exec") << execd["tracer"].dump();
+  EXPECT_EQ(t_sol(execd), t_sol(forked));
+
+  // A bound from the cache starts no tracer.
+  const json cached = eval("", args);
+  ASSERT_TRUE(cached.is_object()) << err_;
+  EXPECT_TRUE(cached["tracer"].is_null()) << cached["tracer"].dump();
+  EXPECT_EQ(t_sol(cached), t_sol(forked));
+}
+
 TEST_F(Zygote, OffMeansExecedWorkers) {
   const json doc = eval("SOLBENCH_ZYGOTE=0", "-s '" +
                                                  (kRmsnorm / "solutions/cpp_rowwise/solution.json").string() +

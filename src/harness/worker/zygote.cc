@@ -180,6 +180,29 @@ json exit_frame(const siginfo_t& si) {
   return f;
 }
 
+// ---- other entry points (zygote.h) ----
+
+std::mutex& entries_mu() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, ZygoteEntry>& entries() {
+  static std::map<std::string, ZygoteEntry> e;
+  return e;
+}
+// nullptr when `name` is not registered.
+ZygoteEntry find_entry(const std::string& name) {
+  std::lock_guard<std::mutex> lock(entries_mu());
+  auto it = entries().find(name);
+  return it == entries().end() ? nullptr : it->second;
+}
+// Checked by the zygote before it forks (refused there when unknown).
+ZygoteEntry registered_entry(const std::string& name) {
+  ZygoteEntry e = find_entry(name);
+  if (!e) ::_exit(127);
+  return e;
+}
+
 // ---- the worker, forked by its keeper: becomes what `solbench __worker` is ----
 
 // Closes every descriptor above `fd`.
@@ -238,7 +261,8 @@ bool adopt_request(const json& req, const std::string& cwd, int channel_fd) {
   if (!adopt_request(req, cwd, target)) die("chdir " + cwd);
   std::fflush(stdout);
   std::fflush(stderr);
-  const int rc = worker_main(target);
+  const std::string entry = req.value("entry", "");
+  const int rc = entry.empty() ? worker_main(target) : registered_entry(entry)(target);
   std::fflush(stdout);
   std::fflush(stderr);
   ::_exit(rc);
@@ -701,6 +725,8 @@ struct Zygote {
       make_spares(req);
       return;
     }
+    if (const std::string entry = req.value("entry", ""); !entry.empty() && !find_entry(entry))
+      return refuse(conn, "the zygote has no entry point \"" + entry + "\"");
     if (req.contains("standby") && claim_spare(conn, req, fds)) {
       preload();
       return;
@@ -776,8 +802,16 @@ ZygoteLaunch launch_from_zygote(const std::string& address, json request, int ou
   if (s < 0) throw ZygoteUnavailable(std::string("socket: ") + std::strerror(errno));
   socklen_t len = 0;
   const sockaddr_un addr = abstract_address(address, len);
-  if (::connect(s, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+  // A zygote started a moment ago (a tracer asks at the evaluation's start) may
+  // not be listening yet: refused connections are tried again for a short while.
+  const Deadline listening = std::min(deadline, deadline_after(std::chrono::seconds(3)));
+  while (::connect(s, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
     const int e = errno;
+    if (e == EINTR) continue;
+    if (e == ECONNREFUSED && Clock::now() < listening) {
+      ::usleep(5000);
+      continue;
+    }
     ::close(s);
     throw ZygoteUnavailable("no zygote at @" + address + ": " + std::strerror(e));
   }
@@ -880,6 +914,20 @@ void start_process_zygote(const std::filesystem::path& program) {
   } catch (const SpawnError&) {
     g_address.clear();  // workers are exec'd as before
   }
+}
+
+void register_zygote_entry(const std::string& name, ZygoteEntry entry) {
+  std::lock_guard<std::mutex> lock(entries_mu());
+  entries()[name] = entry;
+}
+
+std::string existing_zygote_address() {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    // Named by $SOLBENCH_ZYGOTE (from `run` or Python) counts as started.
+    if (!g_started && settings().internal.zygote.empty()) return "";
+  }
+  return process_zygote_address();
 }
 
 std::string process_zygote_address() {

@@ -84,10 +84,22 @@ bool prepare_spare(const std::string& address, json request, Deadline deadline);
 // the count.
 std::string spare_recipe_key(const json& request);
 
+// Entry points a zygote may fork besides the worker (a request's "entry"; none:
+// the worker): processes that serve frames on their channel, such as `sol`'s
+// tracer (cmd_sol.cc). Every solbench process registers the same ones at its
+// start, the zygote included; the function gets the channel's descriptor and
+// returns the exit code. A request naming no registered entry is refused.
+using ZygoteEntry = int (*)(int channel_fd);
+void register_zygote_entry(const std::string& name, ZygoteEntry entry);
+
 // The zygote this process's workers fork from: $SOLBENCH_ZYGOTE when it names one
 // (an address; "0" or "off": none), else one this process starts on first use, as
 // its own child (it dies with this process). "" when there is none.
 std::string process_zygote_address();
+// The same, but never starting one: the address where this process has started
+// its zygote or $SOLBENCH_ZYGOTE names one, else "" (`sol`'s tracers fork from a
+// zygote only where an evaluation, `run` or Python already keeps one).
+std::string existing_zygote_address();
 // Starts this process's zygote now (a no-op when $SOLBENCH_ZYGOTE is set), so that
 // its imports overlap with other work (the build, T_SOL). `program` is the solbench
 // executable whose workers it will fork (default: this one; `run` passes the one
