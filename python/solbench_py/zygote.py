@@ -24,10 +24,6 @@ _PRELOAD_GROUPS = {
     # regular expressions) took 0.35-0.7 s of each warm call's solution load.
     "compile": ("triton", "torch._dynamo", "torch._inductor.config", "torch._inductor.compile_fx",
                 "torch.utils.cpp_extension"),
-    # `sol`'s tracer forked from the zygote (its entry point "sol-trace"): the
-    # tracer's module, and sympy behind torch's symbolic shapes, which the first
-    # meta trace imports (0.16 s of a cold trace on the CPU machine).
-    "sol-trace": ("solbench_py.tracer", "torch.fx.experimental.symbolic_shapes"),
 }
 
 

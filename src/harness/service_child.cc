@@ -45,7 +45,7 @@ bool ServiceChild::start(std::string& error) {
                         {"channel_fd", 3},
                         {"new_pid_namespace", false},
                         {"no_core_dumps", true},
-                        {"preload", json::array({naming_.zygote_entry})},
+                        {"preload", json::array()},
                         {"cwd", std::filesystem::current_path().string()}};
         so.starter = [request, address, limit = startup_s_](const std::vector<std::string>& env,
                                                              int out_fd, int channel_fd) {

@@ -796,19 +796,24 @@ int zygote_main(const std::string& address, bool exit_on_stdin_eof) {
   }
 }
 
+namespace {
+bool own_zygote_running(const std::string& address);  // below, with this process's zygote
+}  // namespace
+
 ZygoteLaunch launch_from_zygote(const std::string& address, json request, int out_fd,
                                 int channel_fd, Deadline deadline) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) throw ZygoteUnavailable(std::string("socket: ") + std::strerror(errno));
   socklen_t len = 0;
   const sockaddr_un addr = abstract_address(address, len);
-  // A zygote started a moment ago (a tracer asks at the evaluation's start) may
-  // not be listening yet: refused connections are tried again for a short while.
+  // This process's zygote, started a moment ago (a tracer asks at the evaluation's
+  // start), may not be listening yet: while it runs, a refused connection is tried
+  // again for a short while. Any other address fails at once.
   const Deadline listening = std::min(deadline, deadline_after(std::chrono::seconds(3)));
   while (::connect(s, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
     const int e = errno;
     if (e == EINTR) continue;
-    if (e == ECONNREFUSED && Clock::now() < listening) {
+    if (e == ECONNREFUSED && Clock::now() < listening && own_zygote_running(address)) {
       ::usleep(5000);
       continue;
     }
@@ -874,6 +879,11 @@ std::mutex g_mu;
 bool g_started = false;
 std::string g_address;
 std::optional<Child>* g_child = nullptr;  // never destroyed before exit's own teardown
+
+bool own_zygote_running(const std::string& address) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_child && *g_child && address == g_address && !(*g_child)->poll();
+}
 
 std::string random_hex(size_t bytes) {
   std::string raw(bytes, '\0');
