@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs a native CUDA or a Python (pytorch, triton) solution outside solbench, the way
-SOL-ExecBench does.
+"""Runs a native CUDA, a torch-binding CUDA/C++ (`"binding": "torch"`) or a Python
+(pytorch, triton) solution outside solbench, the way SOL-ExecBench does.
 
 Two uses (both on the GPU machine, with the torch of python3):
 
@@ -129,11 +129,35 @@ def load_python(sol, file_name, fn, workdir):
     return getattr(module, fn)
 
 
+def load_torch_binding(sol, fn, workdir):
+    """A CUDA/C++ solution with `"binding": "torch"` (a PYBIND11_MODULE over torch
+    tensors), built as the peer builds it: torch.utils.cpp_extension.load over its
+    .cpp and .cu sources, its headers beside them."""
+    from torch.utils import cpp_extension
+    sources = []
+    for src in sol["sources"]:
+        f = pathlib.Path(workdir) / src["path"]
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(src["content"])
+        if f.suffix in (".cpp", ".cc", ".cu"):
+            sources.append(str(f))
+    co = sol["spec"].get("compile_options", {})
+    module = cpp_extension.load(
+        name="sb_driver_solution", sources=sources,
+        extra_include_paths=[str(workdir)], extra_cflags=co.get("cflags", ["-O3"]),
+        extra_cuda_cflags=co.get("cuda_cflags", ["-O3", "--use_fast_math"]),
+        extra_ldflags=co.get("ld_flags", []), build_directory=str(workdir), verbose=False)
+    return getattr(module, fn)
+
+
 def entry_caller(sol, file_name, fn, workdir):
-    """call(ins, outs, vi, vo) for a native (C ABI) or Python solution, and whether
-    views of the tensors are needed (native)."""
-    if file_name.endswith(".py"):
-        entry = load_python(sol, file_name, fn, workdir)
+    """call(ins, outs, vi, vo) for a native (C ABI), torch-binding or Python solution,
+    and whether views of the tensors are needed (native)."""
+    if file_name.endswith(".py") or sol["spec"].get("binding") == "torch":
+        if file_name.endswith(".py"):
+            entry = load_python(sol, file_name, fn, workdir)
+        else:
+            entry = load_torch_binding(sol, fn, workdir)
         dps = sol["spec"].get("destination_passing_style", True)
 
         def call(ins, outs, vi, vo):

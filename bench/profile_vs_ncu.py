@@ -6,8 +6,9 @@ items 4 and 5). On the GPU machine, for one problem, solution and workload:
   2. `eval --json` twice without it: T_k and wall time, to show that the default path
      is unchanged (T_k within noise) and what --profile added;
   3. ncu on the same kernels: per kernel gpu__time_duration.sum, dram__bytes_read.sum
-     and dram__bytes_write.sum, either through bench/gpu_kernel_driver.py (native
-     solutions: `--ncu driver`, NVTX range "solution") or on the eval itself
+     and dram__bytes_write.sum, either through bench/gpu_kernel_driver.py (native,
+     torch-binding and Python solutions: `--ncu driver`, NVTX range "solution") or on
+     the eval itself
      (`--ncu eval`: --target-processes all, kernels filtered by the names the profile
      found, no sandbox, since ncu injects itself into the workers);
 
