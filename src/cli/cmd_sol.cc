@@ -273,10 +273,27 @@ int run_sol(const SolOptions& o) {
   std::mutex mu;
   std::condition_variable done_cv;
   std::atomic<size_t> next{0};
+  size_t n_slots = std::max<size_t>(1, std::min<size_t>(size_t(o.jobs), tasks.size()));
+  // With several slots, one zygote imports torch once and every slot's tracer forks
+  // from it (docs/sol.md "Speed"): started on the first trace that a cache miss needs
+  // (a run of cache hits starts none), by this thread, since the zygote dies with the
+  // thread that started it. The slot waits for it.
+  bool zygote_wanted = false, zygote_started = n_slots < 2;
+  json tracer_launches = json::object();  // how the slots' tracers started: {"zygote": n, "exec": m}
   auto slot_main = [&] {
     score::TracerProcess slot(o.timeout_s);  // this job slot's tracer process
     sol::AnalysisOptions opt = aopt;
-    opt.trace = slot.fn();
+    opt.trace = [&, trace = slot.fn()](const json& request) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        if (!zygote_started) {
+          zygote_wanted = true;
+          done_cv.notify_all();
+          done_cv.wait(lock, [&] { return zygote_started; });
+        }
+      }
+      return trace(request);
+    };
     for (size_t t; (t = next++) < tasks.size();) {
       auto [pi, k] = tasks[t];
       const Problem& p = problems[pi].problem;
@@ -293,15 +310,27 @@ int run_sol(const SolOptions& o) {
       --problems[pi].remaining;
       done_cv.notify_all();
     }
+    if (const json l = slot.launch(); l.is_object()) {
+      std::lock_guard<std::mutex> lock(mu);
+      const std::string how = l.value("launch", "exec");
+      tracer_launches[how] = tracer_launches.value(how, 0) + 1;
+    }
   };
-  size_t n_slots = std::max<size_t>(1, std::min<size_t>(size_t(o.jobs), tasks.size()));
   std::vector<std::thread> slots;
   for (size_t i = 0; i < n_slots && !tasks.empty(); ++i) slots.emplace_back(slot_main);
 
   for (auto& lp : problems) {
     {
       std::unique_lock<std::mutex> lock(mu);
-      done_cv.wait(lock, [&] { return lp.remaining == 0; });
+      for (;;) {
+        done_cv.wait(lock, [&] { return lp.remaining == 0 || (zygote_wanted && !zygote_started); });
+        if (lp.remaining == 0) break;
+        lock.unlock();
+        harness::start_process_zygote();  // a no-op where SOLBENCH_ZYGOTE names one (or "0")
+        lock.lock();
+        zygote_started = true;
+        done_cv.notify_all();
+      }
     }
     json results = json::array();
     for (auto& r : lp.results) {
@@ -360,7 +389,8 @@ int run_sol(const SolOptions& o) {
                     {"with_uncosted_ops", n_uncosted}, {"uncosted_ops", uncosted_ops},
                     {"timed_out", n_timeout}, {"partial", n_partial}, {"cached", n_cached},
                     {"traces", aopt.memo->traces()}, {"seconds", secs},
-                    {"timeout_s", o.timeout_s}, {"jobs", o.jobs}};
+                    {"timeout_s", o.timeout_s}, {"jobs", o.jobs},
+                    {"tracer_launches", tracer_launches}};
   if (!o.dump_ops.empty()) {
     std::ofstream f(o.dump_ops);
     f << dump.dump(1) << "\n";

@@ -38,9 +38,9 @@ struct CliRun {
 };
 
 // Runs `solbench sol ARGS --json` with the cache in `cache`; parses stdout.
-CliRun run_sol(const std::string& args, const fs::path& work) {
+CliRun run_sol(const std::string& args, const fs::path& work, const std::string& env = "") {
   fs::path out = work / "out.json", err = work / "err.txt";
-  std::string cmd = "SOLBENCH_CACHE_DIR='" + (work / "cache").string() + "' '" SOLBENCH_BINARY "' sol " +
+  std::string cmd = env + " SOLBENCH_CACHE_DIR='" + (work / "cache").string() + "' '" SOLBENCH_BINARY "' sol " +
                     args + " --json > '" + out.string() + "' 2> '" + err.string() + "'";
   auto t0 = std::chrono::steady_clock::now();
   int st = std::system(cmd.c_str());
@@ -85,7 +85,10 @@ TEST(SolCli, TimeoutEndsALoopingReferenceAndTheRestIsBounded) {
   // Two workloads of a reference that never returns, two of one that does.
   write_problem(t.path() / "set" / "900_loop", "900_loop", "import torch\n\ndef run(x):\n    while True:\n        pass\n");
   write_problem(t.path() / "set" / "901_exp", "901_exp", "import torch\n\ndef run(x):\n    return torch.exp(x)\n");
-  CliRun r = run_sol("'" + (t.path() / "set").string() + "' --arch b200 --no-cache --timeout 2 -j 2", t.path());
+  // Tracers exec'd (the zygote off), so that a fresh one's start-up (Python, torch)
+  // is long enough to see below; one forked from the zygote starts in milliseconds.
+  CliRun r = run_sol("'" + (t.path() / "set").string() + "' --arch b200 --no-cache --timeout 2 -j 2", t.path(),
+                     "SOLBENCH_ZYGOTE=0");
   // Two slots: the looping workloads take ~2 s each in parallel; the rest is
   // Python start-up. Without the limit this would never return.
   EXPECT_LT(r.seconds, 30.0);

@@ -102,6 +102,49 @@ TEST(SolCli, ProblemThatDoesNotLoadShowsTheLoaderErrorOnceAndTheOthersGoOn) {
   EXPECT_EQ(doc["summary"]["not_loaded"], 1);
 }
 
+TEST(SolCli, SlotsForkTheirTracersFromOneZygoteAndBoundAsExecdOnes) {
+  // Two problems of two workloads each, with different references (no request is
+  // shared), traced by two slots.
+  TempDir t;
+  write_problem(t.path() / "set" / "910_exp", "910_exp");
+  write_problem(t.path() / "set" / "911_sin", "911_sin");
+  const fs::path sin_def = t.path() / "set" / "911_sin" / "definition.json";
+  std::string def = solbench::testing::read(sin_def);
+  const size_t at = def.find("torch.exp");
+  ASSERT_NE(at, std::string::npos) << def;
+  solbench::testing::write(sin_def, def.replace(at, 9, "torch.sin"));
+  const std::string cmd = "sol '" + (t.path() / "set").string() + "' --arch b200 -j 2 --json";
+  auto bounds = [](const json& doc) {
+    std::vector<double> us;
+    for (const auto& p : doc["problems"])
+      for (const auto& w : p["workloads"]) us.push_back(w.value("time_us", json::object()).value("sol", -1.0));
+    return us;
+  };
+
+  const CliRun forked = solbench(cmd, t.path());  // an empty cache, which it fills
+  ASSERT_EQ(forked.exit_code, 0) << forked.err;
+  const json f = json::parse(forked.out);
+  EXPECT_EQ(f["summary"]["bounded"], 4) << forked.out;
+  EXPECT_EQ(f["summary"]["tracer_launches"], (json{{"zygote", 2}})) << f["summary"].dump();
+
+  ::setenv("SOLBENCH_ZYGOTE", "0", 1);  // the zygote off: every tracer exec'd
+  const CliRun execd = solbench(cmd + " --no-cache", t.path());
+  ::unsetenv("SOLBENCH_ZYGOTE");
+  ASSERT_EQ(execd.exit_code, 0) << execd.err;
+  const json e = json::parse(execd.out);
+  EXPECT_EQ(e["summary"]["tracer_launches"], (json{{"exec", 2}})) << e["summary"].dump();
+  EXPECT_EQ(bounds(e), bounds(f));
+  EXPECT_EQ(bounds(f).size(), 4u);
+
+  // From the cache (the first run wrote it): no tracer, so no zygote either.
+  const CliRun cached = solbench(cmd, t.path());
+  ASSERT_EQ(cached.exit_code, 0) << cached.err;
+  const json c = json::parse(cached.out);
+  EXPECT_EQ(c["summary"]["cached"], 4) << c["summary"].dump();
+  EXPECT_EQ(c["summary"]["tracer_launches"], json::object());
+  EXPECT_EQ(bounds(c), bounds(f));
+}
+
 TEST(SolCli, WorkloadIsAUuidOrAUniquePrefixAndElseAUsageError) {
   TempDir t;
   write_problem(t.path() / "set" / "900_a", "900_a");
