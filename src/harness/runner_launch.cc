@@ -92,14 +92,7 @@ Launch launch_worker(const WorkerPlan& plan, const RunnerOptions& opts) {
     json request = zygote_request(plan, opts);
     request["cwd"] = l.scratch.path().string();
     request["no_core_dumps"] = so.no_core_dumps;
-    so.starter = [request, spare_cwd, address = opts.zygote, limit = opts.startup_timeout](
-                     const std::vector<std::string>& env, int out_fd, int channel_fd) {
-      json r = request;
-      r["env"] = env;
-      const ZygoteLaunch z = launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(limit));
-      if (z.spare) *spare_cwd = z.cwd;
-      return ExternalStart{z.pid, z.pid_namespace, z.control_fd};
-    };
+    so.starter = zygote_starter(opts.zygote, request, opts.startup_timeout, spare_cwd);
   }
   l.record["spawn_t_ns"] = monotonic_ns();
   l.child = Child::spawn(so);

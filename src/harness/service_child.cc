@@ -40,21 +40,14 @@ bool ServiceChild::start(std::string& error) {
     so.log_limit_bytes = 16 << 10;
     if (!naming_.zygote_entry.empty()) {
       if (const std::string address = existing_zygote_address(); !address.empty()) {
-        // The zygote waits for nothing of ours: the startup limit below holds.
+        // Within the same limit as an exec'd child's start (its "ready" below).
         json request = {{"entry", naming_.zygote_entry},
                         {"channel_fd", 3},
                         {"new_pid_namespace", false},
                         {"no_core_dumps", true},
                         {"preload", json::array()},
                         {"cwd", std::filesystem::current_path().string()}};
-        so.starter = [request, address, limit = startup_s_](const std::vector<std::string>& env,
-                                                             int out_fd, int channel_fd) {
-          json r = request;
-          r["env"] = env;
-          const ZygoteLaunch z =
-              launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(std::chrono::seconds(limit)));
-          return ExternalStart{z.pid, z.pid_namespace, z.control_fd};
-        };
+        so.starter = zygote_starter(address, request, std::chrono::seconds(startup_s_));
       }
     }
     child_ = Child::spawn(so);

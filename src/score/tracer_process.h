@@ -29,9 +29,9 @@ class TracerProcess {
   // A request's time budget ("budget_s") is kept below the time limit (three
   // quarters of it), so that a long trace ends with a partial graph, not killed.
   sol::OpGraph trace(const json& request);
-  // trace() as sol::AnalysisOptions::trace takes it (this object must outlive it).
   // How its process started (harness::ServiceChild::launch); null: none started.
   json launch() const { return child_.launch(); }
+  // trace() as sol::AnalysisOptions::trace takes it (this object must outlive it).
   sol::TraceFn fn() {
     return [this](const json& request) { return trace(request); };
   }

@@ -800,6 +800,18 @@ namespace {
 bool own_zygote_running(const std::string& address);  // below, with this process's zygote
 }  // namespace
 
+ExternalStarter zygote_starter(std::string address, json request, std::chrono::duration<double> limit,
+                               std::shared_ptr<std::string> spare_cwd) {
+  return [address = std::move(address), request = std::move(request), limit, spare_cwd](
+             const std::vector<std::string>& env, int out_fd, int channel_fd) {
+    json r = request;
+    r["env"] = env;
+    const ZygoteLaunch z = launch_from_zygote(address, r, out_fd, channel_fd, deadline_after(limit));
+    if (z.spare && spare_cwd) *spare_cwd = z.cwd;
+    return ExternalStart{z.pid, z.pid_namespace, z.control_fd};
+  };
+}
+
 ZygoteLaunch launch_from_zygote(const std::string& address, json request, int out_fd,
                                 int channel_fd, Deadline deadline) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

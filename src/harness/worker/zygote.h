@@ -30,11 +30,13 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/json.h"
 #include "harness/framing.h"
+#include "harness/process.h"
 
 namespace solbench::harness {
 
@@ -66,6 +68,13 @@ struct ZygoteLaunch {
 // zygote (it may still be importing torch).
 ZygoteLaunch launch_from_zygote(const std::string& address, json request, int out_fd,
                                 int channel_fd, Deadline deadline);
+
+// Child::spawn's starter (SpawnOptions::starter) that asks the zygote at `address`
+// for the child of `request` (launch_from_zygote, with the child's environment and
+// descriptors, waiting up to `limit`); where the zygote hands over a spare, its
+// scratch folder goes to `*spare_cwd` when given.
+ExternalStarter zygote_starter(std::string address, json request, std::chrono::duration<double> limit,
+                               std::shared_ptr<std::string> spare_cwd = nullptr);
 
 // Spares. A request with "standby" ({device, sandbox, timing_lock}: what the worker
 // does before its plan, which names nothing of a solution) and "staging_base" may
