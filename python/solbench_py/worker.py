@@ -12,7 +12,7 @@ import sys
 
 import torch
 
-from . import hooks
+from . import hooks, lent_caches
 from .guard import install_exec_guard
 from .threads import install_thread_registry
 
@@ -42,6 +42,7 @@ def init(device: str, kernels: bool = True) -> dict:
         install_exec_guard([p for p in allowed.split(os.pathsep) if p])
     install_thread_registry()
     hooks.install()
+    lent_caches.relocate()  # before the solution's import hooks are taken stock of
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)

@@ -161,10 +161,15 @@ TEST_F(WorkerPolicy, CachesAreLentToTheWorkersScratchFolderAndTakenBack) {
   fs::create_directories(cache / "inductor");
   const fs::path scratch = dir_ / "worker-1";
   fs::create_directories(scratch / kScratchJitFolder / "inductor");  // made by a spare: empty
+  // What a spare's warm-up wrote into its own Triton folder (a launcher) is moved aside.
+  fs::create_directories(scratch / kScratchJitFolder / "triton" / "launcher");
+  std::ofstream(scratch / kScratchJitFolder / "triton" / "launcher" / "l.so") << "so";
   std::ofstream(scratch / "unrelated.txt") << "x";
 
   EXPECT_EQ(lend_caches(plan, scratch), 2);
   EXPECT_TRUE(fs::exists(scratch / "jit" / "triton" / "abc" / "kernel.cubin"));
+  EXPECT_FALSE(fs::exists(scratch / "jit" / "triton" / "launcher"));
+  EXPECT_TRUE(fs::exists(scratch / "jit" / "triton.before-lend" / "launcher" / "l.so"));
   EXPECT_TRUE(fs::is_empty(cache));
   // A second worker of the same content meanwhile finds nothing to borrow.
   const fs::path other = dir_ / "worker-2";
@@ -175,6 +180,8 @@ TEST_F(WorkerPolicy, CachesAreLentToTheWorkersScratchFolderAndTakenBack) {
   std::ofstream(scratch / "jit" / "triton" / "abc" / "new.json") << "{}";
   EXPECT_EQ(take_back_caches(plan, scratch), 2);
   EXPECT_TRUE(fs::exists(cache / "triton" / "abc" / "new.json"));
+  EXPECT_FALSE(fs::exists(cache / "triton.before-lend"));
+  EXPECT_FALSE(fs::exists(cache / "triton" / "launcher"));
   EXPECT_TRUE(fs::exists(scratch / "unrelated.txt"));
   EXPECT_FALSE(fs::exists(cache / "unrelated.txt"));
   // The other worker's copy of a name already back stays with that worker.

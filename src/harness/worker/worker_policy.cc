@@ -250,7 +250,13 @@ int lend_caches(const json& sandbox, const fs::path& scratch) {
   int moved = 0;
   for (const char* name : kCacheFolders) {
     if (!is_real_folder(cache / name)) continue;
-    // rename(2) replaces an empty folder (a spare made them), and refuses a non-empty one.
+    // rename(2) replaces an empty folder (a spare made them), and refuses a non-empty
+    // one: what a spare wrote there while it warmed up (a launcher Triton built) is
+    // moved aside, to go with the scratch folder, so that the plan's cache is lent.
+    if (is_real_folder(to / name) && !fs::is_empty(to / name, ec)) {
+      const fs::path aside = to / (std::string(name) + ".before-lend");
+      if (!fs::exists(aside, ec)) fs::rename(to / name, aside, ec);
+    }
     fs::rename(cache / name, to / name, ec);
     if (!ec) ++moved;
   }

@@ -91,8 +91,10 @@ json without_jit_cache(json sandbox);
 // Lends a plan's caches (sandbox jit_cache) to the worker whose scratch folder is
 // `scratch`: moves its kCacheFolders into <scratch>/jit/; take_back_caches moves
 // them back. A folder whose place is taken (another worker of the same content
-// holds the caches) is left where it is: that worker compiles afresh. Returns the
-// folders moved.
+// holds the caches) is left where it is: that worker compiles afresh. A folder of
+// the same name the worker already filled (a spare's warm-up) is moved aside to
+// <scratch>/jit/<name>.before-lend, which is never taken back. Returns the folders
+// moved.
 //
 // What is taken back (docs/sandbox.md): <scratch>/jit is first moved out of the
 // worker's writable domain (beside its scratch folder), so that what is checked is

@@ -1,0 +1,83 @@
+"""lent_caches.relocate (python/solbench_py/lent_caches.py): a compile cache written
+by one worker and lent to another at another path still hits. Each case in a fresh
+interpreter (relocate changes the process's import machinery and Triton's knobs)."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = pathlib.Path(os.environ.get("SOLBENCH_REPO", pathlib.Path(__file__).resolve().parents[2]))
+
+
+def run(code: str, env_extra=None, path=()) -> str:
+    head = f"import sys; sys.path[:0] = {[str(REPO / 'python'), *map(str, path)]!r}\n"
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    done = subprocess.run([sys.executable, "-c", head + textwrap.dedent(code)], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_an_action_runs_when_its_module_is_first_imported_and_the_finder_stays(tmp_path):
+    pkg = tmp_path / "fakepkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "config.py").write_text("X = 1\ndef source_of_me():\n    return 0\n")
+    (tmp_path / "early.py").write_text("Y = 1\n")
+    out = run("""
+        import early, inspect
+        from solbench_py import lent_caches
+        lent_caches._ACTIONS = {"fakepkg.config": lambda m: setattr(m, "X", 2),
+                                "early": lambda m: setattr(m, "Y", 3)}
+        lent_caches.relocate()
+        print("early", early.Y)                  # imported before: set at once
+        before = list(sys.meta_path)
+        import fakepkg.config as c
+        print("later", c.X)                      # imported after: set once executed
+        print("loader", type(c.__loader__).__name__, type(c.__spec__.loader).__name__)
+        print("source", "return 0" in inspect.getsource(c.source_of_me))
+        print("meta_path unchanged", sys.meta_path == before)
+        import importlib; importlib.reload(c)
+        print("reloaded", c.X)                   # the action ran once, not again
+    """, path=[tmp_path])
+    assert out.splitlines() == ["early 3", "later 2", "loader SourceFileLoader SourceFileLoader",
+                                "source True", "meta_path unchanged True", "reloaded 1"]
+
+
+GROUP = """
+    from triton.runtime.cache import get_cache_manager
+    m = get_cache_manager("abcd")
+    print(sorted(m.get_group("k.json") or {}))
+    print(sorted(set(os.path.dirname(p) == m.cache_dir for p in (m.get_group("k.json") or {}).values())))
+"""
+
+
+def test_a_triton_cache_moved_to_another_folder_still_hits(tmp_path):
+    pytest.importorskip("triton")
+    a, b = tmp_path / "a", tmp_path / "b"
+    run("""
+        import os
+        from triton.runtime.cache import get_cache_manager
+        m = get_cache_manager("abcd")
+        files = {n: m.put(d, n) for n, d in (("k.cubin", b"x"), ("k.json", "{}"))}
+        m.put_group("k.json", files)
+    """, {"TRITON_CACHE_DIR": str(a)})
+    shutil.move(a, b)  # as take_back_caches and lend_caches move it between workers
+    stock = run("import os\n" + textwrap.dedent(GROUP), {"TRITON_CACHE_DIR": str(b)})
+    assert stock.splitlines()[0] == "[]"  # Triton alone: the group's paths name folder a
+    lent = run("import os\nfrom solbench_py import lent_caches\nlent_caches.relocate()\n" +
+               textwrap.dedent(GROUP), {"TRITON_CACHE_DIR": str(b)})
+    assert lent.splitlines() == ["['k.cubin', 'k.json']", "[True]"]
+    # A manager the user chose is left as it is.
+    kept = run("""
+        import triton
+        from solbench_py import lent_caches
+        lent_caches.relocate()
+        print(triton.knobs.cache.manager_class.__name__)
+    """, {"TRITON_CACHE_DIR": str(b), "TRITON_CACHE_MANAGER": "triton.runtime.cache:FileCacheManager"})
+    assert kept == "FileCacheManager"
