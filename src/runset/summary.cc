@@ -12,6 +12,9 @@ namespace solbench::runset {
 
 namespace {
 
+// Reasons listed under the total for PASSED results without a score.
+constexpr size_t kUnscoredReasonsShown = 5;
+
 // One line per workload that did not pass (its status and why), a few at most.
 std::string failure_lines(const EvaluationReport& e) {
   constexpr size_t kShown = 5;
@@ -37,16 +40,19 @@ std::optional<double> sol_score_of(const Trace& t) {
 
 namespace {
 
-// The method and reason of the T_b a trace's score used (docs/score.md, "Fields").
+// The method and reason of the T_b a trace's score used, or why it has none, and
+// why the score is null (docs/score.md, "Fields").
 void read_t_b(const Trace& t, WorkloadResult& r) {
   const json& x = t.evaluation.extra;
-  auto d = x.find("solbench_score");
+  if (auto why = x.find(std::string(score::kScoreReasonKey)); why != x.end() && why->is_string())
+    r.score_reason = *why;
+  auto d = x.find(std::string(score::kScoreDetailsKey));
   if (d == x.end() || !d->is_object()) return;
   auto b = d->find("t_b");
-  if (b == d->end() || !b->is_object() || !b->contains("t_b_ms") || !(*b)["t_b_ms"].is_number())
-    return;
-  if (b->contains("method") && (*b)["method"].is_string()) r.t_b_method = (*b)["method"];
+  if (b == d->end() || !b->is_object()) return;
   if (b->contains("reason") && (*b)["reason"].is_string()) r.t_b_reason = (*b)["reason"];
+  if (!b->contains("t_b_ms") || !(*b)["t_b_ms"].is_number()) return;
+  if (b->contains("method") && (*b)["method"].is_string()) r.t_b_method = (*b)["method"];
 }
 
 }  // namespace
@@ -122,6 +128,9 @@ void Tally::add(const EvaluationReport& e) {
       if (r->sol_score) {
         ++scored;
         score_sum += *r->sol_score;
+      } else {
+        ++unscored;
+        ++unscored_reasons[r->score_reason];
       }
     } else {
       ++scored;  // a failure scores 0
@@ -143,6 +152,8 @@ void Tally::add(const Tally& t) {
   errors += t.errors;
   eager_baselines += t.eager_baselines;
   for (const auto& [k, v] : t.eager_reasons) eager_reasons[k] += v;
+  unscored += t.unscored;
+  for (const auto& [k, v] : t.unscored_reasons) unscored_reasons[k] += v;
 }
 
 size_t Tally::failed() const {
@@ -173,6 +184,7 @@ json Tally::to_json() const {
   j["scored"] = scored;
   j["mean_sol_score"] = or_null(mean_sol_score());
   j["eager_baselines"] = eager_baselines;
+  j["unscored"] = unscored;
   return j;
 }
 
@@ -255,7 +267,10 @@ json summary_json(const RunReport& r) {
           rj["t_sol_ms"] = or_null(res->t_sol_ms);
           if (res->t_attainable_ms) rj["t_attainable_ms"] = *res->t_attainable_ms;
           rj["t_b_method"] = or_null(res->t_b_method);
-          if (res->t_b_method == "eager") rj["t_b_reason"] = res->t_b_reason;
+          // Why the T_b is eager, or why there is none; and why there is no score.
+          if (res->t_b_method != "torch.compile" && !res->t_b_reason.empty())
+            rj["t_b_reason"] = res->t_b_reason;
+          if (!res->sol_score && !res->score_reason.empty()) rj["score_reason"] = res->score_reason;
           rj["resumed"] = res->resumed;
         }
         rs.push_back(std::move(rj));
@@ -355,6 +370,22 @@ std::string summary_table(const RunReport& r) {
     out += fmt::format("warning: {} result(s) scored against an eager T_b, not the reference under "
                        "torch.compile (see the rows above)\n",
                        total.eager_baselines);
+  if (total.unscored) {
+    // Most frequent first, each reason once: a missing T_b or T_SOL is never silent.
+    std::vector<std::pair<size_t, std::string>> why;
+    for (const auto& [k, v] : total.unscored_reasons) why.emplace_back(v, k);
+    std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    out += fmt::format("note: {} PASSED result(s) have no SOL score and are left out of the means:\n",
+                       total.unscored);
+    const size_t shown = std::min<size_t>(why.size(), kUnscoredReasonsShown);
+    for (size_t i = 0; i < shown; ++i)
+      out += fmt::format("    {} {}\n", why[i].first,
+                         why[i].second.empty() ? std::string("(no reason recorded)")
+                                               : first_line(why[i].second, 200));
+    if (why.size() > shown)
+      out += fmt::format("    and {} other reason(s) (run --json: score_reason per result)\n",
+                         why.size() - shown);
+  }
   if (r.interrupted) out += "interrupted: the evaluations not run are listed as such\n";
   if (!r.usage_error.empty())
     out += "usage error: " + r.usage_error + " (nothing of it was recorded; the run stopped)\n";

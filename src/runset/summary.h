@@ -27,8 +27,11 @@ struct WorkloadResult {
   // only where the GPU had a calibration: docs/sol.md "Measured ceilings").
   std::optional<double> t_sol_ms, t_attainable_ms;
   // The T_b the score used (evaluation.extra.solbench_score.t_b): "torch.compile",
-  // "eager" (then t_b_reason says why) or "" when there is none.
+  // "eager" or "" when there is none; t_b_reason says why it is eager, or why
+  // there is none.
   std::string t_b_method, t_b_reason;
+  // Why sol_score is null (evaluation.extra.solbench_score_reason), "" with a score.
+  std::string score_reason;
   std::string reason;               // not PASSED: the log's telling line (core/text.h)
   bool resumed = false;             // taken from the store
 };
@@ -107,6 +110,9 @@ struct Tally {
   // Results scored against an eager T_b, by reason: a warning wherever shown.
   size_t eager_baselines = 0;
   std::map<std::string, size_t> eager_reasons;
+  // PASSED results without a SOL score (left out of the means), by reason.
+  size_t unscored = 0;
+  std::map<std::string, size_t> unscored_reasons;
 
   void add(const EvaluationReport& e);
   void add(const Tally& t);

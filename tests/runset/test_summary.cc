@@ -231,5 +231,56 @@ TEST(Summary, EagerBaselinesAreWarnedAboutWithTheirReason) {
   EXPECT_EQ(summary_table(sample()).find("eager"), std::string::npos);
 }
 
+// A PASSED result without a score says why in the JSON (the score's reason, and the
+// T_b's where there is none) and under the table's total, live or resumed alike.
+TEST(Summary, UnscoredResultsSayWhyTheyHaveNoScore) {
+  Trace t;
+  t.workload = {{"uuid", "w1"}};
+  t.evaluation.status = Status::Passed;
+  t.evaluation.timestamp = "2026-11-27T07:00:00Z";
+  t.evaluation.correctness = Correctness{};
+  t.evaluation.performance = Performance{0.5, 0.6, 1.2};
+  const std::string missed = "the compiled reference misses the tolerance: 98.96% within, 99% required";
+  t.evaluation.extra = {
+      {"solbench_sol_score", nullptr},
+      {"solbench_score_reason", "no score: " + missed},
+      {"solbench_score", {{"t_b", {{"t_b_ms", nullptr}, {"reason", missed}}}}}};
+  WorkloadResult no_t_b = result_of(t);
+  EXPECT_EQ(no_t_b.t_b_method, "");
+  EXPECT_EQ(no_t_b.t_b_reason, missed);
+  EXPECT_EQ(no_t_b.score_reason, "no score: " + missed);
+  store::StoredTrace st;
+  st.workload_uuid = "w2";
+  st.status = Status::Passed;
+  st.trace_json = to_json(t).dump();
+  WorkloadResult resumed = result_of(st);
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.score_reason, no_t_b.score_reason);
+  EXPECT_EQ(resumed.t_b_reason, missed);
+
+  RunReport r = sample();
+  r.problems[0].evaluations[0].results = {no_t_b, resumed};
+  Tally tally;
+  tally.add(r.problems[0].evaluations[0]);
+  EXPECT_EQ(tally.unscored, 2u);
+  EXPECT_EQ(tally.unscored_reasons.at("no score: " + missed), 2u);
+  EXPECT_FALSE(tally.mean_sol_score());
+
+  const json j = summary_json(r);
+  const json& w0 = j["problems"][0]["solutions"][0]["workload_results"][0];
+  EXPECT_TRUE(w0["t_b_method"].is_null());
+  EXPECT_EQ(w0["t_b_reason"], missed);
+  EXPECT_EQ(w0["score_reason"], "no score: " + missed);
+  EXPECT_GE(j["total"]["unscored"].get<int>(), 2);
+  // A scored result carries neither.
+  const json& scored = summary_json(sample())["problems"][0]["solutions"][0]["workload_results"][0];
+  EXPECT_FALSE(scored.contains("score_reason"));
+  EXPECT_FALSE(scored.contains("t_b_reason"));
+
+  const std::string table = summary_table(r);
+  EXPECT_HAS(table, "PASSED result(s) have no SOL score and are left out of the means");
+  EXPECT_HAS(table, "2 no score: " + missed);
+}
+
 }  // namespace
 }  // namespace solbench::runset
