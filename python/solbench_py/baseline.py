@@ -5,7 +5,9 @@ Dynamo needs, and every way it ends up eager said so.
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import sysconfig
 import time
 
 import torch
@@ -86,6 +88,15 @@ def _configure_dynamo() -> None:
         import torch._inductor.config as inductor
         if hasattr(inductor, "cpp_cache_precompile_headers"):
             inductor.cpp_cache_precompile_headers = False
+        # Inductor's FX graph cache keeps the Triton kernels it launches statically
+        # with the path of their autotuning result (.best_config) in the writing
+        # worker's cache folder. A worker lent that cache at its own path, hitting
+        # the entry, would autotune and write the result there: another worker's
+        # scratch folder, gone, under a parent it may not write (PermissionError,
+        # and the T_b fell back to eager: L2/031 three at a time, docs/speed.md).
+        # Off, each worker autotunes in its first round, as a cold cache does.
+        if hasattr(inductor, "autotune_local_cache"):
+            inductor.autotune_local_cache = False
     except Exception:  # noqa: BLE001 - a torch without Inductor fails (visibly) when compiling
         pass
 
@@ -289,6 +300,43 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
 
 
+def _raised_at(e: BaseException) -> str:
+    """Where `e` was raised: the innermost frame outside Python's standard library
+    as "package/module.py:line in function" (the path from the last site-packages
+    or dist-packages folder on), followed by "via module.function" when the error
+    came from the standard library below it; "" without a traceback. An eager
+    T_b's reason names it, so that a failure deep in torch's or Triton's code says
+    where it happened."""
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    if not frames:
+        return ""
+    stdlib = sysconfig.get_paths().get("stdlib", "//") + os.sep
+
+    def in_stdlib(code) -> bool:
+        return code.co_filename.startswith(("<frozen", stdlib))
+
+    def at(code, line) -> str:
+        path = code.co_filename
+        for marker in ("site-packages/", "dist-packages/"):
+            cut = path.rfind(marker)
+            if cut >= 0:
+                path = path[cut + len(marker):]
+                break
+        return f"{path}:{line} in {code.co_name}"
+
+    own = next((f for f in reversed(frames) if not in_stdlib(f[0])), frames[-1])
+    text = at(*own)
+    last = frames[-1][0]
+    if own[0] is not last:
+        name = os.path.splitext(os.path.basename(last.co_filename.strip("<>").replace("frozen ", "")))[0]
+        text += f" via {name}.{last.co_name}"
+    return text
+
+
 def compiled_reference(fn):
     """The scoring baseline's callable (docs/score.md): the reference `fn` under
     torch.compile where this torch has it. Returns (callable, method, reason) with
@@ -351,7 +399,9 @@ def compiled_reference(fn):
                 if _not_now(e):  # a precompile ahead of "go" stopped: no verdict yet
                     raise
                 state["first"] = False
-                eager(f"torch.compile failed on a call: {_first_line(e)}")
+                where = _raised_at(e)
+                eager(f"torch.compile failed on a call: {_first_line(e)}" +
+                      (f" (raised at {where})" if where else ""))
         return fn(*args)
 
     baseline.method = "torch.compile"

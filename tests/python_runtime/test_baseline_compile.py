@@ -28,6 +28,9 @@ sys.path.insert(0, str(REPO / "python"))
 from solbench_py import baseline, loading, provenance  # noqa: E402
 
 HAS_COMPILE = hasattr(torch, "compile")
+# The line of the stand-in compile's raise (below), which an eager reason names.
+_RAISE_LINE = next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1)
+                   if line.strip() == "raise self.fails  # _RAISE_LINE")
 
 # run() behind @torch.no_grad(), calling a helper and reading a module constant: the
 # shape of most public references (Dynamo inlines run() from torch's decorator frame).
@@ -77,7 +80,7 @@ class FakeCompile:
 
         def compiled(*args):
             if self.fails:
-                raise self.fails
+                raise self.fails  # _RAISE_LINE
             dynamo_lookup(fn)
             if self.compiles_a_graph:
                 self.graphs += 1
@@ -343,9 +346,27 @@ def test_a_failing_compiled_call_is_eager_with_the_reason(reference, fake):
     x, y = args()
     assert torch.equal(call(x, y), x * 3 + y)  # the eager reference's result
     assert call.method == "eager"
-    assert call.reason == "torch.compile failed on a call: RuntimeError: inductor exploded"
+    # The first line of the error, and where it was raised (the innermost frame: the
+    # stand-in's raise here, a file of torch's or Triton's in a real compile).
+    assert call.reason.startswith("torch.compile failed on a call: RuntimeError: inductor "
+                                  "exploded (raised at ")
+    assert call.reason.endswith(f"test_baseline_compile.py:{_RAISE_LINE} in compiled)")
     assert torch.equal(call(x, y), x * 3 + y)  # eager for good
     assert call.method == "eager"
+
+
+def test_where_an_error_was_raised_names_the_code_outside_the_standard_library(tmp_path):
+    (tmp_path / "file").write_text("")
+
+    def make_folder_under_a_file():
+        os.makedirs(tmp_path / "file" / "sub")  # raises in os.makedirs
+
+    with pytest.raises(OSError) as e:
+        make_folder_under_a_file()
+    line = make_folder_under_a_file.__code__.co_firstlineno + 1
+    assert baseline._raised_at(e.value) == (
+        f"{__file__}:{line} in make_folder_under_a_file via os.makedirs")
+    assert baseline._raised_at(RuntimeError("no traceback")) == ""
 
 
 def test_without_torch_compile_the_reason_names_the_torch(reference, monkeypatch):
