@@ -88,15 +88,6 @@ def _configure_dynamo() -> None:
         import torch._inductor.config as inductor
         if hasattr(inductor, "cpp_cache_precompile_headers"):
             inductor.cpp_cache_precompile_headers = False
-        # Inductor's FX graph cache keeps the Triton kernels it launches statically
-        # with the path of their autotuning result (.best_config) in the writing
-        # worker's cache folder. A worker lent that cache at its own path, hitting
-        # the entry, would autotune and write the result there: another worker's
-        # scratch folder, gone, under a parent it may not write (PermissionError,
-        # and the T_b fell back to eager: L2/031 three at a time, docs/speed.md).
-        # Off, each worker autotunes in its first round, as a cold cache does.
-        if hasattr(inductor, "autotune_local_cache"):
-            inductor.autotune_local_cache = False
     except Exception:  # noqa: BLE001 - a torch without Inductor fails (visibly) when compiling
         pass
 

@@ -1,18 +1,27 @@
 """Compile caches that move from worker to worker (worker_policy.h lend_caches).
 
-A worker's Triton cache lives in its own scratch folder: the parent lends the
-content's cache there before the worker starts (a rename) and takes it back after
-it ends, so every worker sees the same cache at a path of its own. Triton's cache
-groups (`__grp__<kernel>.json`) list their files by absolute path, and Triton drops
-a file whose path does not exist: in any later worker every kernel of a lent cache
-missed and was compiled again (a warm call of the peer's Triton RMSNorm spent
-0.4-0.5 s of its solution's calls compiling it, docs/speed.md). `LentCacheManager`
-finds a group's files in its own folder instead, where Triton wrote them beside
-the group. (Inductor relocates the Triton kernels of its own cache entries itself.)
+A worker's Triton and Inductor caches live in its own scratch folder: the parent
+lends the content's caches there before the worker starts (a rename) and takes
+them back after it ends, so every worker sees the same caches at a path of its
+own. Two things in them name the path of the worker that wrote them:
+
+- Triton's cache groups (`__grp__<kernel>.json`) list their files by absolute
+  path, and Triton drops a file whose path does not exist: in any later worker
+  every kernel of a lent cache missed and was compiled again (a warm call of the
+  peer's Triton RMSNorm spent 0.4-0.5 s of its solution's calls compiling it,
+  docs/speed.md). `LentCacheManager` finds a group's files in its own folder
+  instead, where Triton wrote them beside the group.
+- Inductor's FX graph cache keeps the Triton kernels it launches statically with
+  the path of their autotuning result (`.best_config`) in the writer's cache
+  folder. A later worker that hits the entry and autotunes writes the result there:
+  makedirs of a folder that is gone, under a parent the sandbox does not let it
+  write, and the call fails (PermissionError; a T_b fell back to eager on it). The
+  local autotune cache is turned off (`autotune_local_cache`): each worker
+  autotunes in its first call, as with a cold cache.
 
 `relocate()` is called once in every worker before any solution or reference code
-runs: a Triton already imported (a worker forked from the zygote) is set at once,
-else when it is first imported, by a finder that stays on sys.meta_path (the
+runs: modules already imported (a worker forked from the zygote) are set at once,
+the others when first imported, by a finder that stays on sys.meta_path (the
 solution's import hooks are judged against what is there before it loads).
 """
 from __future__ import annotations
@@ -52,7 +61,12 @@ def _triton(_module) -> None:
         knobs.cache.manager_class = LentCacheManager
 
 
-_ACTIONS = {"triton": _triton}
+def _inductor(config) -> None:
+    if hasattr(config, "autotune_local_cache"):
+        config.autotune_local_cache = False
+
+
+_ACTIONS = {"triton": _triton, "torch._inductor.config": _inductor}
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -104,7 +118,7 @@ class _Then(importlib.abc.Loader):
 def _quietly(action, module) -> None:
     try:
         action(module)
-    except Exception:  # noqa: BLE001 - a Triton without the knob keeps its own cache
+    except Exception:  # noqa: BLE001 - a torch or Triton without the knob keeps its own cache
         pass
 
 
@@ -112,7 +126,8 @@ _installed = False
 
 
 def relocate() -> None:
-    """Makes a lent Triton cache usable from any worker's path (above)."""
+    """Makes lent Triton and Inductor caches safe and useful from any worker's path
+    (above)."""
     global _installed
     if _installed:
         return

@@ -81,3 +81,22 @@ def test_a_triton_cache_moved_to_another_folder_still_hits(tmp_path):
         print(triton.knobs.cache.manager_class.__name__)
     """, {"TRITON_CACHE_DIR": str(b), "TRITON_CACHE_MANAGER": "triton.runtime.cache:FileCacheManager"})
     assert kept == "FileCacheManager"
+
+
+def test_inductors_local_autotune_cache_is_off_whenever_inductor_is_imported():
+    pytest.importorskip("torch._inductor.config")
+    later = run("""
+        from solbench_py import lent_caches
+        lent_caches.relocate()
+        import torch._inductor.config as c
+        print(c.autotune_local_cache)
+    """)
+    assert later == "False"
+    before = run("""
+        import torch._inductor.config as c
+        print(c.autotune_local_cache)
+        from solbench_py import lent_caches
+        lent_caches.relocate()
+        print(c.autotune_local_cache)
+    """)
+    assert before.splitlines() == ["True", "False"]  # torch's default, then set at once
