@@ -82,6 +82,12 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
         stages["judge:workload"] = ms(rw["begin_t_ns"], rw["result_t_ns"])
         if tl:
             stages["parent:after_judge"] = ms(rw["result_t_ns"], tl["workers_done"])
+        # The solution's worker after its result: until it said "done", then its exit
+        # (CUDA's teardown), which the judge awaits before it times T_ref.
+        if "done_t_ns" in w and "exit_t_ns" in w:
+            stages["solution:result_to_done"] = ms(wl["result_t_ns"], w["done_t_ns"])
+            stages["solution:done_to_exit"] = ms(w["done_t_ns"], w["exit_t_ns"])
+            stages["judge:begin_after_solution_exit"] = ms(w["exit_t_ns"], rw["begin_t_ns"])
     if tl:
         stages["parent:baseline_lookup"] = ms(tl["workers_done"], tl["baseline_done"])
         stages["parent:record"] = ms(tl["baseline_done"], tl["recorded"])

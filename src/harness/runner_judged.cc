@@ -149,11 +149,14 @@ std::vector<std::vector<int>> record_batches(const WorkerPlan& plan,
 class Reaper {
  public:
   Reaper(std::vector<Child>& exiting, json& workers, size_t from)
-      : exiting_(exiting), workers_(workers), from_(from), exits_(exiting.size()) {
+      : exiting_(exiting), workers_(workers), from_(from), exits_(exiting.size()),
+        exit_t_ns_(exiting.size()) {
     gone_future_ = gone_.get_future().share();
     thread_ = std::thread([this] {
-      for (size_t i = 0; i < exiting_.size(); ++i)
+      for (size_t i = 0; i < exiting_.size(); ++i) {
         exits_[i] = exiting_[i].wait(deadline_after(std::chrono::seconds(30))).describe();
+        exit_t_ns_[i] = monotonic_ns();
+      }
       gone_.set_value();
     });
   }
@@ -161,7 +164,10 @@ class Reaper {
     thread_.join();
     size_t k = 0;
     for (size_t i = from_; i < workers_.size() && k < exits_.size(); ++i)
-      if (workers_[i].value("exit", "") == kExitingBesideJudge) workers_[i]["exit"] = exits_[k++];
+      if (workers_[i].value("exit", "") == kExitingBesideJudge) {
+        workers_[i]["exit_t_ns"] = exit_t_ns_[k];
+        workers_[i]["exit"] = exits_[k++];
+      }
   }
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
@@ -172,6 +178,7 @@ class Reaper {
   json& workers_;
   size_t from_;
   std::vector<std::string> exits_;
+  std::vector<int64_t> exit_t_ns_;  // when each exit was seen (monotonic_ns)
   std::promise<void> gone_;
   std::shared_future<void> gone_future_;
   std::thread thread_;

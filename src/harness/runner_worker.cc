@@ -444,6 +444,9 @@ void WorkerRun::on_restart(const json& m) {
 }
 
 void WorkerRun::on_done() {
+  // When it said it was done, and (below) when it was seen to exit: what CUDA's
+  // teardown costs before a Judge may time T_ref (RunHooks::exiting).
+  record()["done_t_ns"] = monotonic_ns();
   stop_reading();
   child().close_channel();
   if (plan_.role == WorkerRole::Judge && hooks_ && hooks_->exiting) {
@@ -462,6 +465,7 @@ void WorkerRun::on_done() {
     hooks_->exiting->push_back(std::move(child()));
   } else {
     ExitStatus st = child().wait(deadline_after(std::chrono::seconds(30)));
+    record()["exit_t_ns"] = monotonic_ns();
     end_how_ = st.describe();
   }
   if (next_pos_ < indices_.size())

@@ -103,6 +103,9 @@ def test_eval_passes_and_scores(evaluated, db):
     assert doc["db"]["path"] == str(db) and doc["db"]["recorded"] == 1
     # Run in workers: the worker's pid namespace, not this process.
     assert doc["workers"] and doc["workers"][0]["exit"] == "exit 0"
+    # When the worker said it was done and when it was seen to exit, after its result.
+    w = doc["workers"][0]
+    assert w["workloads"][-1]["result_t_ns"] <= w["done_t_ns"] <= w["exit_t_ns"]
 
 
 def test_eval_document_has_the_cli_shape(evaluated, cli, db):
