@@ -39,7 +39,8 @@ def _triton(_module) -> None:
     class LentCacheManager(FileCacheManager):
         """Triton's file cache, with a group's files looked up by name in this
         manager's folder (where `put` writes them) rather than at the absolute
-        path the group was written with."""
+        path the group was written with: it never reads a file outside its own
+        folder, whatever a group names."""
 
         def get_group(self, filename):
             path = self._make_path(f"__grp__{filename}")
