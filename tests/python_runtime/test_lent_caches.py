@@ -13,12 +13,17 @@ import pytest
 REPO = pathlib.Path(os.environ.get("SOLBENCH_REPO", pathlib.Path(__file__).resolve().parents[2]))
 
 
-def run(code: str, env_extra=None, path=()) -> str:
+def run(code: str, env_extra=None, path=(), script=None) -> str:
+    """Runs `code` in a fresh interpreter (from the file `script` where given: Triton's
+    jit reads its kernels' source) and returns its output."""
     head = f"import sys; sys.path[:0] = {[str(REPO / 'python'), *map(str, path)]!r}\n"
     env = dict(os.environ)
     env.update(env_extra or {})
-    done = subprocess.run([sys.executable, "-c", head + textwrap.dedent(code)], capture_output=True,
-                          text=True, env=env)
+    text = head + textwrap.dedent(code)
+    if script is not None:
+        script.write_text(text)
+    argv = [sys.executable, str(script)] if script is not None else [sys.executable, "-c", text]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -81,6 +86,41 @@ def test_a_triton_cache_moved_to_another_folder_still_hits(tmp_path):
         print(triton.knobs.cache.manager_class.__name__)
     """, {"TRITON_CACHE_DIR": str(b), "TRITON_CACHE_MANAGER": "triton.runtime.cache:FileCacheManager"})
     assert kept == "FileCacheManager"
+
+
+COMPILE = """
+    import os
+    if os.environ.get("RELOCATE"):  # the same file either way: a kernel's key has its line
+        from solbench_py import lent_caches
+        lent_caches.relocate()
+    import triton, triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    hits = []
+    triton.knobs.compilation.listener = lambda **kw: hits.append(kw["cache_hit"])
+
+    @triton.jit
+    def kernel(p, n: tl.constexpr):
+        tl.store(p + tl.arange(0, n), tl.arange(0, n))
+
+    src = triton.compiler.ASTSource(fn=kernel, signature={"p": "*fp32", "n": "constexpr"},
+                                    constexprs={"n": 16})
+    triton.compile(src, target=GPUTarget("cuda", 90, 32))  # no GPU needed
+    print(hits)
+"""
+
+
+def test_a_kernel_compiled_in_one_worker_is_a_cache_hit_in_the_next(tmp_path):
+    """Triton's own compile, as a worker runs it: the cache written at one path,
+    moved (lend_caches), then compiled for again at the new path."""
+    pytest.importorskip("triton.backends.compiler")
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    script = tmp_path / "compile_kernel.py"
+    assert run(COMPILE, {"TRITON_CACHE_DIR": str(a)}, script=script) == "[False]"
+    shutil.copytree(a, c)
+    shutil.move(a, b)
+    # Triton alone: compiled again.
+    assert run(COMPILE, {"TRITON_CACHE_DIR": str(b)}, script=script) == "[False]"
+    assert run(COMPILE, {"TRITON_CACHE_DIR": str(c), "RELOCATE": "1"}, script=script) == "[True]"
 
 
 def test_inductors_local_autotune_cache_is_off_whenever_inductor_is_imported():
