@@ -153,11 +153,10 @@ def load_torch_binding(sol, fn, workdir):
 def entry_caller(sol, file_name, fn, workdir):
     """call(ins, outs, vi, vo) for a native (C ABI), torch-binding or Python solution,
     and whether views of the tensors are needed (native)."""
-    if file_name.endswith(".py") or sol["spec"].get("binding") == "torch":
-        if file_name.endswith(".py"):
-            entry = load_python(sol, file_name, fn, workdir)
-        else:
-            entry = load_torch_binding(sol, fn, workdir)
+    python = file_name.endswith(".py")
+    if python or sol["spec"].get("binding") == "torch":
+        entry = (load_python(sol, file_name, fn, workdir) if python
+                 else load_torch_binding(sol, fn, workdir))
         dps = sol["spec"].get("destination_passing_style", True)
 
         def call(ins, outs, vi, vo):
