@@ -93,7 +93,7 @@ std::string keep_bytecode() {
     ensure_interpreter();
     py::gil_scoped_acquire gil;
     return py::module_::import("solbench_py.bytecode")
-        .attr("keep_bytecode")((home / "pycache").string())
+        .attr("keep_bytecode")((home / "pycache").string(), "torch", settings().precompile)
         .cast<std::string>();
   } catch (const std::exception& e) {
     return std::string("unchanged: ") + e.what();

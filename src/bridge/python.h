@@ -36,8 +36,10 @@ std::string torch_version();
 // so that the next such process does not compile torch's sources again (on the
 // GPU host: torch 4.1-5.6 s, torch._dynamo 5.0-5.7 s, Inductor 3.6-3.9 s each time;
 // docs/speed.md). Workers forked from the zygote read it and write nothing
-// (PYTHONDONTWRITEBYTECODE in their environment). SOLBENCH_PYCACHE=0, a
-// PYTHONPYCACHEPREFIX of the user's or no cache folder leave Python as it is.
+// (PYTHONDONTWRITEBYTECODE in their environment). The first such process also
+// compiles torch's and its requirements' sources there in a background group on
+// the spare cores while it imports (SOLBENCH_PRECOMPILE=0: not). SOLBENCH_PYCACHE=0,
+// a PYTHONPYCACHEPREFIX of the user's or no cache folder leave Python as it is.
 // Returns what it did, in words (solbench_py/bytecode.py); never throws.
 std::string keep_bytecode();
 

@@ -108,6 +108,7 @@ void read_build(const Reader& r, Settings& s) {
   s.baseline_hand_back = r.one_or_zero("SOLBENCH_BASELINE_HAND_BACK");
   s.torch_pch = r.one_or_zero("SOLBENCH_TORCH_PCH");
   s.pycache = r.one_or_zero("SOLBENCH_PYCACHE").value_or(true);
+  s.precompile = r.one_or_zero("SOLBENCH_PRECOMPILE").value_or(true);
   r.path("SOLBENCH_CCWRAP", s.ccwrap);
   s.path_env = r.text("PATH");
 }

@@ -114,6 +114,9 @@ struct Settings {
   // SOLBENCH_PYCACHE: "0" leaves Python's bytecode where the interpreter keeps it
   // (bridge::keep_bytecode); default on.
   bool pycache = true;
+  // SOLBENCH_PRECOMPILE: "0" leaves that bytecode to the imports; default on: the
+  // first process to find none compiles torch's sources there on the spare cores.
+  bool precompile = true;
   // SOLBENCH_TORCH_PCH: the precompiled <torch/extension.h>; false ("0") never, true
   // ("1") built before the first use; nullopt: built in the background, used once ready.
   std::optional<bool> torch_pch;
