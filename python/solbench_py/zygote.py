@@ -36,8 +36,25 @@ def _triton_driver() -> None:
     driver.active.utils  # noqa: B018 - the attribute access makes the driver
 
 
+def _source_keys() -> None:
+    """The hashes of Triton's and torch's own files that a process's first compile
+    computes to key its caches: Triton's triton_key() (its compiler, backends and
+    library, 0.40 s on the GPU host, docs/speed.md) and Inductor's torch_key()
+    (torch's sources, 0.11-0.18 s). Both read files only and keep the result in
+    their module, so every worker forked after this finds them computed. (Inductor's
+    other start-up work, its pattern tables, initialises CUDA and stays in the
+    worker.)"""
+    try:
+        from triton.runtime.cache import triton_key
+    except ImportError:  # older Triton
+        from triton.compiler.compiler import triton_key
+    triton_key()
+    from torch._inductor.codecache import torch_key
+    torch_key()
+
+
 # Steps after a group's imports (same best effort).
-_PRELOAD_STEPS = {"compile": (_triton_driver,)}
+_PRELOAD_STEPS = {"compile": (_triton_driver, _source_keys)}
 
 
 def zygote_preload(group: str) -> list:

@@ -98,9 +98,10 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
 namespace {
 
 // The automatic count (baseline.h): `late` (hand-back's late workers) follows the
-// rule for workers alone without its floor of workloads each.
+// rule for workers alone without its floor of workloads each; `handing_back`
+// (workers ahead that hand back at "go") the rule ahead without it.
 size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, bool alone,
-                    bool late) {
+                    bool late, bool handing_back = false) {
   if (n == 0) return 0;
   size_t k = 1;
   if (o.workers > 0) {
@@ -121,7 +122,8 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
                        ? Rule{2, kMaxBaselineWorkersAlone,
                               late ? size_t{1} : kMinBaselineWorkloadsPerWorkerAlone,
                               o.gpu_memory_bytes / 2 / gpu_share}
-                       : Rule{4, kMaxBaselineWorkers, kMinBaselineWorkloadsPerWorker,
+                       : Rule{4, kMaxBaselineWorkers,
+                              handing_back ? size_t{1} : kMinBaselineWorkloadsPerWorker,
                               kBaselineParallelBytes};
     const unsigned cpus =
         std::max(1u, o.cpus                        ? o.cpus
@@ -138,8 +140,8 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
 }  // namespace
 
 size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
-                             bool alone) {
-  return worker_count(o, n, largest_bytes, alone, /*late=*/false);
+                             bool alone, bool handing_back) {
+  return worker_count(o, n, largest_bytes, alone, /*late=*/false, handing_back && !alone);
 }
 
 size_t late_baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes) {
@@ -166,7 +168,13 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   for (size_t i : indices)
     if (i < problem.resolved.size() && problem.resolved[i])
       largest = std::max(largest, problem.resolved[i]->input_bytes + problem.resolved[i]->output_bytes);
-  size_t workers = baseline_worker_count(o, indices.size(), largest);
+  // Ahead, with the automatic count for workers alone known (the GPU's memory): at
+  // "go" each worker keeps what it will soon have compiled and hands the rest back
+  // (harness::WorkerPlan::hand_back), and late workers (late_baseline_worker_count),
+  // started then with the GPU to T_b, compile and measure those side by side.
+  const bool may_hand_back = o.go.valid() && o.workers <= 0 && !settings().baseline_workers &&
+                             settings().baseline_hand_back.value_or(o.gpu_memory_bytes > 0);
+  size_t workers = baseline_worker_count(o, indices.size(), largest, false, may_hand_back);
   // Ahead of "go" only where their memory fits beside the solution's evaluation.
   const bool ahead =
       o.go.valid() && largest * kBaselineFootprint * workers <= kBaselineParallelBytes;
@@ -177,12 +185,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   // Not ahead: they start now that the evaluation's own workers are done (or
   // there are none), with the GPU to themselves.
   if (!ahead) workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
-  // Ahead, with the automatic count for workers alone known (the GPU's memory): at
-  // "go" each worker keeps what it will soon have compiled and hands the rest back
-  // (harness::WorkerPlan::hand_back), and late workers (late_baseline_worker_count),
-  // started then with the GPU to T_b, compile and measure those side by side.
-  const bool hand_back = ahead && o.workers <= 0 && !settings().baseline_workers &&
-                         settings().baseline_hand_back.value_or(o.gpu_memory_bytes > 0);
+  const bool hand_back = ahead && may_hand_back;
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).
   std::vector<std::vector<size_t>> share(workers);

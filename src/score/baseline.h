@@ -116,8 +116,15 @@ inline constexpr size_t kMinBaselineWorkloadsPerWorkerAlone = 2;
 // The number of baseline workers for `n` workloads whose largest has
 // `largest_bytes` of inputs and outputs (MeasureOptions::workers). `alone`: they
 // run once the evaluation's own workers are done (kMaxBaselineWorkersAlone).
+// `handing_back`: they start ahead and hand back at "go" what they have not
+// compiled (harness::WorkerPlan::hand_back): then one workload each is enough. The
+// floor above keeps a worker from paying Inductor's start-up for one shape; ahead,
+// that start-up runs beside the evaluation, and a workload a worker ahead has not
+// reached by "go" goes to a late worker that pays it after the evaluation instead:
+// gemma3_swiglu's 3 workloads had one worker ahead, which compiled 1 by "go" and
+// handed 2 to late workers, 4.2 s of T_b after the evaluation (docs/speed.md).
 size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes,
-                             bool alone = false);
+                             bool alone = false, bool handing_back = false);
 // Hand-back's late workers (MeasureOptions::go, harness::WorkerPlan::hand_back): the
 // count for workers alone without its floor of 2 workloads each. What is handed back
 // is what the workers ahead would not have compiled within seconds, so a workload

@@ -267,6 +267,15 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
   EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20), 1u);
   EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20), 4u);  // one per 4 CPUs
+  // Ahead and handing back at "go": one workload each is enough, still one per 4
+  // CPUs within the 16 GiB beside the evaluation; alone, handing back changes nothing.
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, false, true), 3u);
+  EXPECT_EQ(score::baseline_worker_count(o, 8, 64ull << 20, false, true), 4u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, false, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, true, true), 1u);
+  o.cpus = 6;
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, false, true), 1u);
+  o.cpus = 16;
   // Hand-back's late workers: as alone, but one workload each is enough (what is
   // handed back compiles slowly), still one per 2 CPUs up to 8 within the memory.
   EXPECT_EQ(score::late_baseline_worker_count(o, 3, 64ull << 20), 3u);

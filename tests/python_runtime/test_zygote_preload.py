@@ -1,0 +1,55 @@
+"""zygote.zygote_preload("compile"): what the zygote does before forking workers
+that may compile. Where Triton and Inductor are installed, its steps leave Triton's
+and torch's source hashes computed and no CUDA context (a forked worker could not
+use one); where they are not, each step it cannot take is named, none raises. In a
+fresh interpreter, as the zygote is one."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(os.environ.get("SOLBENCH_REPO", Path(__file__).resolve().parents[2]))
+
+_PROBE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from solbench_py.zygote import zygote_preload
+missing = zygote_preload("compile")
+out = {"missing": missing, "cuda_initialised": torch.cuda.is_initialized()}
+try:
+    from triton.runtime.cache import triton_key
+except ImportError:
+    try:
+        from triton.compiler.compiler import triton_key
+    except ImportError:
+        triton_key = None
+out["triton_key_cached"] = bool(triton_key and triton_key.cache_info().currsize)
+print(json.dumps(out))
+"""
+
+
+def _has(module: str) -> bool:
+    code = f"import importlib.util as u, sys; sys.exit(0 if u.find_spec({module!r}) else 1)"
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def test_the_compile_group_leaves_the_source_hashes_computed_and_no_cuda_context():
+    r = subprocess.run([sys.executable, "-c", _PROBE, str(REPO / "python")], capture_output=True,
+                       text=True, timeout=600,
+                       env=dict(os.environ, PYTORCH_NVML_BASED_CUDA_CHECK="1"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["cuda_initialised"] is False
+    steps = [m.split(":")[0] for m in out["missing"]]
+    if _has("triton") and _has("torch._inductor"):
+        # Triton's driver needs a GPU (without one: "0 active drivers"); the hashes do not.
+        assert [s for s in steps if s != "_triton_driver"] == [], out["missing"]
+        assert out["triton_key_cached"] is True
+    else:  # each step it could not take named, nothing raised
+        assert "_source_keys" in steps
+        assert "_triton_driver" in steps
