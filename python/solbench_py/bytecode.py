@@ -115,7 +115,23 @@ def _precompile_group(prefix: str, probe: str, origin: str, jobs: int, marker: s
         return  # another process's group is at it
     if os.path.exists(marker):
         return
-    files = precompile_sources(probe, origin)
+    # The probe's own package first, found by walking its folder (its installed file
+    # list took 0.4 s to read, which this round does not wait for), its largest files
+    # first: the importer compiles what it reaches before the group did, and a large
+    # module costs it most.
+    first = _largest_first(package_sources(os.path.dirname(origin)))
+    ok = _compile_in(first, jobs)
+    taken = set(first)
+    rest = _largest_first([f for f in precompile_sources(probe, origin) if f not in taken])
+    ok = _compile_in(rest, jobs) and ok
+    if ok:
+        with open(marker, "w") as f:
+            f.write(f"{len(first) + len(rest)} files\n")
+
+
+def _compile_in(files: list, jobs: int) -> bool:
+    """compile_files over `files` in `jobs` processes, each every jobs-th file (so
+    that each starts with the largest); True when all ended well."""
     kids = []
     for k in range(jobs):
         pid = os.fork()
@@ -125,10 +141,27 @@ def _precompile_group(prefix: str, probe: str, origin: str, jobs: int, marker: s
             finally:
                 os._exit(0)
         kids.append(pid)
-    ok = all(os.waitpid(p, 0)[1] == 0 for p in kids)
-    if ok:
-        with open(marker, "w") as f:
-            f.write(f"{len(files)} files\n")
+    return all(os.waitpid(p, 0)[1] == 0 for p in kids)
+
+
+def _largest_first(files: list) -> list:
+    def size(f):
+        try:
+            return os.stat(f).st_size
+        except OSError:
+            return 0
+    return sorted(files, key=size, reverse=True)
+
+
+def package_sources(root: str) -> list:
+    """The .py files under a package's folder, but for tests (_SKIPPED_PARTS, by
+    the path inside the folder's parent)."""
+    files = []
+    for d, _, names in os.walk(root):
+        inside = "/" + os.path.relpath(d, os.path.dirname(root)) + "/"
+        if not any(s in inside for s in _SKIPPED_PARTS):
+            files.extend(os.path.join(d, n) for n in names if n.endswith(".py"))
+    return files
 
 
 def compile_files(files: list) -> int:
@@ -174,10 +207,4 @@ def precompile_sources(probe: str, origin: str) -> list:
             m = re.match(r"[A-Za-z0-9._-]+", req)
             if m and "extra ==" not in req:
                 queue.append(m.group(0))
-    if not files:
-        root = os.path.dirname(origin)
-        for d, _, names in os.walk(root):
-            inside = "/" + os.path.relpath(d, os.path.dirname(root)) + "/"
-            if not any(s in inside for s in _SKIPPED_PARTS):
-                files.extend(os.path.join(d, n) for n in names if n.endswith(".py"))
-    return files
+    return files or package_sources(os.path.dirname(origin))
