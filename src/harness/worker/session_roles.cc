@@ -243,7 +243,7 @@ class Recording final : public RoleVerdict {
     const py::list got = t.time("solution_ms", [&] {
       return s_.call_solution(round, *run.candidate, inputs, outs);
     });
-    s_.after_call(round, got, {});
+    t.time("checks_ms", [&] { s_.after_call(round, got, {}); });
     t.time("record_ms", [&] {
       const std::string file = fmt::format("r{}.rec", round);
       rec_.rounds.push_back({round, -1, -1, file,
