@@ -186,6 +186,7 @@ def _config_replacements() -> list:
     if not provenance.SOLUTION_ROOTS:
         return []
     found = []
+    classes: dict = {}  # solution_code's verdicts on classes, for this look only
     for name, mod in list(sys.modules.items()):
         config = _CONFIG_NAMES.get(name)
         if config is None:
@@ -201,7 +202,7 @@ def _config_replacements() -> list:
                 spaces.append((f"{name}.{k}", v))
         for space, obj in spaces:
             for path, v in _config_entries(space, obj):
-                if solution_code(v) and path + _CONFIG_NOTE not in found:
+                if solution_code(v, classes=classes) and path + _CONFIG_NOTE not in found:
                     found.append(path + _CONFIG_NOTE)
     return found
 

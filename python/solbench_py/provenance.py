@@ -97,13 +97,48 @@ def in_solution(code) -> bool:
 _PLAIN_TYPES = (int, float, bool, str, bytes, complex, type(None))
 
 
-def solution_code(v, depth: int = 0) -> bool:
+def solution_code(v, depth: int = 0, classes: dict | None = None) -> bool:
     """Whether `v` is the solution's code: a function defined in its files (also as a
     method, a functools.partial, a staticmethod), a class of its own, an instance of
-    one, or a container holding one."""
+    one, or a container holding one. `classes`, where one look asks about many values
+    (identity._config_replacements: 5300 entries, most of them of a few classes),
+    keeps each class's verdict on its own members for that look."""
     import functools
     if depth > 4 or type(v) in _PLAIN_TYPES:
         return False
+    if isinstance(v, types.FunctionType):
+        return in_solution(v.__code__)
+    if isinstance(v, (types.MethodType, staticmethod, classmethod)):
+        return solution_code(v.__func__, depth + 1, classes)
+    if isinstance(v, functools.partial):
+        return solution_code(v.func, depth + 1, classes)
+    # A container holding the solution's code; one of a class of the solution's (an
+    # OrderedDict subclass with a hook method) is that class's instance as well.
+    if isinstance(v, (list, tuple, set, frozenset)):
+        if any(solution_code(x, depth + 1, classes) for x in list(v)[:64]):
+            return True
+        if type(v) in (list, tuple, set, frozenset):
+            return False
+    elif isinstance(v, dict):
+        if any(solution_code(x, depth + 1, classes) for x in list(v.values())[:64]):
+            return True
+        if type(v) is dict:
+            return False
+    if isinstance(v, types.ModuleType):
+        return False
+    klass = v if isinstance(v, type) else type(v)
+    for k in klass.__mro__:  # by the files of its functions, not a __module__ it can name
+        if k is object:
+            continue
+        own = classes.get(id(k)) if classes is not None else None
+        if own is None:
+            own = any(isinstance(m, types.FunctionType) and in_solution(m.__code__)
+                      for m in list(vars(k).values()))
+            if classes is not None:
+                classes[id(k)] = own
+        if own:
+            return True
+    return False
     if isinstance(v, types.FunctionType):
         return in_solution(v.__code__)
     if isinstance(v, (types.MethodType, staticmethod, classmethod)):
