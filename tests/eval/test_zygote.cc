@@ -244,5 +244,43 @@ TEST_F(Zygote, SparesMadeAfterOneEvaluationServeTheNextInTheirOwnSandbox) {
   EXPECT_EQ(worker_folders(), 0);
 }
 
+TEST_F(Zygote, AJudgeSpareWarmedOnTheFirstWorkloadSkipsItsOwnWarmUp) {
+  // A Judge started ahead (SOLBENCH_EARLY_REFERENCE_WORKER=1: on the CPU too) warms
+  // up on the evaluation's first workload while the solution runs, holding the GPU's
+  // lock step by step. A spare whose own warm-up ran that workload's reference does
+  // not do it again; one warmed on another workload does.
+  const std::string address = "solbench-test-judge-warm-" + std::to_string(::getpid());
+  TestZygote zygote(address);
+  ASSERT_GT(zygote.pid, 0);
+  const std::string env = "SOLBENCH_ZYGOTE=" + address +
+                          " SOLBENCH_SPARE_WORKERS=1 SOLBENCH_EARLY_REFERENCE_WORKER=1";
+  const std::string rowwise = (kRmsnorm / "solutions/cpp_rowwise/solution.json").string();
+  auto judge_phases = [](const json& doc) {
+    const json& r = doc["reference_workers"];
+    return r.is_array() && !r.empty() ? r[0].value("phases_ms", json::object()) : json::object();
+  };
+  json doc = eval(env, "-s '" + rowwise + "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["reference_workers"]), "zygote");
+  EXPECT_TRUE(judge_phases(doc).contains("warm_up_ms")) << doc["reference_workers"].dump();
+  EXPECT_FALSE(judge_phases(doc).contains("warm_up_by_spare"));
+
+  doc = eval(env, "-s '" + rowwise + "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["reference_workers"]), "spare") << doc["reference_workers"].dump();
+  EXPECT_EQ(judge_phases(doc).value("warm_up_by_spare", 0), 1) << doc["reference_workers"].dump();
+  EXPECT_FALSE(judge_phases(doc).contains("warm_up_ms"));
+
+  // The spare left by that call warmed kB1; this call's first workload is kB2.
+  doc = eval(env, "-s '" + rowwise + "' -w " + kB2);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["reference_workers"]), "spare");
+  EXPECT_TRUE(judge_phases(doc).contains("warm_up_ms")) << doc["reference_workers"].dump();
+  EXPECT_FALSE(judge_phases(doc).contains("warm_up_by_spare"));
+}
+
 }  // namespace
 }  // namespace solbench

@@ -546,7 +546,14 @@ int worker_main(int fd, const PreparedWorker* prepared) {
                         [&ch](const json& request) { return ch.ask(request); });
   json started = start_session(ch, session);
   const JudgeOptions& judge = plan.judge;
-  if (judge.work_follows && !judge.warm_up.is_null()) warm_up_ahead(session, plan, started);
+  // A spare whose warm-up ran this workload's reference has its kernels loaded: a
+  // second warm-up would only hold the GPU's lock while the solution's rounds wait
+  // for it (98 ms of a warm call's rounds on the H200, docs/speed.md).
+  const bool warmed = prepared && !prepared->warmed_reference_of.empty() &&
+                      judge.warm_up.is_object() &&
+                      judge.warm_up.value("uuid", "") == prepared->warmed_reference_of;
+  if (warmed) started["phases_ms"]["warm_up_by_spare"] = 1;
+  if (judge.work_follows && !judge.warm_up.is_null() && !warmed) warm_up_ahead(session, plan, started);
   ch.send(make_frame(FrameType::Ready, {{"sandboxed_t_ns", sandboxed_ns},
                                         {"env", started["env"]},
                                         {"phases_ms", started["phases_ms"]},

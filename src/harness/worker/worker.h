@@ -17,6 +17,9 @@ struct PreparedWorker {
   json sandbox;  // WorkerPlan::sandbox without jit_cache (worker_policy.h)
   json sandbox_report;
   int64_t sandboxed_t_ns = 0;
+  // The workload (uuid) whose inputs, reference and check the spare's warm-up ran
+  // (WorkerSession::warm_spare, all three steps); "" where it ran fewer.
+  std::string warmed_reference_of;
 };
 
 // Runs the worker on the channel `fd` and returns its exit code; normally it ends

@@ -443,7 +443,9 @@ namespace {
       const bool triton = req["warm"].value("triton", false) &&
                           WorkerSession::warm_triton(prepared.device, /*launch=*/false);
       take_lock();
-      prepared.sandbox_report["spare_warm_steps"] = WorkerSession::warm_spare(req["warm"], prepared.device);
+      const int steps = WorkerSession::warm_spare(req["warm"], prepared.device);
+      prepared.sandbox_report["spare_warm_steps"] = steps;
+      if (steps >= 3) prepared.warmed_reference_of = req["warm"]["workload"].value("uuid", "");
       if (triton) prepared.sandbox_report["spare_triton_warm"] = WorkerSession::warm_triton(prepared.device, true);
       lock.release();
       prepared.sandbox_report["spare_warm_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
