@@ -119,6 +119,14 @@ TEST(DeviceLock, SharedHoldsOverlapOneAnotherButNotAnExclusiveOne) {
   EXPECT_FALSE(a.held_exclusive());
   EXPECT_FALSE(timed.try_acquire());  // no timed loop beside them
   EXPECT_FALSE(a.try_acquire());      // nor an upgrade without waiting
+  {
+    DeviceLock warm(file.string());  // a warm-up step may join them without waiting
+    EXPECT_TRUE(warm.try_acquire(LockMode::Shared));
+    EXPECT_TRUE(warm.held() && !warm.held_exclusive());
+    EXPECT_FALSE(timed.try_acquire());
+    warm.release(LockMode::Shared);
+    EXPECT_FALSE(warm.held());
+  }
   EXPECT_EQ(a.acquire(LockMode::Shared), 0);  // nested
   a.release(LockMode::Shared);
   b.release(LockMode::Shared);
@@ -131,6 +139,7 @@ TEST(DeviceLock, SharedHoldsOverlapOneAnotherButNotAnExclusiveOne) {
   {
     DeviceLock probe(file.string());
     EXPECT_FALSE(probe.try_acquire());
+    EXPECT_FALSE(probe.try_acquire(LockMode::Shared));  // nor a step beside a timed loop
   }
   a.release(LockMode::Exclusive);
   // Back to the step's shared hold: another step may join, no timed loop.
@@ -173,6 +182,10 @@ TEST(DeviceLock, AWaitingTimedLoopGoesBeforeStepsThatComeAfterIt) {
   char c;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // it waits at the lock now
+  {
+    DeviceLock warm(file.string());  // a warm-up step does not try before it either
+    EXPECT_FALSE(warm.try_acquire(LockMode::Shared));
+  }
   // A second step that starts now must wait for the timed loop, not slip in beside
   // the first; without the gate it would be granted at once.
   DeviceLock later(file.string());

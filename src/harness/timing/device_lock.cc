@@ -183,10 +183,24 @@ double DeviceLock::acquire(LockMode mode) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-bool DeviceLock::try_acquire() {
+bool DeviceLock::try_acquire(LockMode mode) {
   if (fd_ < 0) return true;
   if (exclusive_ > 0) {
     ++exclusive_;
+    return true;
+  }
+  if (mode == LockMode::Shared) {
+    if (shared_ > 0) {
+      ++shared_;
+      return true;
+    }
+    // A waiting timed loop holds the gate: no new step goes before it.
+    if (gate_ >= 0 && !lock_fd(gate_, LOCK_EX | LOCK_NB)) return false;
+    const bool got = lock_fd(fd_, LOCK_SH | LOCK_NB);
+    if (gate_ >= 0) ::flock(gate_, LOCK_UN);
+    if (!got) return false;
+    applied_ = LOCK_SH;
+    shared_ = 1;
     return true;
   }
   if (shared_ > 0 || !lock_fd(fd_, LOCK_EX | LOCK_NB)) return false;

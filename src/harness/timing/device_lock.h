@@ -59,8 +59,9 @@ class DeviceLock {
   double acquire(LockMode mode = LockMode::Exclusive);
   // Takes it exclusively only if nobody holds it now; true when held (always for a
   // lock that is not open). Nests as acquire() does; false while this process holds
-  // it shared only (no upgrade without waiting).
-  bool try_acquire();
+  // it shared only (no upgrade without waiting). Shared: only if no timed loop holds
+  // it or waits for it (the gate), beside any untimed steps.
+  bool try_acquire(LockMode mode = LockMode::Exclusive);
   void release(LockMode mode = LockMode::Exclusive);
   bool held() const { return shared_ + exclusive_ > 0; }
   bool held_exclusive() const { return exclusive_ > 0; }

@@ -331,18 +331,20 @@ json start_session(WorkerChannel& ch, WorkerSession& session) {
 
 // A Judge started ahead of its work (JudgeOptions::work_follows), beside the
 // solution's worker: its warm-up runs kernels, so each step holds the GPU's timing
-// lock and never runs during a timed loop; it yields to timed loops, too: a step
-// starts only while nobody holds the lock, and the warm-up ends at the first
-// refusal. (Holding the lock for the whole warm-up made the solution's first timed
-// loop wait 0.28-0.47 s on the H100; creating the context, above, runs no kernel
-// and holds nothing.)
+// lock, shared as any untimed step, and never runs during a timed loop; it yields
+// to timed loops, too: a step starts only while no timed loop holds the lock or
+// waits for it, and the warm-up ends at the first refusal. (Holding the lock for
+// the whole warm-up made the solution's first timed loop wait 0.28-0.47 s on the
+// H100; each step holding it exclusively made the solution's correctness rounds
+// wait 90-135 ms of a warm call on the H200. Creating the context, above, runs no
+// kernel and holds nothing.)
 void warm_up_ahead(WorkerSession& session, const WorkerPlan& plan, json& started) {
   DeviceLock lock(plan.device.is_cuda() ? plan.timing_lock : std::string());
   const int64_t t = monotonic_ns();
   const int steps = session.warm_up(
-      plan.judge.warm_up, [&] { return lock.try_acquire(); },
+      plan.judge.warm_up, [&] { return lock.try_acquire(LockMode::Shared); },
       [&] {
-        lock.release();
+        lock.release(LockMode::Shared);
         // A timed loop waiting in flock gets its turn before the next step asks.
         ::usleep(1000);
       });

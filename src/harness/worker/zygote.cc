@@ -415,22 +415,25 @@ namespace {
     prepared.sandbox_report = enter_worker_sandbox(prepared.sandbox, prepared.device);
     prepared.sandboxed_t_ns = monotonic_ns();
     // The context and cuBLAS's handle run no kernel; the few kernels after them
-    // do: like a reference worker's warm-up they wait for the GPU's timing lock to
-    // be free (5 s at most, then its turn), so that they never run in a timed loop.
+    // do: like a reference worker's warm-up they hold the GPU's timing lock shared,
+    // as any untimed step, once no timed loop holds it or waits for it (5 s at
+    // most, then their turn), so that they never run in a timed loop. (Exclusive,
+    // they made a back-to-back evaluation's correctness rounds wait for them.)
     DeviceLock lock(prepared.device.is_cuda() ? standby.value("timing_lock", "")
                                                           : std::string());
     auto take_lock = [&] {
       const Deadline give_up = deadline_after(std::chrono::seconds(5));
-      while (!lock.try_acquire()) {
+      while (!lock.try_acquire(LockMode::Shared)) {
         if (Clock::now() > give_up) {
-          lock.acquire();
+          lock.acquire(LockMode::Shared);
           break;
         }
         ::usleep(2000);
       }
     };
+    const auto let_go = [&] { lock.release(LockMode::Shared); };
     int64_t t = monotonic_ns();
-    WorkerSession::start_runtime(prepared.device, take_lock, [&] { lock.release(); });
+    WorkerSession::start_runtime(prepared.device, take_lock, let_go);
     prepared.sandbox_report["spare_runtime_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
     // The last evaluation's first workload, the likely next one's (runtime.warm_spare);
     // not when a requester is already waiting for this worker (back-to-back
@@ -447,7 +450,7 @@ namespace {
       prepared.sandbox_report["spare_warm_steps"] = steps;
       if (steps >= 3) prepared.warmed_reference_of = req["warm"]["workload"].value("uuid", "");
       if (triton) prepared.sandbox_report["spare_triton_warm"] = WorkerSession::warm_triton(prepared.device, true);
-      lock.release();
+      let_go();
       prepared.sandbox_report["spare_warm_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
     }
   } catch (const std::exception& e) {
