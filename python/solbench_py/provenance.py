@@ -139,23 +139,3 @@ def solution_code(v, depth: int = 0, classes: dict | None = None) -> bool:
         if own:
             return True
     return False
-    if isinstance(v, types.FunctionType):
-        return in_solution(v.__code__)
-    if isinstance(v, (types.MethodType, staticmethod, classmethod)):
-        return solution_code(v.__func__, depth + 1)
-    if isinstance(v, functools.partial):
-        return solution_code(v.func, depth + 1)
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return any(solution_code(x, depth + 1) for x in list(v)[:64])
-    if isinstance(v, dict):
-        return any(solution_code(x, depth + 1) for x in list(v.values())[:64])
-    if isinstance(v, types.ModuleType):
-        return False
-    klass = v if isinstance(v, type) else type(v)
-    for k in klass.__mro__:  # by the files of its functions, not a __module__ it can name
-        if k is object:
-            continue
-        for member in list(vars(k).values()):
-            if isinstance(member, types.FunctionType) and in_solution(member.__code__):
-                return True
-    return False
