@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import sysconfig
 import time
 
 import torch
@@ -305,10 +304,6 @@ def _raised_at(e: BaseException) -> str:
         tb = tb.tb_next
     if not frames:
         return ""
-    stdlib = sysconfig.get_paths().get("stdlib", "//") + os.sep
-
-    def in_stdlib(code) -> bool:
-        return code.co_filename.startswith(("<frozen", stdlib))
 
     def at(code, line) -> str:
         path = code.co_filename
@@ -319,7 +314,8 @@ def _raised_at(e: BaseException) -> str:
                 break
         return f"{path}:{line} in {code.co_name}"
 
-    own = next((f for f in reversed(frames) if not in_stdlib(f[0])), frames[-1])
+    own = next((f for f in reversed(frames) if not provenance.stdlib_file(f[0].co_filename)),
+               frames[-1])
     text = at(*own)
     last = frames[-1][0]
     if own[0] is not last:

@@ -24,19 +24,30 @@ def _worker_files() -> set:
     return {os.path.join(here, m + ".py") for m in _WORKER_MODULES}
 
 
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+
+
+def stdlib_file(filename: str) -> bool:
+    """Whether code of `filename` is Python's standard library: a frozen module, or a
+    file in its folder but for a site-packages or dist-packages folder inside it
+    (a pyenv or non-venv install keeps torch there)."""
+    if filename.startswith("<frozen"):
+        return True
+    f = os.path.abspath(filename)
+    return f.startswith(_STDLIB) and "site-packages" not in f and "dist-packages" not in f
+
+
 def frame_origin(frame) -> str:
     """Who created a thread: the nearest frame, walking out from the creation, that
     is the solution's code or a runtime's (torch, Triton). Frames of the standard
     library and of other libraries (tqdm's monitor thread, started by Inductor's
     progress bars) do not decide: whoever called them does."""
-    stdlib = os.path.dirname(os.__file__) + os.sep
     worker = _worker_files()
     innermost = None
     while frame is not None:
         name = frame.f_code.co_filename
         f = os.path.abspath(name)
-        in_stdlib = f.startswith(stdlib) and "site-packages" not in f and "dist-packages" not in f
-        if name.startswith("<frozen") or f in worker or in_stdlib:
+        if f in worker or stdlib_file(name):
             frame = frame.f_back
             continue
         where = f"{f}:{frame.f_lineno}"
