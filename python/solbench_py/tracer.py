@@ -1353,6 +1353,160 @@ def _defer_dynamo() -> bool:
     return True
 
 
+class _NotSympy:
+    """sympy.Basic while sympy is not loaded: nothing is an instance of it, as no
+    sympy expression can exist before sympy is imported."""
+
+
+class _DeferredSympy(types.ModuleType):
+    """Stands for sympy in a tracer process until something needs more of it than
+    an isinstance test against sympy.Basic (torch's elementwise type promotion
+    imports sympy on every call for that test alone). sympy's import is 0.25-0.4 s,
+    a fifth of a cold `solbench sol`. Any other attribute (and a submodule's import,
+    which asks for __path__) imports the real sympy and answers from it."""
+
+    def __getattr__(self, name):
+        if name == "Basic" and not _real_loaded("sympy"):
+            return _NotSympy
+        return getattr(_real_module("sympy"), name)
+
+
+def _plain(*values) -> bool:
+    """True when every value is a plain Python bool, int or float (no SymInt,
+    SymBool, SymFloat): the only values a tracer without fake tensors meets."""
+    return all(type(v) in (bool, int, float) for v in values)
+
+
+def _plain_bool(name):
+    def f(a, *args, **kwargs):
+        if type(a) is bool:
+            return a
+        return getattr(_real_shapes(), name)(a, *args, **kwargs)
+    return f
+
+
+def _plain_identity(name, kinds):
+    def f(a, *args, **kwargs):
+        if type(a) in kinds:
+            return a
+        return getattr(_real_shapes(), name)(a, *args, **kwargs)
+    return f
+
+
+def _sym_eq(x, y):
+    if isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)):
+        return len(x) == len(y) and all(_sym_eq(a, b) for a, b in zip(x, y))
+    if type(x) is int and type(y) is int:
+        return x == y
+    return _real_shapes().sym_eq(x, y)
+
+
+def _joined(name, join):
+    def f(x, *others):
+        if all(type(v) is bool for v in (x, *others)):
+            return join((x, *others))
+        return getattr(_real_shapes(), name)(x, *others)
+    return f
+
+
+def _is_nested_int(s):
+    return False if _plain(s) else _real_shapes().is_nested_int(s)
+
+
+def _has_hint(a):
+    return True if _plain(a) else _real_shapes().has_hint(a)
+
+
+def _advise(name):
+    def f(a, *args, **kwargs):
+        if _plain(a):  # the real ones act on unbacked SymInts only
+            return None
+        return getattr(_real_shapes(), name)(a, *args, **kwargs)
+    return f
+
+
+# What torch's meta kernels, references and decompositions take from
+# torch.fx.experimental.symbolic_shapes, each answered for plain values as the real
+# function answers them (torch 2.11: symbolic_shapes.py), anything else by the real one.
+_PLAIN_SHAPES = {
+    "expect_true": _plain_bool("expect_true"),
+    "guard_bool": _plain_bool("guard_bool"),
+    "guard_or_false": _plain_bool("guard_or_false"),
+    "guard_or_true": _plain_bool("guard_or_true"),
+    "guard_size_oblivious": _plain_bool("guard_size_oblivious"),
+    "statically_known_true": _plain_bool("statically_known_true"),
+    "guard_int": _plain_identity("guard_int", (int,)),
+    "size_hint": _plain_identity("size_hint", (int,)),
+    "guard_scalar": _plain_identity("guard_scalar", (bool, int, float)),
+    "sym_eq": _sym_eq,
+    "sym_and": _joined("sym_and", all),
+    "sym_or": _joined("sym_or", any),
+    "is_nested_int": _is_nested_int,
+    "has_hint": _has_hint,
+    "_advise_is_size": _advise("_advise_is_size"),
+    "_advise_is_bounded": _advise("_advise_is_bounded"),
+}
+
+
+class _DeferredShapes(types.ModuleType):
+    """Stands for torch.fx.experimental.symbolic_shapes (which imports sympy at its
+    top) in a tracer process. torch._check, every meta kernel's shape test, imports
+    it for expect_true; a tracer runs on real and meta tensors, whose sizes are plain
+    ints, so those tests are answered here (_PLAIN_SHAPES) the way the real functions
+    answer plain values. A symbolic value, any other name, or a submodule's import
+    loads the real module (and sympy) and answers from it."""
+
+    def __getattr__(self, name):
+        if name == "__path__":  # a module, not a package: `from ... import` asks
+            raise AttributeError(name)
+        if name in _PLAIN_SHAPES and not _real_loaded(_SHAPES):
+            return _PLAIN_SHAPES[name]
+        return getattr(_real_shapes(), name)
+
+
+_SHAPES = "torch.fx.experimental.symbolic_shapes"
+_STAND_INS = {"sympy": _DeferredSympy, _SHAPES: _DeferredShapes}
+
+
+def _real_loaded(name: str) -> bool:
+    return not isinstance(sys.modules.get(name, _NotSympy), (_DeferredSympy, _DeferredShapes))
+
+
+def _real_module(name: str):
+    """The real module behind a stand-in: imported (and put in sys.modules and its
+    parent package) on first need. sympy comes first, so that the real
+    symbolic_shapes binds the real sympy rather than its stand-in."""
+    if name != "sympy":
+        _real_module("sympy")
+    if isinstance(sys.modules.get(name), (_DeferredSympy, _DeferredShapes)):
+        del sys.modules[name]
+    real = importlib.import_module(name)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, real)
+    return real
+
+
+def _real_shapes():
+    return _real_module(_SHAPES)
+
+
+def _defer_sympy() -> bool:
+    """Puts _DeferredSympy and _DeferredShapes in sympy's and symbolic_shapes' places
+    where neither is loaded (not in a process forked from one that compiled), this
+    torch has meta kernels that ask them (>= 2.0) and SOLBENCH_TRACER_SYMPY is not 1.
+    True when it did."""
+    if (getattr(torch, "_disable_dynamo", None) is None
+            or os.environ.get("SOLBENCH_TRACER_SYMPY") == "1"
+            or any(name in sys.modules for name in _STAND_INS)):
+        return False
+    for name, kind in _STAND_INS.items():
+        sys.modules[name] = kind(name)
+    experimental = importlib.import_module("torch.fx.experimental")
+    experimental.symbolic_shapes = sys.modules[_SHAPES]
+    return True
+
+
 def ready(arg: str) -> str:
     """Imports done (torch included) and a tiny trace run in meta and hybrid
     modes; called once by `solbench sol` tracer processes before their per-trace
@@ -1366,6 +1520,7 @@ def ready(arg: str) -> str:
                 importlib.import_module("torch._dynamo")
         except Exception:  # noqa: BLE001 - torch 1.x has no torch._dynamo
             pass
+        _defer_sympy()
         for mode in ("meta", "hybrid"):
             try:
                 trace(json.dumps(dict(_WARM_UP, mode=mode)))
