@@ -80,8 +80,19 @@ def breakdown(doc: dict, t0: int, t1: int) -> dict:
         stages["judge:ready_after_solution_result"] = ms(wl["result_t_ns"], r.get("ready_t_ns", 0))
         stages["judge:begin_after_solution_result"] = ms(wl["result_t_ns"], rw["begin_t_ns"])
         stages["judge:workload"] = ms(rw["begin_t_ns"], rw["result_t_ns"])
+        if rw.get("judged_t_ns"):  # a streamed Judge: when its judging began, then "go"
+            stages["judge:judging_after_solution_result"] = ms(wl["result_t_ns"], rw["judged_t_ns"])
+            stages["judge:begin_after_judging"] = ms(rw["judged_t_ns"], rw["begin_t_ns"])
         if tl:
             stages["parent:after_judge"] = ms(rw["result_t_ns"], tl["workers_done"])
+        # That tail in parts: the Judge's "done", its caches taken back, the parent's rest.
+        if "done_t_ns" in r and "end_t_ns" in r:
+            stages["judge:result_to_done"] = ms(rw["result_t_ns"], r["done_t_ns"])
+            stages["judge:take_back"] = float(r.get("take_back_ms", 0))
+            if tl:
+                stages["parent:judge_end_to_workers_done"] = ms(r["end_t_ns"], tl["workers_done"])
+        if "take_back_ms" in w:
+            stages["solution:take_back"] = float(w["take_back_ms"])
         # The solution's worker after its result: until it said "done", then its exit
         # (CUDA's teardown), which the judge awaits before it times T_ref.
         if "done_t_ns" in w and "exit_t_ns" in w:

@@ -63,6 +63,9 @@ void ChannelInbox::loop() {
       in_workload = false;
     }
     push(std::move(it));
+    // A worker sends nothing after "done": reading on would only make stop() wait
+    // out the poll above (up to 0.1 s, after every Judge's last result).
+    if (type == FrameType::Done) return;
   }
 }
 

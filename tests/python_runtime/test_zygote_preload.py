@@ -53,3 +53,32 @@ def test_the_compile_group_leaves_the_source_hashes_computed_and_no_cuda_context
     else:  # each step it could not take named, nothing raised
         assert "_source_keys" in steps
         assert "_triton_driver" in steps
+
+
+_FREEZE = r"""
+import gc, json, sys, time
+sys.path.insert(0, sys.argv[1])
+import torch
+from solbench_py.zygote import zygote_check, zygote_preload
+before = len(gc.get_objects())
+zygote_preload("compile")
+why = zygote_check()
+after = len(gc.get_objects())
+kept = [[] for _ in range(1000)]  # made after the freeze: collected as usual
+print(json.dumps({"why": why, "before": before, "after": after, "young": len(gc.get_objects()),
+                  "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_what_the_zygote_imported_is_frozen_before_it_forks():
+    # A worker's gc.collect() walks what the collector tracks; after the zygote's
+    # check (run before every fork) that is nearly nothing of torch's.
+    r = subprocess.run([sys.executable, "-c", _FREEZE, str(REPO / "python")], capture_output=True,
+                       text=True, timeout=600,
+                       env=dict(os.environ, PYTORCH_NVML_BASED_CUDA_CHECK="1"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["why"] == ""
+    assert out["before"] > 50_000  # torch's objects, tracked before
+    assert out["frozen"] >= out["before"]
+    assert out["after"] < 1_000 and out["young"] >= 1_000
