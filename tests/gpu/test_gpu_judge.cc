@@ -45,5 +45,25 @@ TEST(GpuJudge, StreamedBesideTheRecorderAndTimesTheReferenceAfterIt) {
   }
 }
 
+TEST(GpuJudge, AJudgeStartedAheadWarmsUpOnAWorkloadOfMoreThan256MiB) {
+  // batch 32768: 256 MiB and 8 KiB of inputs, over the CPU's warm-up limit; on a GPU
+  // the Judge's warm-up follows the rule of everything beside an evaluation, so its
+  // reference's first call is made before the solution's result, not after it.
+  SB_REQUIRE_GPU();
+  solbench::testing::TempDir dir;
+  const json doc = eval_cuda_rmsnorm(dir.path(), "",
+                                     "-w 1f5f212e --rounds 2 --time-budget-ms 100 --no-baseline");
+  ASSERT_TRUE(doc.is_object());
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["evaluation"]["status"], "PASSED");
+  ASSERT_EQ(doc["reference_workers"].size(), 1u) << doc["reference_workers"].dump().substr(0, 2000);
+  const json& judge = doc["reference_workers"][0];
+  ASSERT_TRUE(judge.value("started_early", false)) << judge.dump();
+  const json phases = judge.value("phases_ms", json::object());
+  // Before, 0 steps (skipped by size). A step may be refused while the solution's
+  // timed loop holds the lock, so the first one made is what is asked.
+  EXPECT_GT(phases.value("warm_up_steps", 0), 0) << judge.dump();
+}
+
 }  // namespace
 }  // namespace solbench::gpu

@@ -58,8 +58,9 @@ py::object to_py(const json& j);
 // finite or null, since Python's "Infinity" is not JSON.
 json from_py(const py::handle& o);
 
-// Warm-ups (WorkerSession::warm_up, warm_spare) skip workloads with more inputs than
-// this: drawing them would cost more than the kernels' first loads they save.
+// Warm-ups on the CPU (WorkerSession::warm_up) and a spare's (warm_spare) skip
+// workloads with more inputs than this: drawing them would cost more than the
+// kernels' first loads they save. (A Judge's on a GPU follows kBesideEvaluationBytes.)
 inline constexpr uint64_t kWarmUpInputLimit = 256ull << 20;
 
 // Ends a workload's evaluation early with a status (or a skip).

@@ -277,8 +277,16 @@ void WorkerSession::Impl::check_after_load() {
 int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_run,
                            const std::function<void()>& done) {
   Impl& s = *impl_;
-  if (!s.reference_error.empty() || !spec.is_object() ||
-      workload_input_bytes(spec) > detail::kWarmUpInputLimit)
+  if (!s.reference_error.empty() || !spec.is_object()) return 0;
+  // On a GPU a Judge warms up beside the solution's evaluation on the workload it
+  // will judge next, so the rule of everything beside an evaluation applies (that of
+  // a streamed Judge, runner_judged.cc): drawing even a GiB of inputs there takes
+  // milliseconds, while a reference's first cuBLAS call cold took 0.25 s of a warm
+  // call's judging (gemma3_swiglu's 302 MB of weights, docs/speed.md session 48).
+  const uint64_t in = workload_input_bytes(spec);
+  if (s.plan.device.is_cuda()
+          ? kValuesFootprint * (in + workload_output_bytes(spec)) > kBesideEvaluationBytes
+          : in > detail::kWarmUpInputLimit)
     return 0;
   int steps = 0;
   try {
