@@ -1377,20 +1377,17 @@ def _plain(*values) -> bool:
     return all(type(v) in (bool, int, float) for v in values)
 
 
-def _plain_bool(name):
-    def f(a, *args, **kwargs):
-        if type(a) is bool:
-            return a
-        return getattr(_real_shapes(), name)(a, *args, **kwargs)
-    return f
-
-
 def _plain_identity(name, kinds):
+    """symbolic_shapes' `name` where it returns a plain value of `kinds` as it is."""
     def f(a, *args, **kwargs):
         if type(a) in kinds:
             return a
         return getattr(_real_shapes(), name)(a, *args, **kwargs)
     return f
+
+
+def _plain_bool(name):
+    return _plain_identity(name, (bool,))
 
 
 def _sym_eq(x, y):

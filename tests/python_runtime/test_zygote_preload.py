@@ -38,12 +38,17 @@ def _has(module: str) -> bool:
         return False
 
 
-def test_the_compile_group_leaves_the_source_hashes_computed_and_no_cuda_context():
-    r = subprocess.run([sys.executable, "-c", _PROBE, str(REPO / "python")], capture_output=True,
+def _run(script: str) -> dict:
+    """`script` in a fresh interpreter, as the zygote is one; its last line's JSON."""
+    r = subprocess.run([sys.executable, "-c", script, str(REPO / "python")], capture_output=True,
                        text=True, timeout=600,
                        env=dict(os.environ, PYTORCH_NVML_BASED_CUDA_CHECK="1"))
     assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_the_compile_group_leaves_the_source_hashes_computed_and_no_cuda_context():
+    out = _run(_PROBE)
     assert out["cuda_initialised"] is False
     steps = [m.split(":")[0] for m in out["missing"]]
     if _has("triton") and _has("torch._inductor"):
@@ -73,11 +78,7 @@ print(json.dumps({"why": why, "before": before, "after": after, "young": len(gc.
 def test_what_the_zygote_imported_is_frozen_before_it_forks():
     # A worker's gc.collect() walks what the collector tracks; after the zygote's
     # check (run before every fork) that is nearly nothing of torch's.
-    r = subprocess.run([sys.executable, "-c", _FREEZE, str(REPO / "python")], capture_output=True,
-                       text=True, timeout=600,
-                       env=dict(os.environ, PYTORCH_NVML_BASED_CUDA_CHECK="1"))
-    assert r.returncode == 0, r.stderr[-2000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = _run(_FREEZE)
     assert out["why"] == ""
     assert out["before"] > 50_000  # torch's objects, tracked before
     assert out["frozen"] >= out["before"]
