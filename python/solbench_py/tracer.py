@@ -1311,7 +1311,44 @@ def _one_thread():
         torch.set_num_threads(1)
 
 
-class _DeferredDynamo(types.ModuleType):
+class _StandIn(types.ModuleType):
+    """A module put in a real one's place in a tracer process (_install) until
+    something needs the real one (_real_module)."""
+
+
+_SHAPES = "torch.fx.experimental.symbolic_shapes"
+# The real modules a stand-in's real one must find loaded first: the real
+# symbolic_shapes binds sympy at its top, which must not be sympy's stand-in.
+_LOADED_FIRST = {_SHAPES: "sympy"}
+
+
+def _install(name: str, kind) -> None:
+    """A stand-in of `kind` in sys.modules and its parent package for module `name`."""
+    stub = sys.modules[name] = kind(name)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(importlib.import_module(parent), child, stub)
+
+
+def _real_loaded(name: str) -> bool:
+    return not isinstance(sys.modules.get(name), _StandIn)
+
+
+def _real_module(name: str):
+    """The real module behind a stand-in: imported (and put in sys.modules and its
+    parent package) on first need, after those it needs (_LOADED_FIRST)."""
+    if name in _LOADED_FIRST:
+        _real_module(_LOADED_FIRST[name])
+    if not _real_loaded(name):
+        del sys.modules[name]
+    real = importlib.import_module(name)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, real)
+    return real
+
+
+class _DeferredDynamo(_StandIn):
     """Stands for torch._dynamo in a tracer process until something needs more of it
     than disable(). torch 2.x wraps its Python meta kernels and reference operators
     in torch._disable_dynamo, whose first call imports torch._dynamo (0.8-1.3 s, most
@@ -1325,19 +1362,11 @@ class _DeferredDynamo(types.ModuleType):
     def __getattr__(self, name):
         if name == "disable":
             return _plain_disable
-        return getattr(_real_dynamo(), name)
+        return getattr(_real_module("torch._dynamo"), name)
 
 
 def _plain_disable(fn=None, recursive=True, **_kwargs):
     return fn if fn is not None else (lambda f: f)
-
-
-def _real_dynamo():
-    if isinstance(sys.modules.get("torch._dynamo"), _DeferredDynamo):
-        del sys.modules["torch._dynamo"]
-    real = importlib.import_module("torch._dynamo")
-    torch._dynamo = real
-    return real
 
 
 def _defer_dynamo() -> bool:
@@ -1347,9 +1376,7 @@ def _defer_dynamo() -> bool:
     if (getattr(torch, "_disable_dynamo", None) is None or "torch._dynamo" in sys.modules
             or os.environ.get("SOLBENCH_TRACER_DYNAMO") == "1"):
         return False
-    stub = _DeferredDynamo("torch._dynamo")
-    sys.modules["torch._dynamo"] = stub
-    torch._dynamo = stub
+    _install("torch._dynamo", _DeferredDynamo)
     return True
 
 
@@ -1358,7 +1385,7 @@ class _NotSympy:
     sympy expression can exist before sympy is imported."""
 
 
-class _DeferredSympy(types.ModuleType):
+class _DeferredSympy(_StandIn):
     """Stands for sympy in a tracer process until something needs more of it than
     an isinstance test against sympy.Basic (torch's elementwise type promotion
     imports sympy on every call for that test alone). sympy's import is 0.25-0.4 s,
@@ -1445,7 +1472,7 @@ _PLAIN_SHAPES = {
 }
 
 
-class _DeferredShapes(types.ModuleType):
+class _DeferredShapes(_StandIn):
     """Stands for torch.fx.experimental.symbolic_shapes (which imports sympy at its
     top) in a tracer process. torch._check, every meta kernel's shape test, imports
     it for expect_true; a tracer runs on real and meta tensors, whose sizes are plain
@@ -1461,27 +1488,7 @@ class _DeferredShapes(types.ModuleType):
         return getattr(_real_shapes(), name)
 
 
-_SHAPES = "torch.fx.experimental.symbolic_shapes"
 _STAND_INS = {"sympy": _DeferredSympy, _SHAPES: _DeferredShapes}
-
-
-def _real_loaded(name: str) -> bool:
-    return not isinstance(sys.modules.get(name, _NotSympy), (_DeferredSympy, _DeferredShapes))
-
-
-def _real_module(name: str):
-    """The real module behind a stand-in: imported (and put in sys.modules and its
-    parent package) on first need. sympy comes first, so that the real
-    symbolic_shapes binds the real sympy rather than its stand-in."""
-    if name != "sympy":
-        _real_module("sympy")
-    if isinstance(sys.modules.get(name), (_DeferredSympy, _DeferredShapes)):
-        del sys.modules[name]
-    real = importlib.import_module(name)
-    parent, _, child = name.rpartition(".")
-    if parent:
-        setattr(sys.modules[parent], child, real)
-    return real
 
 
 def _real_shapes():
@@ -1498,9 +1505,7 @@ def _defer_sympy() -> bool:
             or any(name in sys.modules for name in _STAND_INS)):
         return False
     for name, kind in _STAND_INS.items():
-        sys.modules[name] = kind(name)
-    experimental = importlib.import_module("torch.fx.experimental")
-    experimental.symbolic_shapes = sys.modules[_SHAPES]
+        _install(name, kind)
     return True
 
 
