@@ -205,6 +205,11 @@ uint64_t workload_output_bytes(const json& spec) {
   return total;
 }
 
+bool fits_beside_evaluation(const json& spec) {
+  return kValuesFootprint * (workload_input_bytes(spec) + workload_output_bytes(spec)) <=
+         kBesideEvaluationBytes;
+}
+
 int sampled_calls(int verify_samples, const json& spec) {
   const uint64_t out_bytes = std::max<uint64_t>(1, workload_output_bytes(spec));
   return static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(std::max(0, verify_samples)),

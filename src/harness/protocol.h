@@ -331,6 +331,9 @@ uint64_t workload_output_bytes(const json& spec);
 // keeps what it adds for the largest workload within kBesideEvaluationBytes.
 inline constexpr uint64_t kValuesFootprint = 8;
 inline constexpr uint64_t kBesideEvaluationBytes = 16ull << 30;
+// Whether a workload's values fit beside an evaluation by that rule (a streamed
+// Judge's workloads, the workload a Judge warms up on).
+bool fits_beside_evaluation(const json& spec);
 
 // What a worker of a plan with hand_back keeps at "go" (WorkerPlan::hand_back), of
 // its `n` workloads: the `compiled` ones it compiled ahead, the one it is compiling

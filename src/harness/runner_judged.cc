@@ -301,12 +301,8 @@ RunnerOptions JudgedBatch::recorder_options() {
 // rule of T_b's workers ahead). SOLBENCH_STREAM_JUDGE=0: never.
 bool JudgedBatch::may_stream() const {
   if (!settings().stream_judge.value_or(true)) return false;
-  for (int i : batch_) {
-    const json& spec = plan_.workloads[i];
-    if (kValuesFootprint * (workload_input_bytes(spec) + workload_output_bytes(spec)) >
-        kBesideEvaluationBytes)
-      return false;
-  }
+  for (int i : batch_)
+    if (!fits_beside_evaluation(plan_.workloads[i])) return false;
   return true;
 }
 

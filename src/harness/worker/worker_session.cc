@@ -283,10 +283,8 @@ int WorkerSession::warm_up(const json& spec, const std::function<bool()>& may_ru
   // a streamed Judge, runner_judged.cc): drawing even a GiB of inputs there takes
   // milliseconds, while a reference's first cuBLAS call cold took 0.25 s of a warm
   // call's judging (gemma3_swiglu's 302 MB of weights, docs/speed.md session 48).
-  const uint64_t in = workload_input_bytes(spec);
-  if (s.plan.device.is_cuda()
-          ? kValuesFootprint * (in + workload_output_bytes(spec)) > kBesideEvaluationBytes
-          : in > detail::kWarmUpInputLimit)
+  if (s.plan.device.is_cuda() ? !fits_beside_evaluation(spec)
+                              : workload_input_bytes(spec) > detail::kWarmUpInputLimit)
     return 0;
   int steps = 0;
   try {
