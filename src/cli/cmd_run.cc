@@ -46,6 +46,7 @@ struct RunCliOptions {
   std::string gpus;
   int cpu_slots = 0;
   int jobs_per_gpu = 1;
+  int baseline_ahead = -1;
   std::string db;
   bool no_db = false;
   bool json_output = false;
@@ -166,6 +167,7 @@ int run_run(const RunCliOptions& c) {
   }
   o.slots = runset::resolve_slots(c.device, c.gpus, c.cpu_slots);
   o.slots = runset::repeat_gpu_slots(o.slots, c.jobs_per_gpu);
+  o.baseline_ahead = c.baseline_ahead;
   if (!c.settings.timer.empty() && c.settings.timer != "auto")
     for (const auto& s : o.slots)
       if (s == "cpu") {
@@ -264,6 +266,11 @@ void add_run_command(CLI::App& app) {
                   "runs alone on the GPU (a lock per GPU); those with a workload over 256 MB run "
                   "alone, last (default 1)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--baseline-ahead", c->baseline_ahead,
+                  "on one GPU, measure the next problems' T_b (solbench baseline) beside the "
+                  "evaluation in progress, this many problems at a time; 0: each evaluation "
+                  "measures its own (default 2)")
+      ->check(CLI::Range(0, 16));
   gpus->excludes(dev)->excludes(cpu);
   cpu->excludes(dev);
   add_store_options(cmd, c->db, c->no_db,

@@ -8,9 +8,12 @@
 
 namespace solbench::eval {
 
+namespace {
+std::string num(double v) { return fmt::format("{}", v); }
+}  // namespace
+
 std::vector<std::string> Settings::flags() const {
   const Settings d;
-  auto num = [](double v) { return fmt::format("{}", v); };
   std::vector<std::string> a;
   if (timeout_s != d.timeout_s) a.insert(a.end(), {"--timeout", num(timeout_s)});
   if (compile_timeout_s != d.compile_timeout_s)
@@ -25,6 +28,16 @@ std::vector<std::string> Settings::flags() const {
   if (no_baseline) a.push_back("--no-baseline");
   if (profile) a.push_back("--profile");
   return a;
+}
+
+std::vector<std::string> Settings::baseline_flags() const {
+  Settings only;  // the defaults, but for what T_b is measured with
+  only.timeout_s = timeout_s;
+  only.seed = seed;
+  only.target_rse = target_rse;
+  only.time_budget_ms = time_budget_ms;
+  only.timer = timer;
+  return only.flags();
 }
 
 std::chrono::duration<double> time_limit(double seconds) {

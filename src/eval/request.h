@@ -34,6 +34,10 @@ struct Settings {
   std::chrono::duration<double> compile_timeout() const;
   // eval's flags for the settings that differ from the defaults, in eval's order.
   std::vector<std::string> flags() const;
+  // The same for `solbench baseline`: only the settings T_b is measured with
+  // (its timeout, seed, stopping rule and timer; eval's T_b makes one round
+  // whatever --rounds says).
+  std::vector<std::string> baseline_flags() const;
   // A safety net for a whole evaluation of `workloads` workloads (the build,
   // then per workload a worker start and the per-workload timeout).
   std::chrono::duration<double> deadline(size_t workloads) const;

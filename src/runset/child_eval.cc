@@ -40,6 +40,13 @@ std::vector<std::string> eval_args(const ChildRequest& r) {
   return a;
 }
 
+std::vector<std::string> baseline_args(const ChildRequest& r) {
+  std::vector<std::string> a = {"baseline", r.problem_dir.string(), "--device", r.device, "--json"};
+  for (const auto& w : r.workloads) a.insert(a.end(), {"-w", w});
+  a.insert(a.end(), r.extra_args.begin(), r.extra_args.end());
+  return a;
+}
+
 std::string ChildResult::describe() const {
   if (!spawn_error.empty()) return "could not be started: " + spawn_error;
   if (interrupted) return "interrupted (killed when the run was stopped)";
@@ -74,7 +81,8 @@ ChildResult run_child_eval(const ChildRequest& r) {
   // becomes solbench), its stderr to the capture.
   harness::SpawnOptions so;
   so.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >\"$SOLBENCH_RUN_STDOUT\"", r.program.string()};
-  for (auto& a : eval_args(r)) so.argv.push_back(std::move(a));
+  const bool eval = r.command == ChildRequest::Command::Eval;
+  for (auto& a : eval ? eval_args(r) : baseline_args(r)) so.argv.push_back(std::move(a));
   so.env_set = {{"SOLBENCH_RUN_STDOUT", out_file.string()}};
   // The run's zygote: every evaluation's workers fork from one process that
   // imported torch once (harness/worker/zygote.h).
@@ -121,7 +129,8 @@ ChildResult run_child_eval(const ChildRequest& r) {
   if (!res.interrupted && !res.timed_out) {
     const std::string text = read_file(out_file);
     const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded() && j.is_object() && j.contains("results")) {
+    if (!j.is_discarded() && j.is_object()) res.document = j;
+    if (eval && !j.is_discarded() && j.is_object() && j.contains("results")) {
       try {
         res.report = eval::Report::from_json(j);
       } catch (const std::exception&) {

@@ -1,6 +1,8 @@
 // One evaluation in a child process: `solbench eval PROBLEM -s SOL --device D
 // --json -o TRACES [-w UUID ...] [flags]`, re-executing this binary, so that a
-// crash or hang of one evaluation cannot take the run down.
+// crash or hang of one evaluation cannot take the run down. The same runs a
+// problem's T_b ahead of its evaluation (`solbench baseline PROBLEM --device D
+// --json [-w UUID ...] [flags]`, baseline_lane.h).
 //
 // The child's stdout (eval's JSON document) goes to a file of its own, its
 // stderr to a bounded capture (the tail explains a failure), and eval appends
@@ -23,9 +25,11 @@
 namespace solbench::runset {
 
 struct ChildRequest {
+  enum class Command { Eval, Baseline };
+  Command command = Command::Eval;
   std::filesystem::path program;  // the solbench binary (harness::self_exe())
   std::filesystem::path problem_dir;
-  std::optional<std::filesystem::path> solution_file;  // nullopt: --reference
+  std::optional<std::filesystem::path> solution_file;  // nullopt: --reference (Eval only)
   std::vector<std::string> workloads;  // uuids (-w each); empty: eval's own selection
   std::string device = "cpu";
   std::vector<std::string> extra_args;  // recording (--db FILE / --no-db) and eval flags
@@ -35,11 +39,13 @@ struct ChildRequest {
   const std::atomic<bool>* stop = nullptr;  // when set: the child is killed (interrupted)
 };
 
-// The eval command line (after the program).
+// The child's command line (after the program): eval's, or baseline's.
 std::vector<std::string> eval_args(const ChildRequest& r);
+std::vector<std::string> baseline_args(const ChildRequest& r);
 
 struct ChildResult {
   std::optional<eval::Report> report;  // eval's --json output, when it printed one
+  json document = nullptr;  // the child's --json output as printed (any command); null: none
   std::vector<Trace> traces;     // the -o file: one per finished workload (a cut last line is dropped)
   std::string stderr_tail;       // the last few kB of the child's stderr
   harness::ExitStatus status;

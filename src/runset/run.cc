@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "harness/protocol.h"  // kValuesFootprint
 #include "harness/staging.h"
 #include "harness/worker/zygote.h"
+#include "runset/baseline_lane.h"
 #include "runset/progress.h"
 #include "runset/resume.h"
 #include "runset/scheduler.h"
@@ -204,9 +206,17 @@ class Runner {
   // One slot of each distinct device (the first of each), for evaluations that run
   // alone on their GPU.
   std::vector<size_t> one_slot_per_device() const;
-  // --jobs-per-gpu N > 1: evaluations that ran out of GPU memory beside others are
-  // evaluated again, one per GPU at a time.
+  // Evaluations that ran out of GPU memory beside others (--jobs-per-gpu N > 1, or
+  // T_b ahead) are evaluated again, one per GPU at a time.
   void retry_out_of_memory_alone();
+  // T_b ahead (baseline_lane.h): the lane's jobs, the problems in the order their
+  // evaluations start (`order`, tasks), but the first; none where the run cannot
+  // have one (lane_env says which runs can).
+  void start_lane(const std::vector<size_t>& order);
+  LaneOutcome measure_ahead(const LaneJob& job);
+  // The share variables of a lane job's T_b workers.
+  std::vector<std::pair<std::string, std::string>> lane_env() const;
+  void report_lane();
   void absorb(size_t task, const std::string& device, const std::vector<size_t>& remaining,
               const ChildResult& c, bool gpu_to_itself);
   std::optional<json> environment(const std::string& device, const Problem& p);
@@ -241,6 +251,10 @@ class Runner {
   std::vector<std::string> progress_notes_;  // found while preparing, shown once progress starts
   std::vector<std::pair<std::string, std::string>> child_env_;  // for every child eval
   std::vector<size_t> ran_alone_;  // tasks run alone on their GPU (never retried alone)
+  std::vector<char> beside_;       // per task: evaluated beside others (an OOM skip proves nothing)
+  std::unique_ptr<BaselineLane> lane_;
+  size_t lane_jobs_ = 0;           // T_b ahead's jobs at once (0: no lane)
+  std::vector<size_t> tasks_left_; // per problem: its tasks not started yet
   std::mutex m_;                     // guards the members below
   std::set<size_t> solutions_put_;   // tasks whose solution is in the store
   bool run_env_set_ = false;
@@ -559,10 +573,33 @@ std::vector<std::pair<std::string, std::string>> Runner::baseline_share_env(size
     env.emplace_back("SOLBENCH_BASELINE_CPUS",
                      std::to_string(std::max<size_t>(
                          1, std::max(1u, std::thread::hardware_concurrency()) / side_by_side)));
+  // T_b ahead's jobs share the GPU's memory with the evaluations of the first pass.
   const size_t on_gpu =
-      Device::parse(o_.slots[slot]).is_cuda() ? evaluations_on_device(slot, pass) : 1;
+      Device::parse(o_.slots[slot]).is_cuda()
+          ? evaluations_on_device(slot, pass) + (pass == Pass::First ? lane_jobs_ : 0)
+          : 1;
   if (on_gpu > 1 && !set.baseline_gpu_share)
     env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE", std::to_string(on_gpu));
+  return env;
+}
+
+// A lane job's T_b workers count as `baseline` does (workers alone: one per 2 CPUs,
+// at most 8, within half the GPU's memory), with three quarters of the CPUs over
+// the lane's jobs at once and the GPU's memory over them and the evaluations
+// beside them. With the host's CPUs each (8 workers a job) the evaluations beside
+// them ran slower than the T_b they were spared (docs/run.md, "T_b ahead").
+std::vector<std::pair<std::string, std::string>> Runner::lane_env() const {
+  std::vector<std::pair<std::string, std::string>> env;
+  const Settings& set = settings();
+  if (set.baseline_workers) return env;
+  if (!set.baseline_cpus)
+    env.emplace_back("SOLBENCH_BASELINE_CPUS",
+                     std::to_string(std::max<size_t>(
+                         1, std::max(1u, std::thread::hardware_concurrency()) * 3 / 4 /
+                                lane_jobs_)));
+  if (!set.baseline_gpu_share)
+    env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE",
+                     std::to_string(evaluations_on_device(0, Pass::First) + lane_jobs_));
   return env;
 }
 
@@ -618,6 +655,20 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
     if (!e.results[k]) remaining.push_back(k);
 
   const bool stopped = (o_.stop && o_.stop->load()) || usage_error_;
+  // T_b ahead: the problem's baselines are in the store before its evaluation
+  // looks them up (or it measures them itself).
+  bool last_of_problem = false;
+  {
+    std::lock_guard lock(m_);
+    size_t& left = tasks_left_[tasks_[task].problem];
+    if (left > 0) --left;  // a retry alone is not a task of its own
+    last_of_problem = left == 0;
+  }
+  if (lane_ && (remaining.empty() || stopped)) {
+    if (last_of_problem) lane_->drop(tasks_[task].problem);
+  } else if (lane_) {
+    e.baseline_wait_seconds = lane_->claim(tasks_[task].problem);
+  }
   if (!remaining.empty() && !stopped) {
     const fs::path dir = scratch_.path() / fmt::format("task-{}", task);
     fs::create_directories(dir);
@@ -634,7 +685,13 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
     req.stop = o_.stop;
     req.env = child_env_;
     for (auto& kv : baseline_share_env(slot, pass)) req.env.push_back(std::move(kv));
-    absorb(task, device, remaining, run_child_eval(req), gpu_to_itself(slot, pass));
+    // Beside the lane's jobs an evaluation's out-of-memory skip proves nothing: it
+    // is tried again alone at the end (retry_out_of_memory_alone).
+    const auto started = std::chrono::steady_clock::now();
+    const ChildResult c = run_child_eval(req);
+    const bool alone = gpu_to_itself(slot, pass) && !(lane_ && lane_->busy_since(started));
+    beside_[task] = !alone;
+    absorb(task, device, remaining, c, alone);
     harness::remove_tree_quietly(dir);
   }
   e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -642,6 +699,108 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
   t.add(e);
   progress_->finished(task, what, device, t.text(), t.failed() > 0 || !e.error.empty(),
                       remaining.empty(), e.seconds);
+}
+
+void Runner::start_lane(const std::vector<size_t>& order) {
+  const bool one_gpu = !o_.slots.empty() && Device::parse(o_.slots[0]).is_cuda() &&
+                       std::all_of(o_.slots.begin(), o_.slots.end(),
+                                   [&](const std::string& s) { return s == o_.slots[0]; });
+  // Only where evaluations measure T_b (timed, not --no-baseline) and read the
+  // store the lane writes (eval records, so it was given the store: --db).
+  if (o_.baseline_ahead == 0 || !one_gpu || o_.eval.no_baseline || o_.eval.no_timing ||
+      recording_.who != Recording::Eval)
+    return;
+  const size_t at_once = o_.baseline_ahead < 0 ? size_t{kBaselineAheadJobs}
+                                               : static_cast<size_t>(o_.baseline_ahead);
+  // A job's workers hold its workloads' values beside the evaluation in progress:
+  // within harness::kBesideEvaluationBytes for all the jobs at once. A problem
+  // with a larger workload, and the first (nothing is evaluated before it), are
+  // measured by their evaluation. Evaluations run beside the jobs whatever their
+  // size: one that runs out of memory there is tried again alone.
+  std::vector<LaneJob> jobs;
+  std::vector<char> queued(problems_.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Task& t = tasks_[order[i]];
+    if (queued[t.problem]) continue;
+    queued[t.problem] = 1;
+    if (i == 0) continue;
+    const LoadedProblem& lp = problems_[t.problem];
+    if (!lp.problem) continue;
+    double largest = 0;
+    for (size_t w : lp.selected)
+      if (const auto& r = lp.problem->resolved.at(w))
+        largest = std::max(largest, double(r->input_bytes + r->output_bytes));
+    if (largest * double(harness::kValuesFootprint) * double(at_once) >
+        double(harness::kBesideEvaluationBytes))
+      continue;
+    // Every workload a task of the problem evaluates (eval measures T_b for its
+    // PASSED ones; the others cost a compile that is not used).
+    std::set<std::string> seen;
+    LaneJob job{t.problem, {}};
+    for (size_t k : order)
+      if (tasks_[k].problem == t.problem)
+        for (const std::string& u : report(k).uuids)
+          if (seen.insert(u).second) job.uuids.push_back(u);
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty()) return;
+  lane_jobs_ = std::min(at_once, jobs.size());
+  report_.baseline_ahead_jobs = static_cast<int>(lane_jobs_);
+  lane_ = std::make_unique<BaselineLane>(
+      std::move(jobs), lane_jobs_, [this](const LaneJob& j, size_t) { return measure_ahead(j); },
+      o_.stop);
+}
+
+LaneOutcome Runner::measure_ahead(const LaneJob& job) {
+  const LoadedProblem& lp = problems_[job.problem];
+  const fs::path dir = scratch_.path() / fmt::format("ahead-{}", job.problem);
+  fs::create_directories(dir);
+  ChildRequest req;
+  req.command = ChildRequest::Command::Baseline;
+  req.program = program_;
+  req.problem_dir = lp.where.dir;
+  req.workloads = job.uuids;
+  req.device = o_.slots[0];
+  req.extra_args = recording_.child_args;
+  for (auto& a : o_.eval.baseline_flags()) req.extra_args.push_back(std::move(a));
+  req.scratch = dir;
+  req.deadline = o_.eval.deadline(job.uuids.size());
+  req.stop = o_.stop;
+  req.env = child_env_;
+  for (auto& kv : lane_env()) req.env.push_back(std::move(kv));
+  const ChildResult c = run_child_eval(req);
+  harness::remove_tree_quietly(dir);
+  LaneOutcome o;
+  const json& sum = c.document.is_object() ? c.document.value("summary", json()) : json();
+  if (sum.is_object()) {
+    o.measured = sum.value("measured", size_t{0});
+    o.cached = sum.value("cached", size_t{0});
+    o.without = sum.value("without_baseline", size_t{0});
+  } else if (!c.interrupted) {
+    o.error = "baseline " + c.describe();
+    const std::string why = first_line(c.stderr_tail);
+    if (!why.empty() && why != "[...]") o.error += ": " + why;
+    progress_->note(fmt::format("warning: T_b ahead of {}: {} (its evaluation measures it)",
+                                lp.where.label(), o.error));
+  }
+  return o;
+}
+
+void Runner::report_lane() {
+  std::vector<RunReport::BaselineAhead> jobs;
+  size_t done = 0, measured = 0;
+  double waited = 0;
+  for (const auto& [job, out] : lane_->outcomes()) {
+    jobs.push_back({problems_[job.problem].where.label(), job.uuids.size(), out});
+    done += out.state == LaneOutcome::State::Done;
+    measured += out.measured;
+    waited += out.waited;
+  }
+  progress_->note(fmt::format(
+      "note: T_b ahead: {} of {} problem(s) measured beside the evaluations, {} at a time ({} "
+      "workload(s)); evaluations waited {:.0f} s for them",
+      done, jobs.size(), lane_jobs_, measured, waited));
+  report_.baseline_ahead = std::move(jobs);
 }
 
 std::vector<size_t> Runner::one_slot_per_device() const {
@@ -654,12 +813,11 @@ std::vector<size_t> Runner::one_slot_per_device() const {
 }
 
 void Runner::retry_out_of_memory_alone() {
-  // Nothing to do when no device had several slots.
   const std::vector<size_t> alone = one_slot_per_device();
-  if (alone.size() == o_.slots.size() || (o_.stop && o_.stop->load())) return;
+  if (o_.stop && o_.stop->load()) return;
   std::vector<size_t> retry;
   for (size_t task = 0; task < tasks_.size(); ++task) {
-    if (std::find(ran_alone_.begin(), ran_alone_.end(), task) != ran_alone_.end()) continue;
+    if (!beside_[task]) continue;  // alone, its skip is stored: not tried again
     EvaluationReport& e = report(task);
     bool again = false;
     // A skip taken from the store was seen alone already: not tried again.
@@ -718,16 +876,26 @@ RunReport Runner::run() {
   // has the many small evaluations, not a few large ones).
   const std::vector<size_t> first = one_slot_per_device();
   std::vector<size_t> shared;
-  const std::vector<bool> big = runs_alone(costs, double(harness::kValuesFootprint),
-                                           double(kSharedGpuBytes));
+  const std::vector<bool> big =
+      runs_alone(costs, double(harness::kValuesFootprint), double(kSharedGpuBytes));
+  beside_.assign(tasks_.size(), 0);
+  tasks_left_.assign(problems_.size(), 0);
+  for (const Task& t : tasks_) ++tasks_left_[t.problem];
   for (size_t t : order) (first.size() < o_.slots.size() && big[t] ? ran_alone_ : shared).push_back(t);
   if (!ran_alone_.empty())
     progress_->note(fmt::format(
         "note: {} evaluation(s) whose largest workload is too large to share a GPU ({} times its "
         "bytes over {} GiB) run last, one per GPU",
         ran_alone_.size(), harness::kValuesFootprint, kSharedGpuBytes >> 30));
+  std::vector<size_t> in_order = shared;
+  in_order.insert(in_order.end(), ran_alone_.begin(), ran_alone_.end());
+  start_lane(in_order);
   run_on_slots(o_.slots.size(), shared.size(),
                [&](size_t i, size_t slot) { evaluate(shared[i], slot, Pass::First); }, o_.stop);
+  if (lane_) {  // the passes alone have the GPU to themselves
+    lane_->finish();
+    report_lane();
+  }
   if (!ran_alone_.empty() && !(o_.stop && o_.stop->load()))
     run_on_slots(first.size(), ran_alone_.size(),
                  [&](size_t i, size_t slot) { evaluate(ran_alone_[i], first[slot], Pass::Alone); },

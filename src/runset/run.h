@@ -53,6 +53,10 @@ struct RunOptions {
   bool rerun_skipped = false;
   std::optional<ShardSpec> shard;   // --shard I/N: only this slice of the (problem, workload) pairs
   std::vector<std::string> slots{"cpu"};
+  // T_b ahead (baseline_lane.h): how many problems' baselines are measured at once
+  // beside the evaluations, on a run whose slots are all one GPU; 0: none (each
+  // evaluation measures its own); -1: kBaselineAheadJobs there.
+  int baseline_ahead = -1;
   std::filesystem::path db;         // empty: store::default_db_path()
   bool no_db = false;               // a private store, removed at the end (nothing resumed or kept)
   eval::Settings eval;              // passed to each child eval (its flags)
@@ -67,6 +71,7 @@ struct RunOptions {
 // StoreError for an unusable store; problems and solutions that do not load are
 // reported in the result (and make exit_code 1), the others still run.
 RunReport run_dataset(const RunOptions& o);
+inline constexpr int kBaselineAheadJobs = 2;
 
 // `run --plan`: how the run's (problem, workload) pairs split into `count`
 // shards (shard.h), without evaluating anything or opening a store.

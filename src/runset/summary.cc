@@ -214,6 +214,16 @@ json summary_json(const RunReport& r) {
   if (!r.usage_error.empty()) j["usage_error"] = r.usage_error;
   j["seconds"] = r.seconds;
   j["environment_probes"] = r.environment_probes;
+  if (r.baseline_ahead) {
+    json jobs = json::array();
+    for (const auto& [problem, workloads, o] : *r.baseline_ahead)
+      jobs.push_back({{"problem", problem},
+                      {"state", o.state == LaneOutcome::State::Done ? "done" : "dropped"},
+                      {"workloads", workloads}, {"measured", o.measured}, {"cached", o.cached},
+                      {"without", o.without}, {"seconds", o.seconds}, {"waited", o.waited},
+                      {"error", or_null(o.error)}});
+    j["baseline_ahead"] = {{"jobs_at_once", r.baseline_ahead_jobs}, {"jobs", jobs}};
+  }
   if (r.shard)
     j["shard"] = {{"index", r.shard->index},
                   {"count", r.shard->count},
@@ -248,6 +258,7 @@ json summary_json(const RunReport& r) {
       ej["solution_file"] = or_null(e.solution_file);
       ej["device"] = or_null(e.device);
       ej["seconds"] = e.seconds;
+      if (e.baseline_wait_seconds > 0) ej["baseline_wait_seconds"] = e.baseline_wait_seconds;
       if (!e.part.empty()) ej["part"] = e.part;
       ej["error"] = or_null(e.error);
       ej["workloads"] = e.uuids.size();

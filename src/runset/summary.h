@@ -13,6 +13,7 @@
 
 #include "core/json.h"
 #include "core/trace.h"
+#include "runset/baseline_lane.h"
 #include "runset/dataset.h"
 #include "store/store.h"
 
@@ -54,6 +55,9 @@ struct EvaluationReport {
   std::vector<std::optional<WorkloadResult>> results;   // aligned; nullopt: not run
   std::string error;  // how the child failed, when it did
   double seconds = 0;
+  // T_b ahead: the seconds this evaluation waited for its problem's baselines
+  // (baseline_lane.h), part of `seconds`.
+  double baseline_wait_seconds = 0;
 };
 
 struct ProblemReport {
@@ -89,6 +93,15 @@ struct RunReport {
   std::optional<ShardInfo> shard;
   int environment_probes = 0;
   double seconds = 0;
+  // T_b ahead (baseline_lane.h), when the run had it: per job, its problem and
+  // what became of it.
+  struct BaselineAhead {
+    std::string problem;  // ProblemDir::label()
+    size_t workloads = 0;
+    LaneOutcome outcome;  // Done, or Dropped (its evaluation measured T_b itself)
+  };
+  std::optional<std::vector<BaselineAhead>> baseline_ahead;
+  int baseline_ahead_jobs = 0;  // at once
 };
 
 // Counts over evaluations. `workloads` counts (solution, workload) pairs; each is

@@ -112,6 +112,21 @@ TEST_F(ScoreCli, BaselineIsMeasuredOnceThenReusedFromTheStore) {
   EXPECT_EQ(second.doc["summary"]["measured"], 0);
   EXPECT_EQ(second.doc["summary"]["cached"], 2);
 
+  // An evaluation finds them too (`run`'s T_b ahead rests on it): `baseline`
+  // stores under its worker's environment, eval looks up with its solution worker's.
+  CliRun ev_run = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                      "' --smallest 2 --arch h100_sxm --json --db '" + db() + "'" + kFast);
+  ASSERT_EQ(ev_run.rc, 0) << ev_run.out << ev_run.err;
+  EXPECT_EQ(ev_run.doc["score"]["baselines"]["cached"], 2) << ev_run.doc["score"].dump();
+  EXPECT_EQ(ev_run.doc["score"]["baselines"]["measured"], 0);
+  EXPECT_TRUE(ev_run.doc["baseline_workers"].empty());
+  for (size_t i = 0; i < 2; ++i) {
+    const json& t_b = ev(ev_run, i)["solbench_score"]["t_b"];
+    const size_t k = t_b["uuid"] == w1[0]["uuid"] ? 0 : 1;
+    EXPECT_EQ(t_b["cached"], true);
+    EXPECT_DOUBLE_EQ(t_b["t_b_ms"].get<double>(), w1[k]["t_b_ms"].get<double>());
+  }
+
   // --remeasure measures again (and the store keeps both).
   CliRun again = run(args + " --remeasure");
   ASSERT_EQ(again.rc, 0) << again.out << again.err;

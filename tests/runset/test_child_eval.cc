@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/problem.h"
 #include "runset/child_eval.h"
 #include "runset/run.h"
 #include "runset_test_util.h"
@@ -67,6 +68,41 @@ TEST(ChildEval, CommandLine) {
   const V b = eval_args(r);
   EXPECT_NE(std::find(b.begin(), b.end(), "--reference"), b.end());
   EXPECT_EQ(std::find(b.begin(), b.end(), "-s"), b.end());
+}
+
+TEST(ChildEval, TheBaselineCommandLineIsOneTheRealBaselineAccepts) {
+  // T_b ahead (baseline_lane.h) runs `solbench baseline` with the run's store and
+  // the settings T_b is measured with; a flag it refused would leave every
+  // evaluation to measure its own, silently but for a warning.
+  TempDir t;
+  ChildRequest r = request(t, SOLBENCH_BINARY);
+  r.command = ChildRequest::Command::Baseline;
+  r.problem_dir = kProblems / kRms;
+  r.solution_file.reset();
+  Diagnostics d;
+  const Problem p = load_problem(problem_paths(r.problem_dir), d);
+  r.workloads = {p.workloads.at(0).uuid};
+  eval::Settings f;
+  f.rounds = 3;  // not T_b's: eval's T_b makes one round
+  f.timeout_s = 120;
+  f.seed = 7;
+  f.target_rse = 0.5;
+  f.time_budget_ms = 20;
+  r.extra_args = {"--db", (t.path() / "store.db").string()};
+  for (auto& a : f.baseline_flags()) r.extra_args.push_back(a);
+  const V want = {"baseline", r.problem_dir.string(), "--device", "cpu", "--json", "-w",
+                  r.workloads[0], "--db", (t.path() / "store.db").string(), "--timeout", "120",
+                  "--seed", "7", "--target-rse", "0.5", "--time-budget-ms", "20"};
+  EXPECT_EQ(baseline_args(r), want);
+  r.env = {{"SOLBENCH_CACHE_DIR", (t.path() / "cache").string()},
+           {"SOLBENCH_STAGING_DIR", (t.path() / "staging").string()}};
+  const ChildResult c = run_child_eval(r);
+  ASSERT_TRUE(c.document.is_object()) << c.describe() << "\n" << c.stderr_tail;
+  EXPECT_FALSE(c.report);  // not eval's document
+  const json& sum = c.document["summary"];
+  EXPECT_EQ(sum.value("workloads", 0), 1);
+  EXPECT_EQ(sum.value("measured", 0), 1);
+  EXPECT_EQ(sum.value("without_baseline", 1), 0) << c.document.dump(1);
 }
 
 TEST(ChildEval, DeadlineCoversEveryWorkload) {

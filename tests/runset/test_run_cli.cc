@@ -704,6 +704,145 @@ TEST_F(RunSkips, EachChildsBaselineWorkersCountOnItsShareOfTheCpusAndOfTheGpu) {
   }
 }
 
+// A stand-in for solbench that records the store (--db in its help): its eval
+// reports every workload PASSED, its baseline sleeps `baseline_s` and reports
+// each workload measured. Each invocation's start (and a baseline's end) goes to
+// a line of `log`: "COMMAND-start PROBLEM cpus=.. share=.. ARGS", "baseline-end
+// PROBLEM".
+fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path& passed_template,
+                       const std::string& baseline_s, const std::string& baseline_exit = "0") {
+  const fs::path f = dir / "lane_solbench.sh";
+  write(f, "#!/bin/sh\n"
+           "case \"$*\" in *--help*) echo '  --db TEXT  the store'; exit 0;; esac\n"
+           "[ \"$1\" = eval ] || [ \"$1\" = baseline ] || exit 0\n"
+           "cmd=$1; prob=$(basename \"$2\")\n"
+           "echo \"$cmd-start $prob cpus=${SOLBENCH_BASELINE_CPUS:-} "
+           "share=${SOLBENCH_BASELINE_GPU_SHARE:-} $*\" >> '" + log.string() + "'\n"
+           "ws=''\n"
+           "while [ $# -gt 0 ]; do case \"$1\" in -w) ws=\"$ws $2\"; shift;; esac; shift; done\n"
+           "if [ \"$cmd\" = baseline ]; then\n"
+           "  sleep " + baseline_s + "\n"
+           "  echo \"baseline-end $prob\" >> '" + log.string() + "'\n"
+           "  [ " + baseline_exit + " = 0 ] || exit " + baseline_exit + "\n"
+           "  n=$(echo $ws | wc -w)\n"
+           "  printf '{\"summary\":{\"workloads\":%s,\"cached\":0,\"measured\":%s,"
+           "\"without_baseline\":0}}\\n' $n $n\n"
+           "  exit 0\n"
+           "fi\n"
+           "env='\"environment\":{\"hardware\":\"Fake GPU\",\"timer\":\"events\"}'\n"
+           "sep=''; printf '{%s,\"results\":[' \"$env\"\n"
+           "for w in $ws; do printf '%s' \"$sep\"; sed \"s/UUID/$w/\" '" +
+               passed_template.string() + "' | tr -d '\\n'; sep=','; done\n"
+           "printf ']}\\n'\n");
+  fs::permissions(f, fs::perms::owner_all);
+  return f;
+}
+
+std::vector<std::string> log_lines(const fs::path& log) {
+  std::vector<std::string> out;
+  std::istringstream in(read(log));
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+class RunAhead : public RunCli {
+ protected:
+  RunReport run_with(const fs::path& program, int ahead) {
+    RunOptions o;
+    o.dataset = ds_;
+    o.solutions = sols_;
+    o.workloads.first = 1;
+    o.db = dir() / "ahead.db";
+    o.eval.rounds = 2;
+    o.eval.time_budget_ms = 20;
+    o.program = program;
+    o.progress = nullptr;
+    o.slots = {"cuda:0"};
+    o.baseline_ahead = ahead;
+    return run_dataset(o);
+  }
+  fs::path log_ = dir() / "ahead.log";
+};
+
+TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaitsForItsOwn) {
+  // Four evaluations of three problems, in the data set's order: RMSNorm's two
+  // solutions, then SwiGLU's, then softmax's. The lane measures the T_b of the
+  // problems after the first, two at a time, in `baseline` children given the
+  // run's store and T_b's settings; each evaluation starts after its problem's.
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "0.4");
+  const RunReport r = run_with(fake, 2);
+  const std::vector<std::string> lines = log_lines(log_);
+  const auto at = [&](const std::string& prefix) {
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].rfind(prefix, 0) == 0) return i;
+    ADD_FAILURE() << "no line " << prefix << " in:\n" << read(log_);
+    return lines.size();
+  };
+  size_t baselines = 0;
+  // Three quarters of the CPUs over the two jobs at once; the GPU's memory over
+  // them and the evaluation.
+  const std::string lane_cpus = fmt::format(
+      "cpus={}", std::max(1u, std::max(1u, std::thread::hardware_concurrency()) * 3 / 4 / 2));
+  for (const std::string& l : lines) {
+    if (l.rfind("baseline-start", 0) != 0) continue;
+    ++baselines;
+    EXPECT_HAS(l, " " + lane_cpus + " share=3 baseline ");
+    EXPECT_HAS(l, " --device cuda:0 --json -w ");
+    EXPECT_HAS(l, " --db " + (dir() / "ahead.db").string());
+    EXPECT_HAS(l, " --time-budget-ms 20");
+    EXPECT_EQ(l.find("--rounds"), std::string::npos) << l;  // eval's T_b makes one round
+  }
+  EXPECT_EQ(baselines, 2u);
+  EXPECT_LT(at(std::string("baseline-end ") + kSwiglu), at(std::string("eval-start ") + kSwiglu));
+  EXPECT_LT(at(std::string("baseline-end ") + kSoftmax), at(std::string("eval-start ") + kSoftmax));
+  // Measured beside the first problem's evaluations: both started before its first.
+  EXPECT_LT(at(std::string("baseline-start ") + kSoftmax), at(std::string("eval-start ") + kSwiglu));
+  for (const std::string& l : lines) {
+    if (l.rfind("eval-start", 0) == 0) {
+      EXPECT_HAS(l, " cpus= share=3 eval ");
+    }
+  }
+  ASSERT_TRUE(r.baseline_ahead);
+  ASSERT_EQ(r.baseline_ahead->size(), 2u);
+  for (const auto& b : *r.baseline_ahead) {
+    EXPECT_EQ(b.outcome.state, LaneOutcome::State::Done) << b.problem;
+    EXPECT_EQ(b.outcome.measured, 1u);
+    EXPECT_TRUE(b.outcome.error.empty()) << b.outcome.error;
+  }
+  EXPECT_EQ(r.baseline_ahead_jobs, 2);
+  const json doc = summary_json(r);
+  EXPECT_EQ(doc["baseline_ahead"]["jobs"].size(), 2u);
+  EXPECT_EQ(doc["baseline_ahead"]["jobs"][0]["state"], "done");
+  EXPECT_EQ(doc["baseline_ahead"]["jobs"][0]["measured"], 1);
+  Tally t;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) t.add(e);
+  EXPECT_EQ(t.statuses["PASSED"], 4u);
+
+  // Off: every evaluation measures its own, with the GPU's memory to itself.
+  fs::remove(log_);
+  const RunReport off = run_with(fake, 0);
+  EXPECT_FALSE(off.baseline_ahead);
+  for (const std::string& l : log_lines(log_)) {
+    EXPECT_EQ(l.rfind("baseline", 0), std::string::npos) << l;
+    EXPECT_HAS(l, " cpus= share= eval ");
+  }
+}
+
+TEST_F(RunAhead, AFailedBaselineLeavesTheEvaluationToMeasureItsOwn) {
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "0", "3");
+  const RunReport r = run_with(fake, 1);
+  ASSERT_TRUE(r.baseline_ahead);
+  ASSERT_EQ(r.baseline_ahead->size(), 2u);
+  const LaneOutcome& first = r.baseline_ahead->front().outcome;
+  EXPECT_EQ(first.state, LaneOutcome::State::Done);
+  EXPECT_HAS(first.error, "baseline exit 3");
+  Tally t;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) t.add(e);
+  EXPECT_EQ(t.statuses["PASSED"], 4u);
+}
+
 }  // namespace
 }  // namespace solbench::runset
 
