@@ -209,9 +209,10 @@ class Runner {
   // Evaluations that ran out of GPU memory beside others (--jobs-per-gpu N > 1, or
   // T_b ahead) are evaluated again, one per GPU at a time.
   void retry_out_of_memory_alone();
-  // T_b ahead (baseline_lane.h): the lane's jobs, the problems in the order their
-  // evaluations start (`order`, tasks), but the first; none where the run cannot
-  // have one (lane_env says which runs can).
+  // T_b ahead (baseline_lane.h): a job per problem in the order their evaluations
+  // start (`order`, tasks), but the first's and those too large to measure beside
+  // an evaluation; no lane where the run cannot have one (one GPU, eval records
+  // into the store and measures T_b).
   void start_lane(const std::vector<size_t>& order);
   LaneOutcome measure_ahead(const LaneJob& job);
   // The share variables of a lane job's T_b workers.
