@@ -734,15 +734,30 @@ void Runner::start_lane(const std::vector<size_t>& order) {
     if (largest * double(harness::kValuesFootprint) * double(at_once) >
         double(harness::kBesideEvaluationBytes))
       continue;
-    // Every workload a task of the problem evaluates (eval measures T_b for its
-    // PASSED ones; the others cost a compile that is not used).
-    std::set<std::string> seen;
+    // Every workload a task of the problem will evaluate (eval measures T_b for its
+    // PASSED ones; the others cost a compile that is not used). One the store holds
+    // a result of for every task (a trace or a stored skip, in any environment) is
+    // left to its evaluation: a resumed run starts no job for what it resumes, and
+    // where the stored result is another environment's, the evaluation measures
+    // its T_b itself.
+    std::set<std::string> seen, needed;
+    for (size_t k : order) {
+      if (tasks_[k].problem != t.problem) continue;
+      const EvaluationReport& e = report(k);
+      std::set<std::string> stored;
+      for (const auto& st : stored_traces(*db_, lp.problem->definition.name, e.solution,
+                                          e.solution_hash, e.uuids))
+        stored.insert(st.workload_uuid);
+      for (const auto& sk : db_->skips(e.solution_hash, e.uuids, "")) stored.insert(sk.workload_uuid);
+      for (const std::string& u : e.uuids)
+        if (!stored.count(u)) needed.insert(u);
+    }
     LaneJob job{t.problem, {}};
     for (size_t k : order)
       if (tasks_[k].problem == t.problem)
         for (const std::string& u : report(k).uuids)
-          if (seen.insert(u).second) job.uuids.push_back(u);
-    jobs.push_back(std::move(job));
+          if (needed.count(u) && seen.insert(u).second) job.uuids.push_back(u);
+    if (!job.uuids.empty()) jobs.push_back(std::move(job));
   }
   if (jobs.empty()) return;
   lane_jobs_ = std::min(at_once, jobs.size());

@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "core/problem.h"
+#include "core/solution.h"
+#include "harness/eval_plan.h"
 #include "runset/run.h"
 #include "runset_test_util.h"
 #include "store/store.h"
@@ -827,6 +830,73 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
     EXPECT_EQ(l.rfind("baseline", 0), std::string::npos) << l;
     EXPECT_HAS(l, " cpus= share= eval ");
   }
+}
+
+TEST_F(RunAhead, AWorkloadTheStoreHoldsAResultOfGetsNoJob) {
+  // A resumed run starts no `baseline` child for what it resumes: SwiGLU's one
+  // workload has a stored trace of its solution (another environment's: the lane
+  // does not ask), softmax's has none.
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "0.1");
+  const RunReport first = run_with(fake, 2);
+  const EvaluationReport* swiglu = nullptr;
+  for (const auto& p : first.problems)
+    if (p.definition == kSwiglu) swiglu = &p.evaluations.at(0);
+  ASSERT_NE(swiglu, nullptr);
+  {
+    store::Store db = store::Store::open(dir() / "ahead.db");
+    Diagnostics d;
+    const Solution sol = load_solution(swiglu->solution_file, d);
+    ASSERT_EQ(db.put_solution(store::SolutionRecord::from(sol)), swiglu->solution_hash);
+    const Problem p = load_problem(problem_paths(kProblems / kSwiglu), d);
+    ASSERT_TRUE(d.empty());
+    harness::WorkloadOutcome o;
+    o.status = Status::RuntimeError;
+    o.log = "x";
+    const Trace tr = harness::make_trace(p, 0, swiglu->solution, o, {{"hardware", "Other GPU"}});
+    const std::string env = db.put_environment(store::environment_from_trace(tr));
+    db.record_trace(db.begin_run({"test", "", "", ""}), tr,
+                    {swiglu->solution_hash, env, std::nullopt, std::nullopt, std::nullopt,
+                     json::object()});
+  }
+  fs::remove(log_);
+  const RunReport again = run_with(fake, 2);
+  size_t baselines = 0;
+  for (const std::string& l : log_lines(log_))
+    if (l.rfind("baseline-start", 0) == 0) {
+      ++baselines;
+      EXPECT_HAS(l, std::string("baseline-start ") + kSoftmax);
+    }
+  EXPECT_EQ(baselines, 1u);
+  ASSERT_TRUE(again.baseline_ahead);
+  EXPECT_EQ(again.baseline_ahead->size(), 1u);
+}
+
+TEST_F(RunAhead, AStoppedRunEndsItsJobsAtOnce) {
+  // SIGINT (the run's stop flag) while the jobs run: they are ended, not waited
+  // for (a job here would take 30 s).
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "30");
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    for (int i = 0; i < 500 && read(log_).find("baseline-start") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop = true;
+  });
+  RunOptions o;
+  o.dataset = ds_;
+  o.solutions = sols_;
+  o.workloads.first = 1;
+  o.db = dir() / "ahead.db";
+  o.program = fake;
+  o.progress = nullptr;
+  o.slots = {"cuda:0"};
+  o.stop = &stop;
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunReport r = run_dataset(o);
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(read(log_).find("baseline-end"), std::string::npos) << read(log_);
+  EXPECT_EQ(processes_mentioning(fake.string()), 0);
 }
 
 TEST_F(RunAhead, AFailedBaselineLeavesTheEvaluationToMeasureItsOwn) {
