@@ -287,6 +287,9 @@ void add_eval_command(CLI::App& app) {
                 "build the solution and report the build; evaluate nothing (needs no GPU)");
   add_settings_options(cmd, o->settings);
   add_store_options(cmd, o->db, o->no_db, "results store to record the traces in");
+  cmd->add_option("--baselines-ahead", o->baselines_ahead,
+                  "a `baseline --json` document of this problem (solbench run's T_b ahead)")
+      ->group("");  // hidden: run's own
   cmd->add_flag("--keep-staging", o->keep_staging, "keep build and worker scratch folders");
   cmd->add_flag("--no-sandbox", o->no_sandbox, "run workers without the sandbox (debugging only)");
   cmd->add_flag("-v,--verbose", *verbose, "timing statistics per workload");

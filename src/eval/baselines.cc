@@ -1,7 +1,10 @@
 #include "eval/baselines.h"
 
+#include <fstream>
+
 #include <fmt/format.h>
 
+#include "harness/protocol.h"  // kOutOfGpuMemory
 #include "score/environment.h"
 
 namespace solbench::eval {
@@ -41,6 +44,39 @@ score::MeasureRun measure_and_record(const Problem& problem, const std::vector<s
     on_each(pos, r, &key);
   };
   return score::measure_baselines(problem, indices, options);
+}
+
+std::map<std::string, AheadBaseline> read_ahead_baselines(
+    const std::string& file, const std::string& definition_hash,
+    const std::function<void(const std::string&)>& warn) {
+  std::map<std::string, AheadBaseline> out;
+  std::ifstream in(file);
+  const json doc = in.is_open() ? json::parse(in, nullptr, /*allow_exceptions=*/false) : json();
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("problems")) {
+    warn(fmt::format("{}: not a `solbench baseline --json` document; T_b is measured here", file));
+    return out;
+  }
+  const json env = doc.value("environment", json::object());
+  for (const json& p : doc["problems"]) {
+    if (!p.is_object() || p.value("definition_hash", "") != definition_hash) continue;
+    for (const json& w : p.value("workloads", json::array())) {
+      score::BaselineResult r;
+      r.uuid = w.value("uuid", "");
+      if (w.contains("t_b_ms") && w["t_b_ms"].is_number()) r.t_b_ms = w["t_b_ms"].get<double>();
+      r.method = w.value("method", json()).is_string() ? w["method"].get<std::string>() : "";
+      r.reason = w.value("reason", json()).is_string() ? w["reason"].get<std::string>() : "";
+      r.status = w.value("status", "");
+      const bool eager = r.t_b_ms && r.method == "eager";
+      const bool verdict = !r.t_b_ms && !r.status.empty() &&
+                           r.reason.find(harness::kOutOfGpuMemory) == std::string::npos;
+      if (r.uuid.empty() || w.value("cached", false) || !(eager || verdict)) continue;
+      r.cached = true;
+      const std::string uuid = r.uuid;  // named first: the assignment moves `r` before its key
+      out[uuid] = {score::baseline_key(definition_hash, uuid, env, env.value("driver", "")),
+                   std::move(r)};
+    }
+  }
+  return out;
 }
 
 }  // namespace solbench::eval

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,5 +36,22 @@ score::MeasureRun measure_and_record(const Problem& problem, const std::vector<s
                                      score::MeasureOptions options, store::Store* db,
                                      const std::string& definition_hash, const OnBaseline& on_each,
                                      const std::function<void(const std::string&)>& warn);
+
+// `run`'s T_b ahead (docs/run.md): what a `baseline --json` document of the
+// problem says that the store does not keep, so that the evaluation neither
+// measures it again nor loses it: an eager T_b (the store reuses those only
+// where torch has no torch.compile) and a workload its worker's verdict left
+// without one (the compiled reference outside the tolerance, say). Rows a
+// worker gave no verdict on (it died) or that ran out of GPU memory (beside the
+// evaluation before) are left out: the evaluation measures those. By workload
+// uuid, each with the key it was measured under. A file that cannot be read is
+// an empty map and a `warn`.
+struct AheadBaseline {
+  store::BaselineKey key;
+  score::BaselineResult result;  // `cached`: not measured by this evaluation
+};
+std::map<std::string, AheadBaseline> read_ahead_baselines(
+    const std::string& file, const std::string& definition_hash,
+    const std::function<void(const std::string&)>& warn);
 
 }  // namespace solbench::eval

@@ -112,6 +112,7 @@ class Evaluation {
   std::optional<gpu::DeviceIdentity> gpu_;  // the cuda device, found before anything runs
   std::string driver_, def_hash_;
   std::optional<json> predicted_;
+  std::map<std::string, AheadBaseline> ahead_rows_;  // Request::baselines_ahead, by uuid
   std::unique_ptr<StoreRecorder> rec_;
   harness::PreparedSolution prep_;
   std::vector<bool> finalized_, judged_;
@@ -351,6 +352,9 @@ void Evaluation::open_store() {
     return *predicted_;
   });
   def_hash_ = store::definition_hash(problem_.definition);
+  if (!req_.baselines_ahead.empty())
+    ahead_rows_ = read_ahead_baselines(req_.baselines_ahead, def_hash_,
+                                       [this](const std::string& w) { rec_->warn(w); });
   mark("store_ready");
 }
 
@@ -505,11 +509,17 @@ void Evaluation::on_event(const harness::RunnerEvent& e) {
   }
 }
 
+// From the store, or from what `run` measured ahead and the store does not keep,
+// where it was measured in this evaluation's environment.
 std::optional<score::BaselineResult> Evaluation::cached_baseline(size_t k) {
   if (solution_env_.value("hardware", "").empty()) return std::nullopt;
-  return stored_baseline(
-      rec_->db(), score::baseline_key(def_hash_, rep_.workloads[k].uuid, solution_env_, driver_),
-      [this](const std::string& w) { rec_->warn(w); });
+  const store::BaselineKey key =
+      score::baseline_key(def_hash_, rep_.workloads[k].uuid, solution_env_, driver_);
+  if (auto hit = stored_baseline(rec_->db(), key, [this](const std::string& w) { rec_->warn(w); }))
+    return hit;
+  if (auto it = ahead_rows_.find(key.workload_uuid); it != ahead_rows_.end() && it->second.key == key)
+    return it->second.result;
+  return std::nullopt;
 }
 
 // One outcome into a trace; its T_b from the store, or measured later (pending_).

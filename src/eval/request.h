@@ -67,6 +67,9 @@ struct Request {
   std::string traces_file;  // append one trace per workload here; empty: none
   std::string db;           // results store; empty: store::default_db_path()
   bool no_db = false;
+  // `run`'s T_b ahead: the `baseline --json` document of this problem; its T_b's
+  // the store does not keep count as looked up (read_ahead_baselines). Empty: none.
+  std::string baselines_ahead;
 };
 
 // A request that cannot run. `usage`: the caller asked for something that does

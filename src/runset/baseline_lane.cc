@@ -60,6 +60,13 @@ double BaselineLane::claim(size_t problem) {
   return since(t0);
 }
 
+std::optional<LaneOutcome> BaselineLane::outcome(size_t problem) const {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < jobs_.size(); ++i)
+    if (jobs_[i].problem == problem) return out_[i];
+  return std::nullopt;
+}
+
 void BaselineLane::drop(size_t problem) {
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < jobs_.size(); ++i)

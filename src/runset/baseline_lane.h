@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +42,9 @@ struct LaneOutcome {
   // without a T_b (the evaluation measures those again).
   size_t measured = 0, cached = 0, without = 0;
   std::string error;  // the job failed (its evaluation measures T_b itself)
+  // The child's `baseline --json` document, kept for its evaluation (eval
+  // --baselines-ahead); "" where there is none.
+  std::string document;
 };
 
 class BaselineLane {
@@ -60,6 +64,8 @@ class BaselineLane {
   // evaluation measures its T_b itself), waited for if it runs. Returns the seconds
   // waited. A problem without a job: 0 at once.
   double claim(size_t problem);
+  // What became of `problem`'s job; nullopt: it has none.
+  std::optional<LaneOutcome> outcome(size_t problem) const;
   // `problem` needs no T_b any more (all its evaluations were resumed): its job is
   // dropped if it has not started.
   void drop(size_t problem);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -681,6 +682,9 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
     req.device = device;
     req.extra_args = recording_.child_args;
     for (auto& a : o_.eval.flags()) req.extra_args.push_back(std::move(a));
+    if (lane_)
+      if (const auto ahead = lane_->outcome(tasks_[task].problem); ahead && !ahead->document.empty())
+        req.extra_args.insert(req.extra_args.end(), {"--baselines-ahead", ahead->document});
     req.scratch = dir;
     req.deadline = o_.eval.deadline(remaining.size());
     req.stop = o_.stop;
@@ -792,6 +796,10 @@ LaneOutcome Runner::measure_ahead(const LaneJob& job) {
     o.measured = sum.value("measured", size_t{0});
     o.cached = sum.value("cached", size_t{0});
     o.without = sum.value("without_baseline", size_t{0});
+    // For its evaluation: the T_b's the store does not keep (eager, none).
+    const fs::path doc = scratch_.path() / fmt::format("ahead-{}.json", job.problem);
+    std::ofstream(doc) << c.document.dump();
+    o.document = doc.string();
   } else if (!c.interrupted) {
     o.error = "baseline " + c.describe();
     const std::string why = first_line(c.stderr_tail);

@@ -134,6 +134,56 @@ TEST_F(ScoreCli, BaselineIsMeasuredOnceThenReusedFromTheStore) {
   EXPECT_FALSE(again.doc["problems"][0]["workloads"][0]["cached"].get<bool>());
 }
 
+TEST_F(ScoreCli, AnEvaluationTakesWhatRunMeasuredAheadThatTheStoreDoesNotKeep) {
+  // `run`'s T_b ahead hands each evaluation its problem's `baseline --json`
+  // document (--baselines-ahead): an eager T_b and a workload left without one by
+  // its worker's verdict are taken from it (the store keeps neither), one that ran
+  // out of GPU memory is measured again, and another environment's counts for
+  // nothing.
+  CliRun b = run("baseline '" + kRmsnorm.string() + "' --smallest 3 --json --no-db" + kFast);
+  ASSERT_TRUE(b.doc.is_object()) << b.out << b.err;
+  json doc = b.doc;
+  json& ws = doc["problems"][0]["workloads"];
+  ASSERT_EQ(ws.size(), 3u);
+  const std::string none = "the compiled reference's output is outside the tolerance (a test)";
+  ws[0].update({{"t_b_ms", 1234.5}, {"method", "eager"}, {"cached", false}, {"status", "PASSED"},
+                {"reason", "torch.compile failed on a call: X (a test)"}});
+  ws[1].update({{"t_b_ms", nullptr}, {"method", nullptr}, {"cached", false},
+                {"status", "INCORRECT_NUMERICAL"}, {"reason", none}});
+  ws[2].update({{"t_b_ms", nullptr}, {"method", nullptr}, {"cached", false},
+                {"status", "RUNTIME_ERROR"}, {"reason", "out of GPU memory: CUDA out of memory (a test)"}});
+  const fs::path file = dir() / "ahead.json";
+  testing::write(file, doc.dump());
+  const std::string eval_args = "eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                                "' --smallest 3 --arch h100_sxm --json --no-db --baselines-ahead '" +
+                                file.string() + "'" + kFast;
+  CliRun e = run(eval_args);
+  ASSERT_EQ(e.rc, 0) << e.out << e.err;
+  EXPECT_EQ(e.doc["score"]["baselines"]["measured"], 1) << e.doc["score"].dump();
+  for (size_t i = 0; i < 3; ++i) {
+    const json& t_b = ev(e, i)["solbench_score"]["t_b"];
+    const std::string uuid = e.doc["results"][i]["workload"]["uuid"];
+    if (uuid == ws[0]["uuid"]) {
+      EXPECT_DOUBLE_EQ(t_b["t_b_ms"].get<double>(), 1234.5);
+      EXPECT_EQ(t_b["method"], "eager");
+      EXPECT_EQ(t_b["cached"], true);
+    } else if (uuid == ws[1]["uuid"]) {
+      EXPECT_TRUE(t_b["t_b_ms"].is_null()) << t_b.dump();
+      EXPECT_EQ(t_b["reason"], none);
+      EXPECT_TRUE(has(ev(e, i)["solbench_score_reason"].get<std::string>(), none));
+    } else {
+      EXPECT_EQ(t_b["cached"], false) << t_b.dump();  // measured here
+      EXPECT_GT(t_b["t_b_ms"].get<double>(), 0);
+    }
+  }
+
+  doc["environment"]["torch"] = "0.0.0-another";
+  testing::write(file, doc.dump());
+  CliRun other = run(eval_args);
+  ASSERT_EQ(other.rc, 0) << other.out << other.err;
+  EXPECT_EQ(other.doc["score"]["baselines"]["measured"], 3);
+}
+
 TEST_F(ScoreCli, EvalScoresEveryWorkloadAndRecordsTheTraces) {
   const fs::path traces = dir() / "traces.jsonl";
   CliRun r = run("eval '" + kRmsnorm.string() + "' -s '" + kCpp +

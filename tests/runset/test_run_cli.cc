@@ -722,7 +722,9 @@ fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path&
            "echo \"$cmd-start $prob cpus=${SOLBENCH_BASELINE_CPUS:-} "
            "share=${SOLBENCH_BASELINE_GPU_SHARE:-} $*\" >> '" + log.string() + "'\n"
            "ws=''\n"
-           "while [ $# -gt 0 ]; do case \"$1\" in -w) ws=\"$ws $2\"; shift;; esac; shift; done\n"
+           "while [ $# -gt 0 ]; do case \"$1\" in -w) ws=\"$ws $2\"; shift;;\n"
+           "  --baselines-ahead) echo \"ahead-doc $prob $(cat \"$2\")\" >> '" + log.string() + "'; shift;;\n"
+           "esac; shift; done\n"
            "if [ \"$cmd\" = baseline ]; then\n"
            "  sleep " + baseline_s + "\n"
            "  echo \"baseline-end $prob\" >> '" + log.string() + "'\n"
@@ -796,6 +798,10 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
     EXPECT_EQ(l.find("--rounds"), std::string::npos) << l;  // eval's T_b makes one round
   }
   EXPECT_EQ(baselines, 2u);
+  // Each evaluation is handed its job's document (eval --baselines-ahead).
+  EXPECT_HAS(lines[at(std::string("ahead-doc ") + kSwiglu)], "\"measured\":1");
+  EXPECT_HAS(lines[at(std::string("ahead-doc ") + kSoftmax)], "\"measured\":1");
+  EXPECT_EQ(read(log_).find(std::string("ahead-doc ") + kRms), std::string::npos);
   EXPECT_LT(at(std::string("baseline-end ") + kSwiglu), at(std::string("eval-start ") + kSwiglu));
   EXPECT_LT(at(std::string("baseline-end ") + kSoftmax), at(std::string("eval-start ") + kSoftmax));
   // Measured beside the first problem's evaluations: both started before its first.
