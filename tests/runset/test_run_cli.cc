@@ -774,7 +774,7 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
   // solutions, then SwiGLU's, then softmax's. The lane measures the T_b of the
   // problems after the first, two at a time, in `baseline` children given the
   // run's store and T_b's settings; each evaluation starts after its problem's.
-  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "0.4");
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "1");
   const RunReport r = run_with(fake, 2);
   const std::vector<std::string> lines = log_lines(log_);
   const auto at = [&](const std::string& prefix) {
