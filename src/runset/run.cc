@@ -812,18 +812,20 @@ LaneOutcome Runner::measure_ahead(const LaneJob& job) {
 
 void Runner::report_lane() {
   std::vector<RunReport::BaselineAhead> jobs;
-  size_t done = 0, measured = 0;
+  size_t done = 0, with_t_b = 0;
   double waited = 0;
   for (const auto& [job, out] : lane_->outcomes()) {
     jobs.push_back({problems_[job.problem].where.label(), job.uuids.size(), out});
-    done += out.state == LaneOutcome::State::Done;
-    measured += out.measured;
+    if (out.state == LaneOutcome::State::Done && out.error.empty()) {
+      ++done;
+      with_t_b += job.uuids.size() - std::min(out.without, job.uuids.size());
+    }
     waited += out.waited;
   }
   progress_->note(fmt::format(
-      "note: T_b ahead: {} of {} problem(s) measured beside the evaluations, {} at a time ({} "
-      "workload(s)); evaluations waited {:.0f} s for them",
-      done, jobs.size(), lane_jobs_, measured, waited));
+      "note: T_b ahead: {} of {} problem(s) done beside the evaluations, {} at a time ({} "
+      "workload(s) with a T_b); evaluations waited {:.0f} s for them",
+      done, jobs.size(), lane_jobs_, with_t_b, waited));
   report_.baseline_ahead = std::move(jobs);
 }
 

@@ -754,6 +754,8 @@ class RunAhead : public RunCli {
  protected:
   RunReport run_with(const fs::path& program, int ahead) {
     RunOptions o;
+    std::FILE* progress = std::fopen((dir() / "progress.txt").string().c_str(), "w");
+    o.progress = progress;
     o.dataset = ds_;
     o.solutions = sols_;
     o.workloads.first = 1;
@@ -761,10 +763,11 @@ class RunAhead : public RunCli {
     o.eval.rounds = 2;
     o.eval.time_budget_ms = 20;
     o.program = program;
-    o.progress = nullptr;
     o.slots = {"cuda:0"};
     o.baseline_ahead = ahead;
-    return run_dataset(o);
+    RunReport r = run_dataset(o);
+    std::fclose(progress);
+    return r;
   }
   fs::path log_ = dir() / "ahead.log";
 };
@@ -819,6 +822,9 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
     EXPECT_TRUE(b.outcome.error.empty()) << b.outcome.error;
   }
   EXPECT_EQ(r.baseline_ahead_jobs, 2);
+  EXPECT_HAS(read(dir() / "progress.txt"),
+             "note: T_b ahead: 2 of 2 problem(s) done beside the evaluations, 2 at a time (2 "
+             "workload(s) with a T_b)");
   const json doc = summary_json(r);
   EXPECT_EQ(doc["baseline_ahead"]["jobs"].size(), 2u);
   EXPECT_EQ(doc["baseline_ahead"]["jobs"][0]["state"], "done");
@@ -913,6 +919,8 @@ TEST_F(RunAhead, AFailedBaselineLeavesTheEvaluationToMeasureItsOwn) {
   const LaneOutcome& first = r.baseline_ahead->front().outcome;
   EXPECT_EQ(first.state, LaneOutcome::State::Done);
   EXPECT_HAS(first.error, "baseline exit 3");
+  EXPECT_HAS(read(dir() / "progress.txt"), "baseline exit 3 (its evaluation measures it)");
+  EXPECT_HAS(read(dir() / "progress.txt"), "note: T_b ahead: 0 of 2 problem(s) done");
   Tally t;
   for (const auto& p : r.problems)
     for (const auto& e : p.evaluations) t.add(e);
