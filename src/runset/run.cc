@@ -916,8 +916,16 @@ RunReport Runner::run() {
   std::vector<size_t> in_order = shared;
   in_order.insert(in_order.end(), ran_alone_.begin(), ran_alone_.end());
   start_lane(in_order);
+  // With T_b ahead, an evaluation whose problem's job has not ended lets the next
+  // ones whose job has (or that have none) go first, instead of waiting for it.
+  const auto ready = [&](size_t i) {
+    const auto job = lane_->outcome(tasks_[shared[i]].problem);
+    return !job || job->state == LaneOutcome::State::Done ||
+           job->state == LaneOutcome::State::Dropped;
+  };
   run_on_slots(o_.slots.size(), shared.size(),
-               [&](size_t i, size_t slot) { evaluate(shared[i], slot, Pass::First); }, o_.stop);
+               [&](size_t i, size_t slot) { evaluate(shared[i], slot, Pass::First); }, o_.stop,
+               lane_ ? std::function<bool(size_t)>(ready) : nullptr, lane_jobs_ + 1);
   if (lane_) {  // the passes alone have the GPU to themselves
     lane_->finish();
     report_lane();

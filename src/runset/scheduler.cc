@@ -13,21 +13,38 @@ namespace solbench::runset {
 
 ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
                             const std::function<void(size_t, size_t)>& run,
-                            const std::atomic<bool>* stop) {
+                            const std::atomic<bool>* stop,
+                            const std::function<bool(size_t)>& ready, size_t window) {
   if (n_slots == 0 && n_tasks > 0) throw std::invalid_argument("run_on_slots: no slot to run on");
   std::mutex m;
-  size_t next = 0;
+  size_t next = 0;  // the first task not started
+  size_t started = 0;
+  std::vector<char> taken(n_tasks, 0);
   bool stopped = false;
   std::exception_ptr error;
   // The next task for a slot, or none (all handed out, stopped, or failed).
   auto take = [&](size_t& task) {
     std::lock_guard lock(m);
+    while (next < n_tasks && taken[next]) ++next;
     if (error || next >= n_tasks) return false;
     if (stop && stop->load()) {
       stopped = true;
       return false;
     }
-    task = next++;
+    task = next;
+    if (ready) {
+      size_t seen = 0;
+      for (size_t t = next; t < n_tasks && seen < std::max<size_t>(window, 1); ++t) {
+        if (taken[t]) continue;
+        ++seen;
+        if (ready(t)) {
+          task = t;
+          break;
+        }
+      }
+    }
+    taken[task] = 1;
+    ++started;
     return true;
   };
   auto slot_loop = [&](size_t slot) {
@@ -48,7 +65,7 @@ ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
   for (size_t k = 0; k < used; ++k) threads.emplace_back(slot_loop, k);
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
-  return {next, stopped};
+  return {started, stopped};
 }
 
 std::vector<size_t> costliest_first(const std::vector<double>& cost) {

@@ -16,7 +16,7 @@
 namespace solbench::runset {
 
 struct ScheduleResult {
-  size_t started = 0;  // tasks handed to a slot (the first `started` tasks, in order)
+  size_t started = 0;  // tasks handed to a slot (the first `started` in order, without `ready`)
   bool stopped = false;  // `stop` was seen before every task was started
 };
 
@@ -25,9 +25,15 @@ struct ScheduleResult {
 // started; tasks running then finish (their function sees the flag itself and
 // may cut short). If run() throws, no further task starts, the other slots end
 // their current task, and the first exception is rethrown here.
+// With `ready` a slot takes, of the next `window` tasks not started yet, the first
+// that is ready now, else the first of them (run() may then wait for it): so a
+// task that would wait (T_b ahead's job for its problem still runs) lets one that
+// need not go first. Each task still starts exactly once.
 ScheduleResult run_on_slots(size_t n_slots, size_t n_tasks,
                             const std::function<void(size_t task, size_t slot)>& run,
-                            const std::atomic<bool>* stop = nullptr);
+                            const std::atomic<bool>* stop = nullptr,
+                            const std::function<bool(size_t task)>& ready = {},
+                            size_t window = 1);
 
 // The order to start tasks in on several slots: the costliest first (ties in task
 // order), so that a long task does not start last and leave the other slots idle

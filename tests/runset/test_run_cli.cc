@@ -713,7 +713,8 @@ TEST_F(RunSkips, EachChildsBaselineWorkersCountOnItsShareOfTheCpusAndOfTheGpu) {
 // a line of `log`: "COMMAND-start PROBLEM cpus=.. share=.. ARGS", "baseline-end
 // PROBLEM".
 fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path& passed_template,
-                       const std::string& baseline_s, const std::string& baseline_exit = "0") {
+                       const std::string& baseline_s, const std::string& baseline_exit = "0",
+                       const std::string& slow_problem = "-", const std::string& eval_s = "0") {
   const fs::path f = dir / "lane_solbench.sh";
   write(f, "#!/bin/sh\n"
            "case \"$*\" in *--help*) echo '  --db TEXT  the store'; exit 0;; esac\n"
@@ -726,7 +727,7 @@ fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path&
            "  --baselines-ahead) echo \"ahead-doc $prob $(cat \"$2\")\" >> '" + log.string() + "'; shift;;\n"
            "esac; shift; done\n"
            "if [ \"$cmd\" = baseline ]; then\n"
-           "  sleep " + baseline_s + "\n"
+           "  if [ \"$prob\" = '" + slow_problem + "' ]; then sleep 3; else sleep " + baseline_s + "; fi\n"
            "  echo \"baseline-end $prob\" >> '" + log.string() + "'\n"
            "  [ " + baseline_exit + " = 0 ] || exit " + baseline_exit + "\n"
            "  n=$(echo $ws | wc -w)\n"
@@ -734,6 +735,7 @@ fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path&
            "\"without_baseline\":0}}\\n' $n $n\n"
            "  exit 0\n"
            "fi\n"
+           "sleep " + eval_s + "\n"
            "env='\"environment\":{\"hardware\":\"Fake GPU\",\"timer\":\"events\"}'\n"
            "sep=''; printf '{%s,\"results\":[' \"$env\"\n"
            "for w in $ws; do printf '%s' \"$sep\"; sed \"s/UUID/$w/\" '" +
@@ -842,6 +844,25 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
     EXPECT_EQ(l.rfind("baseline", 0), std::string::npos) << l;
     EXPECT_HAS(l, " cpus= share= eval ");
   }
+}
+
+TEST_F(RunAhead, AnEvaluationWhoseJobStillRunsLetsTheNextReadyOneGoFirst) {
+  // SwiGLU's job takes 3 s, softmax's 0.2 s; RMSNorm's two evaluations 0.4 s each.
+  // After them softmax, whose job has ended, is evaluated before SwiGLU.
+  const fs::path fake =
+      lane_stand_in(dir(), log_, passed_template(), "0.2", "0", kSwiglu, "0.4");
+  const RunReport r = run_with(fake, 2);
+  const std::string log = read(log_);
+  const size_t softmax = log.find(std::string("eval-start ") + kSoftmax);
+  const size_t swiglu = log.find(std::string("eval-start ") + kSwiglu);
+  ASSERT_NE(softmax, std::string::npos) << log;
+  ASSERT_NE(swiglu, std::string::npos) << log;
+  EXPECT_LT(softmax, swiglu) << log;
+  EXPECT_LT(log.find(std::string("baseline-end ") + kSwiglu), swiglu) << log;
+  Tally t;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) t.add(e);
+  EXPECT_EQ(t.statuses["PASSED"], 4u);
 }
 
 TEST_F(RunAhead, AWorkloadTheStoreHoldsAResultOfGetsNoJob) {

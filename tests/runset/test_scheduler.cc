@@ -192,5 +192,22 @@ TEST(Scheduler, OnlyTasksWithAWorkloadTooLargeToShareAGpuRunAlone) {
   EXPECT_EQ(runs_alone({{2 * gib}}, 9, 16 * gib), std::vector<bool>{true});
 }
 
+// T_b ahead: of the next `window` tasks, the first ready one goes first; with none
+// ready, the first in order; each task once.
+TEST(Scheduler, AReadyTaskWithinTheWindowGoesBeforeOneThatWouldWait) {
+  const auto order_with = [](size_t window, std::function<bool(size_t)> ready) {
+    std::vector<size_t> order;
+    const ScheduleResult res = run_on_slots(
+        1, 6, [&](size_t t, size_t) { order.push_back(t); }, nullptr, ready, window);
+    EXPECT_EQ(res.started, 6u);
+    return order;
+  };
+  const auto even = [](size_t t) { return t % 2 == 0; };
+  EXPECT_EQ(order_with(2, even), (std::vector<size_t>{0, 2, 1, 4, 3, 5}));
+  EXPECT_EQ(order_with(1, even), (std::vector<size_t>{0, 1, 2, 3, 4, 5}));  // a window of one
+  EXPECT_EQ(order_with(3, [](size_t) { return false; }), (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(order_with(6, [](size_t t) { return t == 5; }), (std::vector<size_t>{5, 0, 1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace solbench::runset
