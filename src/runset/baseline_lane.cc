@@ -48,30 +48,34 @@ void BaselineLane::loop(size_t slot) {
   }
 }
 
+std::optional<size_t> BaselineLane::find(size_t problem) const {
+  for (size_t i = 0; i < jobs_.size(); ++i)
+    if (jobs_[i].problem == problem) return i;
+  return std::nullopt;
+}
+
 double BaselineLane::claim(size_t problem) {
   const auto t0 = Clock::now();
   std::unique_lock lock(mu_);
-  for (size_t i = 0; i < jobs_.size(); ++i) {
-    if (jobs_[i].problem != problem) continue;
-    if (out_[i].state == LaneOutcome::State::Queued) out_[i].state = LaneOutcome::State::Dropped;
-    cv_.wait(lock, [&] { return out_[i].state != LaneOutcome::State::Running; });
-    out_[i].waited += since(t0);
+  if (const auto i = find(problem)) {
+    LaneOutcome& o = out_[*i];
+    if (o.state == LaneOutcome::State::Queued) o.state = LaneOutcome::State::Dropped;
+    cv_.wait(lock, [&] { return o.state != LaneOutcome::State::Running; });
+    o.waited += since(t0);
   }
   return since(t0);
 }
 
 std::optional<LaneOutcome> BaselineLane::outcome(size_t problem) const {
   std::lock_guard lock(mu_);
-  for (size_t i = 0; i < jobs_.size(); ++i)
-    if (jobs_[i].problem == problem) return out_[i];
+  if (const auto i = find(problem)) return out_[*i];
   return std::nullopt;
 }
 
 void BaselineLane::drop(size_t problem) {
   std::lock_guard lock(mu_);
-  for (size_t i = 0; i < jobs_.size(); ++i)
-    if (jobs_[i].problem == problem && out_[i].state == LaneOutcome::State::Queued)
-      out_[i].state = LaneOutcome::State::Dropped;
+  if (const auto i = find(problem); i && out_[*i].state == LaneOutcome::State::Queued)
+    out_[*i].state = LaneOutcome::State::Dropped;
 }
 
 bool BaselineLane::busy_since(Clock::time_point t) const {

@@ -52,8 +52,8 @@ class BaselineLane {
   // Runs one job on lane slot `slot` (0..concurrent-1); its State is ignored.
   using RunJob = std::function<LaneOutcome(const LaneJob& job, size_t slot)>;
 
-  // Starts `concurrent` threads taking the jobs in order. `stop` (optional): no job
-  // starts once it is true (a running one sees the flag itself).
+  // Starts `concurrent` threads taking the jobs (one per problem) in order. `stop`
+  // (optional): no job starts once it is true (a running one sees the flag itself).
   BaselineLane(std::vector<LaneJob> jobs, size_t concurrent, RunJob run,
                const std::atomic<bool>* stop = nullptr);
   ~BaselineLane();  // finish()
@@ -78,6 +78,8 @@ class BaselineLane {
 
  private:
   void loop(size_t slot);
+  // Under mu_: the index of `problem`'s job; nullopt: it has none.
+  std::optional<size_t> find(size_t problem) const;
 
   std::vector<LaneJob> jobs_;
   std::vector<LaneOutcome> out_;

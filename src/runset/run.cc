@@ -559,6 +559,27 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
   }
 }
 
+namespace {
+
+size_t host_cpus() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// The variables a child's automatic T_b worker count reads (score/baseline.h):
+// SOLBENCH_BASELINE_CPUS where `cpus` is set (non-zero), SOLBENCH_BASELINE_GPU_SHARE
+// where `gpu_share` is above 1; none that the user set, and none at all where
+// SOLBENCH_BASELINE_WORKERS fixes the count.
+std::vector<std::pair<std::string, std::string>> share_variables(size_t cpus, size_t gpu_share) {
+  std::vector<std::pair<std::string, std::string>> env;
+  const Settings& set = settings();
+  if (set.baseline_workers) return env;
+  if (cpus > 0 && !set.baseline_cpus)
+    env.emplace_back("SOLBENCH_BASELINE_CPUS", std::to_string(cpus));
+  if (gpu_share > 1 && !set.baseline_gpu_share)
+    env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE", std::to_string(gpu_share));
+  return env;
+}
+
+}  // namespace
+
 // Evaluations side by side share the CPUs, and T_b's workers side by side are there
 // for torch.compile's CPU work: each evaluation's automatic count (score/baseline.h)
 // gets the CPUs over the slots of its pass, and the GPU's memory over the slots that
@@ -567,22 +588,14 @@ void Runner::absorb(size_t task, const std::string& device, const std::vector<si
 // (docs/score.md) also start under `run` with several slots.
 std::vector<std::pair<std::string, std::string>> Runner::baseline_share_env(size_t slot,
                                                                             Pass pass) const {
-  std::vector<std::pair<std::string, std::string>> env;
-  const Settings& set = settings();
-  if (set.baseline_workers) return env;
   const size_t side_by_side = pass == Pass::First ? o_.slots.size() : one_slot_per_device().size();
-  if (side_by_side > 1 && !set.baseline_cpus)
-    env.emplace_back("SOLBENCH_BASELINE_CPUS",
-                     std::to_string(std::max<size_t>(
-                         1, std::max(1u, std::thread::hardware_concurrency()) / side_by_side)));
   // T_b ahead's jobs share the GPU's memory with the evaluations of the first pass.
   const size_t on_gpu =
       Device::parse(o_.slots[slot]).is_cuda()
           ? evaluations_on_device(slot, pass) + (pass == Pass::First ? lane_jobs_ : 0)
           : 1;
-  if (on_gpu > 1 && !set.baseline_gpu_share)
-    env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE", std::to_string(on_gpu));
-  return env;
+  return share_variables(side_by_side > 1 ? std::max<size_t>(1, host_cpus() / side_by_side) : 0,
+                         on_gpu);
 }
 
 // A lane job's T_b workers count as `baseline` does (workers alone: one per 2 CPUs,
@@ -591,18 +604,8 @@ std::vector<std::pair<std::string, std::string>> Runner::baseline_share_env(size
 // beside them. With the host's CPUs each (8 workers a job) the evaluations beside
 // them ran slower than the T_b they were spared (docs/run.md, "T_b ahead").
 std::vector<std::pair<std::string, std::string>> Runner::lane_env() const {
-  std::vector<std::pair<std::string, std::string>> env;
-  const Settings& set = settings();
-  if (set.baseline_workers) return env;
-  if (!set.baseline_cpus)
-    env.emplace_back("SOLBENCH_BASELINE_CPUS",
-                     std::to_string(std::max<size_t>(
-                         1, std::max(1u, std::thread::hardware_concurrency()) * 3 / 4 /
-                                lane_jobs_)));
-  if (!set.baseline_gpu_share)
-    env.emplace_back("SOLBENCH_BASELINE_GPU_SHARE",
-                     std::to_string(evaluations_on_device(0, Pass::First) + lane_jobs_));
-  return env;
+  return share_variables(std::max<size_t>(1, host_cpus() * 3 / 4 / lane_jobs_),
+                         evaluations_on_device(0, Pass::First) + lane_jobs_);
 }
 
 size_t Runner::evaluations_on_device(size_t slot, Pass pass) const {
@@ -744,7 +747,8 @@ void Runner::start_lane(const std::vector<size_t>& order) {
     // left to its evaluation: a resumed run starts no job for what it resumes, and
     // where the stored result is another environment's, the evaluation measures
     // its T_b itself.
-    std::set<std::string> seen, needed;
+    LaneJob job{t.problem, {}};
+    std::set<std::string> seen;
     for (size_t k : order) {
       if (tasks_[k].problem != t.problem) continue;
       const EvaluationReport& e = report(k);
@@ -754,13 +758,8 @@ void Runner::start_lane(const std::vector<size_t>& order) {
         stored.insert(st.workload_uuid);
       for (const auto& sk : db_->skips(e.solution_hash, e.uuids, "")) stored.insert(sk.workload_uuid);
       for (const std::string& u : e.uuids)
-        if (!stored.count(u)) needed.insert(u);
+        if (!stored.count(u) && seen.insert(u).second) job.uuids.push_back(u);
     }
-    LaneJob job{t.problem, {}};
-    for (size_t k : order)
-      if (tasks_[k].problem == t.problem)
-        for (const std::string& u : report(k).uuids)
-          if (needed.count(u) && seen.insert(u).second) job.uuids.push_back(u);
     if (!job.uuids.empty()) jobs.push_back(std::move(job));
   }
   if (jobs.empty()) return;
