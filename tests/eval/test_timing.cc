@@ -116,6 +116,55 @@ TEST(Measure, NoisySpansStopAtTheIterationCap) {
   EXPECT_EQ(r.runs, 50);
 }
 
+// Host time by step: a Measurable that sleeps in prepare() and a timer that keeps
+// steps of its own; the loop adds both to its result, named after their owners.
+class SleepyPrepare final : public Measurable {
+ public:
+  void prepare(int) override {
+    const auto t0 = StepTimes::Clock::now();
+    ::usleep(2000);
+    steps.add("fill", t0);
+  }
+  void run() override {}
+  json take_steps() override { return steps.take(); }
+  StepTimes steps;
+};
+
+class SteppedTimer final : public Timer {
+ public:
+  std::string name() const override { return "stepped"; }
+  void prepare() override { steps.add("flush", StepTimes::Clock::now()); }
+  void begin() override {}
+  void end() override {}
+  double elapsed_ms() override { return 1.0; }
+  json take_steps() override { return steps.take(); }
+  StepTimes steps;
+};
+
+TEST(Measure, EveryStepsHostTimeIsAddedUpByName) {
+  SteppedTimer t;
+  SleepyPrepare m;
+  TimingOptions o;
+  o.warmup = 2;
+  o.min_iterations = 5;
+  const TimingResult res = measure(t, m, o);
+  ASSERT_EQ(res.stats.count, 5);
+  // Seven calls of at least 2 ms each in prepare(), warm-up included.
+  EXPECT_GE(res.steps.prepare_ms, 14.0);
+  EXPECT_LT(res.steps.timer_prepare_ms, res.steps.prepare_ms);
+  ASSERT_TRUE(res.steps.detail.contains("prepare_fill"));
+  EXPECT_GE(res.steps.detail["prepare_fill"].get<double>(), 14.0);
+  EXPECT_LE(res.steps.detail["prepare_fill"].get<double>(), res.steps.prepare_ms);
+  EXPECT_TRUE(res.steps.detail.contains("timer_flush"));
+  const json j = res.steps.to_json();
+  for (const char* k : {"prepare_ms", "timer_prepare_ms", "call_ms", "read_ms", "finish_ms",
+                        "prepare_fill_ms", "timer_flush_ms"})
+    EXPECT_TRUE(j.contains(k)) << k << " in " << j.dump();
+  // Taken: the next loop starts from nothing.
+  EXPECT_TRUE(m.take_steps().empty());
+  EXPECT_TRUE(t.take_steps().empty());
+}
+
 TEST(Timer, ForEachDevice) {
   EXPECT_EQ(make_timer(Device::cpu())->name(), "cpu-monotonic");
   // Device texts are parsed once, before a timer is made (tests/core/test_device.cc).

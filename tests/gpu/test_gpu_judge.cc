@@ -65,5 +65,31 @@ TEST(GpuJudge, AJudgeStartedAheadWarmsUpOnAWorkloadOfMoreThan256MiB) {
   EXPECT_GT(phases.value("warm_up_steps", 0), 0) << judge.dump();
 }
 
+TEST(GpuJudge, EachTimedLoopsStepsAreInThePhasesAndAddUpToNoMoreThanTheLoop) {
+  // timing.h LoopSteps: the solution's loop (timing_*) and T_ref's
+  // (reference_timing_*, the Judge's, merged) with the CUPTI timer's own steps.
+  SB_REQUIRE_GPU();
+  solbench::testing::TempDir dir;
+  const json doc = eval_cuda_rmsnorm(dir.path(), "",
+                                     "--smallest 2 --rounds 2 --time-budget-ms 100 --no-baseline");
+  ASSERT_TRUE(doc.is_object());
+  ASSERT_EQ(doc["results"].size(), 2u);
+  for (const json& r : doc["results"]) {
+    const json& ph = r["evaluation"]["solbench_phases_ms"];
+    for (const std::string pre : {"timing", "reference_timing"}) {
+      double steps = 0;
+      for (const char* k : {"_prepare_ms", "_timer_prepare_ms", "_call_ms", "_read_ms", "_finish_ms"}) {
+        ASSERT_TRUE(ph.contains(pre + k)) << pre + k << " in " << ph.dump();
+        steps += ph[pre + k].get<double>();
+      }
+      for (const char* k : {"_timer_gate_ms", "_timer_l2_flush_ms", "_timer_read_records_flush_ms"})
+        EXPECT_TRUE(ph.contains(pre + k)) << pre + k << " in " << ph.dump();
+      EXPECT_GT(steps, 0) << ph.dump();
+      EXPECT_LE(steps, ph.value(pre + "_ms", 0.0)) << pre << ": " << ph.dump();
+    }
+    EXPECT_TRUE(ph.contains("timing_prepare_seed_ms")) << ph.dump();  // the parent's seeds
+  }
+}
+
 }  // namespace
 }  // namespace solbench::gpu

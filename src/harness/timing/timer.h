@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,29 @@
 #include "core/json.h"
 
 namespace solbench::harness {
+
+// Host time by named step, added up until taken: what a timer or a timed call's
+// set-up spends where (the loop's phases, timing.h `LoopSteps::detail`).
+class StepTimes {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Adds the time since `t0` to `step` and returns now (the next step's start).
+  Clock::time_point add(const char* step, Clock::time_point t0) {
+    const Clock::time_point now = Clock::now();
+    ms_[step] += std::chrono::duration<double, std::milli>(now - t0).count();
+    return now;
+  }
+  // {"step": ms, ...} since the last take; then empty.
+  json take() {
+    json j = json::object();
+    for (const auto& [k, v] : ms_) j[k] = v;
+    ms_.clear();
+    return j;
+  }
+
+ private:
+  std::map<std::string, double> ms_;
+};
 
 class Timer {
  public:
@@ -38,6 +62,12 @@ class Timer {
   virtual json take_findings() { return json(); }
   // What the trace should know about this timer (resolution, fallbacks used).
   virtual json details() const { return json::object(); }
+  // Host time of its own steps since the last take ({} where it keeps none).
+  virtual json take_steps() { return json::object(); }
+  // One untimed span around nothing, before any timed loop: pays what a timer's
+  // first call costs once a process (the L2 flush's first launch, CUPTI's first
+  // records: 65-140 ms on an H200) where nothing waits for it. Counts nothing.
+  virtual void warm_up() {}
 };
 
 // Host wall-clock timer on CLOCK_MONOTONIC. It calls libc's clock_gettime

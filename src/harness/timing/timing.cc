@@ -11,6 +11,33 @@ namespace {
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// One call of the loop, each step's host time added to `steps`; the timer's reading.
+double one_call(Timer& timer, Measurable& m, int index, bool timed, LoopSteps& steps) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  m.prepare(index);
+  const auto t1 = clock::now();
+  timer.prepare();
+  const auto t2 = clock::now();
+  timer.begin();
+  m.run();
+  timer.end();
+  const auto t3 = clock::now();
+  const double ms = timer.elapsed_ms();
+  const auto t4 = clock::now();
+  m.finish(index, timed);
+  const auto t5 = clock::now();
+  auto add = [](double& to, clock::time_point a, clock::time_point b) {
+    to += std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  add(steps.prepare_ms, t0, t1);
+  add(steps.timer_prepare_ms, t1, t2);
+  add(steps.call_ms, t2, t3);
+  add(steps.read_ms, t3, t4);
+  add(steps.finish_ms, t4, t5);
+  return ms;
+}
 }  // namespace
 
 TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts) {
@@ -18,13 +45,8 @@ TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   int index = 0;
   for (int i = 0; i < opts.warmup; ++i, ++index) {
-    m.prepare(index);
-    timer.prepare();
-    timer.begin();
-    m.run();
-    timer.end();
-    (void)timer.elapsed_ms();  // lets device timers drain their records
-    m.finish(index, false);
+    // elapsed_ms() also lets device timers drain their records.
+    (void)one_call(timer, m, index, false, r.steps);
     ++r.warmup_calls;
     // A very slow call should not spend the whole budget warming up.
     if (ms_since(t0) > opts.budget_ms / 2) break;
@@ -34,13 +56,7 @@ TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts) {
   const int max_iters = std::max(min_iters, opts.max_iterations);
   r.stop_reason = "max_iterations";
   for (int i = 0; i < max_iters; ++i, ++index) {
-    m.prepare(index);
-    timer.prepare();
-    timer.begin();
-    m.run();
-    timer.end();
-    const double ms = timer.elapsed_ms();
-    m.finish(index, true);
+    const double ms = one_call(timer, m, index, true, r.steps);
     r.samples_ms.push_back(ms);
     criterion.add(ms);
     const int n = i + 1;
@@ -56,6 +72,11 @@ TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts) {
   }
   r.stats = summarize(r.samples_ms);
   r.wall_ms = ms_since(t0);
+  const json timer_steps = timer.take_steps(), call_steps = m.take_steps();
+  for (auto it = timer_steps.begin(); it != timer_steps.end(); ++it)
+    r.steps.detail["timer_" + it.key()] = *it;
+  for (auto it = call_steps.begin(); it != call_steps.end(); ++it)
+    r.steps.detail["prepare_" + it.key()] = *it;
   return r;
 }
 
@@ -77,6 +98,16 @@ TimingOptions TimingOptions::from_json(const json& j) {
   o.target_rse = j.value("target_rse", o.target_rse);
   o.budget_ms = j.value("budget_ms", o.budget_ms);
   return o;
+}
+
+json LoopSteps::to_json() const {
+  json j = {{"prepare_ms", prepare_ms},
+            {"timer_prepare_ms", timer_prepare_ms},
+            {"call_ms", call_ms},
+            {"read_ms", read_ms},
+            {"finish_ms", finish_ms}};
+  for (auto it = detail.begin(); it != detail.end(); ++it) j[it.key() + "_ms"] = *it;
+  return j;
 }
 
 json TimingResult::to_json(bool with_samples) const {

@@ -37,10 +37,28 @@ class Measurable {
   virtual void run() = 0;
   // After the span of call `index`; `timed` is false for warm-up calls.
   virtual void finish(int index, bool timed) { (void)index; (void)timed; }
+  // Host time of prepare()'s own steps since the last take ({} where it keeps none).
+  virtual json take_steps() { return json::object(); }
+};
+
+// Host time the loop spent in each of its steps, over warm-up and timed calls: what a
+// timed call costs beyond the GPU's work (fresh arguments, the L2 flush and the
+// timer's reads), which bounds how many calls a second a GPU-serial loop can make.
+struct LoopSteps {
+  double prepare_ms = 0;        // Measurable::prepare: the call's fresh arguments
+  double timer_prepare_ms = 0;  // Timer::prepare: idle checks, L2 flush, launch gate
+  double call_ms = 0;           // begin .. end: the call as the host sees it
+  double read_ms = 0;           // Timer::elapsed_ms: wait for the GPU, read its records
+  double finish_ms = 0;         // Measurable::finish: checks and kept outputs
+  // Within those: the timer's steps ("timer_<step>") and prepare()'s ("prepare_<step>").
+  json detail = json::object();
+
+  json to_json() const;  // the five above and the detail's, flat, in ms
 };
 
 struct TimingResult {
   TimingStats stats;
+  LoopSteps steps;
   std::vector<double> samples_ms;  // in call order
   bool converged = false;          // the precision target was reached
   std::string stop_reason;         // "converged", "budget", "max_iterations"

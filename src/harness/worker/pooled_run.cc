@@ -12,21 +12,27 @@ namespace solbench::harness::detail {
 // collector off (no collection, no gc.callbacks, no __del__ of cyclic garbage)
 // until the span begins.
 void PooledRun::prepare(int) {
+  auto t0 = StepTimes::Clock::now();
   const CallGrant g = values_.call(calls_);
+  t0 = steps_.add("seed", t0);
   keep(g.keep);  // the previous call, before this one's fill overwrites its views
   c_.release();
   inputs_ = py::list();
+  t0 = steps_.add("keep_release", t0);
   if (!collector_off_) {
     collector_was_on_ = PyGC_Disable() == 1;
     collector_off_ = true;
   }
   py::tuple t = pool_.attr("next")(g.seed).cast<py::tuple>();
+  t0 = steps_.add("values", t0);
   inputs_ = t[1].cast<py::list>();
   call_ = t[3].cast<int>();
   seed_ = g.seed;
   ++calls_;
   c_.bind(inputs_, t[2].cast<py::list>());
+  t0 = steps_.add("bind", t0);
   if (before_span_) before_span_();
+  steps_.add("checks", t0);
 }
 
 void PooledRun::run() {

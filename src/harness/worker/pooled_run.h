@@ -46,6 +46,7 @@ class __attribute__((visibility("hidden"))) PooledRun final : public Measurable 
   void prepare(int) override;
   void run() override;
   void finish(int, bool timed) override;
+  json take_steps() override { return steps_.take(); }
   // After the loop: where the last call goes.
   void end();
 
@@ -77,6 +78,7 @@ class __attribute__((visibility("hidden"))) PooledRun final : public Measurable 
   std::vector<Saved> saved_;
   py::list inputs_;
   std::string lazy_;
+  StepTimes steps_;
 };
 
 }  // namespace solbench::harness::detail

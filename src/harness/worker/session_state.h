@@ -289,7 +289,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   detail::TimedRun timed_pool_run(detail::WorkloadRun& run, bool with_reference);
   // measure() while holding the GPU's timing lock: no other evaluation on this GPU
   // times at the same moment (timing/device_lock.h); the wait is a phase of its own.
-  TimingResult locked_measure(Measurable& m, WorkloadOutcome& o);
+  // The timed loop under the GPU's timing lock; its steps' host time goes to the
+  // phases as `<phase>_<step>_ms` (timing_prepare_ms, reference_timing_read_ms, ...).
+  TimingResult locked_measure(Measurable& m, WorkloadOutcome& o, const std::string& phase);
   // `--profile` (plan.profile): after the timed loop, one call on the first timing
   // input set traced kernel by kernel, one with hardware counters; into run.o.profile.
   void profile_pass(detail::WorkloadRun& run, const detail::TimedRun& t);

@@ -61,7 +61,7 @@ detail::TimedRun WorkerSession::Impl::timed_pool_run(detail::WorkloadRun& run,
                            [this] { check_threads_before_span(); });
   Stopwatch sw;
   try {
-    t.result = locked_measure(pooled, run.o);
+    t.result = locked_measure(pooled, run.o, "timing");
   } catch (const CallError& e) {
     throw Finish{Status::RuntimeError, std::string("the solution failed during timing: ") + e.what()};
   }
@@ -74,11 +74,15 @@ detail::TimedRun WorkerSession::Impl::timed_pool_run(detail::WorkloadRun& run,
   return t;
 }
 
-TimingResult WorkerSession::Impl::locked_measure(Measurable& m, WorkloadOutcome& o) {
+TimingResult WorkerSession::Impl::locked_measure(Measurable& m, WorkloadOutcome& o,
+                                                 const std::string& phase) {
   const DeviceLockHold hold(timing_lock);
   o.phases_ms["timing_lock_wait_ms"] =
       o.phases_ms.value("timing_lock_wait_ms", 0.0) + hold.waited_ms();
-  return measure(*timer, m, plan.timing);
+  TimingResult r = measure(*timer, m, plan.timing);
+  const json steps = r.steps.to_json();
+  for (auto it = steps.begin(); it != steps.end(); ++it) o.phases_ms[phase + "_" + it.key()] = *it;
+  return r;
 }
 
 void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::list& input_sets,
@@ -104,7 +108,7 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
     // Seeds nobody else needs, and no call kept: the reference is not judged.
     LocalValues own(0);
     detail::PooledRun ref_run_m(*ref, ref_pool, runtime, own, false);
-    o.reference_timing = locked_measure(ref_run_m, o);
+    o.reference_timing = locked_measure(ref_run_m, o, "reference_timing");
   } catch (const CallError& e) {
     o.log += std::string("timing the reference failed: ") + e.what() + "\n";
   }

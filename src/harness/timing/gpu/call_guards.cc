@@ -19,8 +19,11 @@ void CallGuards::wait(cudaStream_t stream, const char* after) {
       c, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
 }
 
-void CallGuards::before_flush(cudaStream_t stream) {
+void CallGuards::wait_before(cudaStream_t stream) {
   wait(stream, "the harness's work on the given stream had finished, before a timed call");
+}
+
+void CallGuards::reset_l2(cudaStream_t stream) {
   if (reset_l2_) l2_.apply(stream);
 }
 

@@ -20,7 +20,13 @@ class CallGuards {
   // In prepare(), before the flush: waits for the device (the previous call's work,
   // the harness's own input fills on `stream`), then undoes persisting-L2 state
   // when the L2 is flushed.
-  void before_flush(cudaStream_t stream);
+  void before_flush(cudaStream_t stream) {
+    wait_before(stream);
+    reset_l2(stream);
+  }
+  // Its two steps, apart (CuptiTimer times each).
+  void wait_before(cudaStream_t stream);
+  void reset_l2(cudaStream_t stream);
   // After a call (elapsed_ms, wait_idle): waits for its work on `stream`, then for
   // the rest of the device. `after` completes the report's "... busy N s after".
   void after_call(cudaStream_t stream, const char* after);

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,7 +20,7 @@ namespace solbench::gpu::detail {
 
 namespace {
 
-constexpr size_t kBufferBytes = size_t{8} << 20;
+constexpr size_t kBufferBytes = size_t{4} << 20;
 constexpr size_t kBufferAlign = 8;
 
 std::atomic<bool> g_recording{false};  // lock-free fast path for the API callback
@@ -79,15 +81,54 @@ void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
                          data->functionName, data->contextUid, failed);
 }
 
+// Activity buffers are recycled, and handed to CUPTI already zeroed
+// (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER): otherwise CUPTI zeroes every new
+// buffer in the thread that needs it, and after each forced flush (two per timed
+// call) that was the next CUDA call's: 0.4-0.9 ms of an 8 MiB buffer, a third of a
+// short kernel's timed call on the H200 (docs/gpu-timing.md). A returned buffer
+// has its used bytes zeroed again; CUPTI writes nothing past them.
+struct BufferPool {
+  std::mutex mu;
+  std::vector<uint8_t*> free;
+  bool cupti_zeroes = true;  // until CUPTI accepts zeroed buffers from us
+};
+BufferPool& buffer_pool() {
+  static BufferPool* p = new BufferPool;  // never freed: CUPTI may call back at exit
+  return *p;
+}
+constexpr size_t kPooledBuffers = 16;
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
+  BufferPool& pool = buffer_pool();
+  uint8_t* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    if (!pool.free.empty()) {
+      b = pool.free.back();
+      pool.free.pop_back();
+    }
+  }
+  if (!b) {
+    b = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+    if (b && !pool.cupti_zeroes) std::memset(b, 0, kBufferBytes);
+  }
+  *buffer = b;
+  *size = b ? kBufferBytes : 0;
   *max_records = 0;  // as many as fit
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  if (g_collector && buffer) g_collector->on_buffer(buffer, valid);
-  std::free(buffer);
+  if (!buffer) return;
+  if (g_collector) g_collector->on_buffer(buffer, valid);
+  BufferPool& pool = buffer_pool();
+  // A margin past the records: cheap, and nothing stale is left should a record
+  // have been cut short by a forced flush.
+  if (!pool.cupti_zeroes) std::memset(buffer, 0, std::min(valid + 4096, kBufferBytes));
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (pool.free.size() < kPooledBuffers)
+    pool.free.push_back(buffer);
+  else
+    std::free(buffer);
 }
 
 const char* memcpy_kind_name(uint8_t kind) {
@@ -208,6 +249,13 @@ bool CuptiCollector::init(std::string* why) {
        {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
     if ((r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid)) != CUPTI_SUCCESS)
       return fail("cuptiEnableCallback(RESOURCE)", r);
+  // We hand CUPTI zeroed buffers (buffer_requested); where this CUPTI does not
+  // take that, it zeroes them itself, as before.
+  uint8_t zeroed = 1;
+  size_t zeroed_size = sizeof(zeroed);
+  buffer_pool().cupti_zeroes =
+      cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size,
+                                &zeroed) != CUPTI_SUCCESS;
   if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
     return fail("cuptiActivityRegisterCallbacks", r);
   // Kernel timestamps from the hardware where the chip has them (Blackwell): no

@@ -59,8 +59,10 @@ class CuptiTimer final : public harness::Timer {
   // throws WorkLeftRunning), then reads the records.
   double elapsed_ms() override;
   void wait_idle() override;
+  void warm_up() override;
   json details() const override;
   json take_findings() override { return guards_.take_findings(); }
+  json take_steps() override { return steps_.take(); }
 
   const SpanSummary& last_span() const { return last_; }
   // Keep the last span's records (the profile pass, call_profile.h); off in the
@@ -87,6 +89,7 @@ class CuptiTimer final : public harness::Timer {
   bool keep_activities_ = false;
   std::vector<detail::GpuActivity> last_activities_;
   detail::WindowCalls pending_calls_;  // the last span's API calls, read in elapsed_ms()
+  harness::StepTimes steps_;
 };
 
 }  // namespace solbench::gpu
