@@ -24,6 +24,14 @@ json sandbox_for(const HarnessRequest& r, EntryKind kind, const std::string& con
   return worker_sandbox_plan(pr);
 }
 
+// Sampled timed calls re-checked where the code timed is the definition's reference
+// (`--reference`) or its compiled form (T_b): a solution's 8 guard against code
+// written to compute differently when timed; the reference is the yardstick itself,
+// and two calls still catch a timed call that goes wrong (an Inductor graph, a CUDA
+// graph's replay) on values the rounds did not see. The checks of 8 were 28 % of a
+// `run --reference` worker's time over the public set (docs/run.md, session 50).
+constexpr int kTrustedVerifySamples = 2;
+
 WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
   WorkerPlan plan;
   plan.definition = r.definition;
@@ -41,6 +49,7 @@ WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
     plan.entry = EntryPoint::reference();
     plan.time_solution = r.timed;  // the compiled reference, timed as solutions are
     plan.time_reference = false;   // the eager reference only checks its outputs
+    plan.verify_samples = kTrustedVerifySamples;
     plan.gpu_after_go = r.go.valid();
     plan.hand_back = r.hand_back && plan.gpu_after_go;
     // Its own compile caches (Inductor, Triton): keyed by the definition.
@@ -50,6 +59,7 @@ WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
     plan.entry = r.entry;
     plan.time_solution = r.timed;
     plan.time_reference = r.timed;
+    if (r.entry.kind == EntryKind::Reference) plan.verify_samples = kTrustedVerifySamples;
     plan.profile = r.profile && r.timed;  // the profile follows a timed loop
     plan.sandbox = sandbox_for(r, r.entry.kind, r.cache_key.empty() ? definition : r.cache_key);
   }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,15 +20,24 @@
 
 namespace solbench::harness {
 
+// CLOCK_MONOTONIC in ns, from libc's clock_gettime called directly: not
+// std::chrono::steady_clock, which goes through libstdc++'s lazily bound, writable
+// GOT (CpuTimer below). The timed loop reads it between a call's arguments and its
+// span, where nothing the solution could redirect may run.
+inline int64_t monotonic_now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 // Host time by named step, added up until taken: what a timer or a timed call's
 // set-up spends where (the loop's phases, timing.h `LoopSteps::detail`).
 class StepTimes {
  public:
-  using Clock = std::chrono::steady_clock;
-  // Adds the time since `t0` to `step` and returns now (the next step's start).
-  Clock::time_point add(const char* step, Clock::time_point t0) {
-    const Clock::time_point now = Clock::now();
-    ms_[step] += std::chrono::duration<double, std::milli>(now - t0).count();
+  // Adds the time since `t0_ns` (monotonic_now_ns) to `step`; returns now.
+  int64_t add(const char* step, int64_t t0_ns) {
+    const int64_t now = monotonic_now_ns();
+    ms_[step] += static_cast<double>(now - t0_ns) / 1e6;
     return now;
   }
   // {"step": ms, ...} since the last take; then empty.
@@ -78,17 +88,12 @@ class Timer {
 class CpuTimer final : public Timer {
  public:
   std::string name() const override { return "cpu-monotonic"; }
-  void begin() override { start_ = now_ns(); }
-  void end() override { stop_ = now_ns(); }
+  void begin() override { start_ = monotonic_now_ns(); }
+  void end() override { stop_ = monotonic_now_ns(); }
   double elapsed_ms() override { return static_cast<double>(stop_ - start_) / 1e6; }
   json details() const override;
 
  private:
-  static int64_t now_ns() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  }
   int64_t start_ = 0, stop_ = 0;
 };
 

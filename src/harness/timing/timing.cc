@@ -1,36 +1,31 @@
 #include "harness/timing/timing.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "harness/timing/stopping.h"
 
 namespace solbench::harness {
 
 namespace {
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+double ms_since(int64_t t0_ns) { return static_cast<double>(monotonic_now_ns() - t0_ns) / 1e6; }
 
 // One call of the loop, each step's host time added to `steps`; the timer's reading.
+// The clock is libc's, called directly (timer.h monotonic_now_ns).
 double one_call(Timer& timer, Measurable& m, int index, bool timed, LoopSteps& steps) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+  const int64_t t0 = monotonic_now_ns();
   m.prepare(index);
-  const auto t1 = clock::now();
+  const int64_t t1 = monotonic_now_ns();
   timer.prepare();
-  const auto t2 = clock::now();
+  const int64_t t2 = monotonic_now_ns();
   timer.begin();
   m.run();
   timer.end();
-  const auto t3 = clock::now();
+  const int64_t t3 = monotonic_now_ns();
   const double ms = timer.elapsed_ms();
-  const auto t4 = clock::now();
+  const int64_t t4 = monotonic_now_ns();
   m.finish(index, timed);
-  const auto t5 = clock::now();
-  auto add = [](double& to, clock::time_point a, clock::time_point b) {
-    to += std::chrono::duration<double, std::milli>(b - a).count();
-  };
+  const int64_t t5 = monotonic_now_ns();
+  auto add = [](double& to, int64_t a, int64_t b) { to += static_cast<double>(b - a) / 1e6; };
   add(steps.prepare_ms, t0, t1);
   add(steps.timer_prepare_ms, t1, t2);
   add(steps.call_ms, t2, t3);
@@ -42,7 +37,7 @@ double one_call(Timer& timer, Measurable& m, int index, bool timed, LoopSteps& s
 
 TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts) {
   TimingResult r;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = monotonic_now_ns();
   int index = 0;
   for (int i = 0; i < opts.warmup; ++i, ++index) {
     // elapsed_ms() also lets device timers drain their records.
