@@ -1,7 +1,6 @@
 #include "harness/protocol.h"
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 #include <stdexcept>
 
@@ -268,12 +267,6 @@ std::string strip_workload_markers(std::string text) {
     text.erase(at, nl == std::string::npos ? std::string::npos : nl + 1 - at);
   }
   return text;
-}
-
-int64_t monotonic_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 namespace {

@@ -28,6 +28,7 @@
 #include "core/device.h"
 #include "core/json.h"
 #include "core/trace.h"
+#include "harness/timing/clock.h"  // monotonic_ns
 #include "harness/timing/timing.h"
 
 namespace solbench::harness {
@@ -317,9 +318,6 @@ struct WorkloadOutcome {
   json to_json() const;
   static WorkloadOutcome from_json(const json& j);  // throws std::runtime_error
 };
-
-// steady_clock now, in nanoseconds.
-int64_t monotonic_ns();
 
 // Bytes of storage of a workload spec's tensor inputs and of its outputs
 // (runtime.Workload's spec).

@@ -252,7 +252,7 @@ class Runner {
   bool empty_shard_ = false;
   std::vector<std::string> progress_notes_;  // found while preparing, shown once progress starts
   std::vector<std::pair<std::string, std::string>> child_env_;  // for every child eval
-  std::vector<size_t> ran_alone_;  // tasks run alone on their GPU (never retried alone)
+  std::vector<size_t> ran_alone_;  // tasks too large to share a GPU: the pass after the others
   std::vector<char> beside_;       // per task: evaluated beside others (an OOM skip proves nothing)
   std::unique_ptr<BaselineLane> lane_;
   size_t lane_jobs_ = 0;           // T_b ahead's jobs at once (0: no lane)

@@ -121,7 +121,7 @@ TEST(Measure, NoisySpansStopAtTheIterationCap) {
 class SleepyPrepare final : public Measurable {
  public:
   void prepare(int) override {
-    const int64_t t0 = monotonic_now_ns();
+    const int64_t t0 = monotonic_ns();
     ::usleep(2000);
     steps.add("fill", t0);
   }
@@ -133,7 +133,7 @@ class SleepyPrepare final : public Measurable {
 class SteppedTimer final : public Timer {
  public:
   std::string name() const override { return "stepped"; }
-  void prepare() override { steps.add("flush", monotonic_now_ns()); }
+  void prepare() override { steps.add("flush", monotonic_ns()); }
   void begin() override {}
   void end() override {}
   double elapsed_ms() override { return 1.0; }

@@ -17,26 +17,17 @@
 
 #include "core/device.h"
 #include "core/json.h"
+#include "harness/timing/clock.h"
 
 namespace solbench::harness {
-
-// CLOCK_MONOTONIC in ns, from libc's clock_gettime called directly: not
-// std::chrono::steady_clock, which goes through libstdc++'s lazily bound, writable
-// GOT (CpuTimer below). The timed loop reads it between a call's arguments and its
-// span, where nothing the solution could redirect may run.
-inline int64_t monotonic_now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // Host time by named step, added up until taken: what a timer or a timed call's
 // set-up spends where (the loop's phases, timing.h `LoopSteps::detail`).
 class StepTimes {
  public:
-  // Adds the time since `t0_ns` (monotonic_now_ns) to `step`; returns now.
+  // Adds the time since `t0_ns` (monotonic_ns) to `step`; returns now.
   int64_t add(const char* step, int64_t t0_ns) {
-    const int64_t now = monotonic_now_ns();
+    const int64_t now = monotonic_ns();
     ms_[step] += static_cast<double>(now - t0_ns) / 1e6;
     return now;
   }
@@ -80,16 +71,15 @@ class Timer {
   virtual void warm_up() {}
 };
 
-// Host wall-clock timer on CLOCK_MONOTONIC. It calls libc's clock_gettime
-// directly (not std::chrono::steady_clock, which goes through libstdc++'s lazily
-// bound, writable GOT): with the worker's code sealed (worker/code_seal.h) and the
-// binary linked with full RELRO, every step from here to the vDSO is read-only
-// memory that solution code cannot rewrite.
+// Host wall-clock timer on CLOCK_MONOTONIC (clock.h monotonic_ns): with the
+// worker's code sealed (worker/code_seal.h) and the binary linked with full RELRO,
+// every step from here to the vDSO is read-only memory that solution code cannot
+// rewrite.
 class CpuTimer final : public Timer {
  public:
   std::string name() const override { return "cpu-monotonic"; }
-  void begin() override { start_ = monotonic_now_ns(); }
-  void end() override { stop_ = monotonic_now_ns(); }
+  void begin() override { start_ = monotonic_ns(); }
+  void end() override { stop_ = monotonic_ns(); }
   double elapsed_ms() override { return static_cast<double>(stop_ - start_) / 1e6; }
   json details() const override;
 

@@ -7,24 +7,24 @@
 namespace solbench::harness {
 
 namespace {
-double ms_since(int64_t t0_ns) { return static_cast<double>(monotonic_now_ns() - t0_ns) / 1e6; }
+double ms_since(int64_t t0_ns) { return static_cast<double>(monotonic_ns() - t0_ns) / 1e6; }
 
 // One call of the loop, each step's host time added to `steps`; the timer's reading.
-// The clock is libc's, called directly (timer.h monotonic_now_ns).
+// The clock is libc's, called directly (timer.h monotonic_ns).
 double one_call(Timer& timer, Measurable& m, int index, bool timed, LoopSteps& steps) {
-  const int64_t t0 = monotonic_now_ns();
+  const int64_t t0 = monotonic_ns();
   m.prepare(index);
-  const int64_t t1 = monotonic_now_ns();
+  const int64_t t1 = monotonic_ns();
   timer.prepare();
-  const int64_t t2 = monotonic_now_ns();
+  const int64_t t2 = monotonic_ns();
   timer.begin();
   m.run();
   timer.end();
-  const int64_t t3 = monotonic_now_ns();
+  const int64_t t3 = monotonic_ns();
   const double ms = timer.elapsed_ms();
-  const int64_t t4 = monotonic_now_ns();
+  const int64_t t4 = monotonic_ns();
   m.finish(index, timed);
-  const int64_t t5 = monotonic_now_ns();
+  const int64_t t5 = monotonic_ns();
   auto add = [](double& to, int64_t a, int64_t b) { to += static_cast<double>(b - a) / 1e6; };
   add(steps.prepare_ms, t0, t1);
   add(steps.timer_prepare_ms, t1, t2);
@@ -37,7 +37,7 @@ double one_call(Timer& timer, Measurable& m, int index, bool timed, LoopSteps& s
 
 TimingResult measure(Timer& timer, Measurable& m, const TimingOptions& opts) {
   TimingResult r;
-  const int64_t t0 = monotonic_now_ns();
+  const int64_t t0 = monotonic_ns();
   int index = 0;
   for (int i = 0; i < opts.warmup; ++i, ++index) {
     // elapsed_ms() also lets device timers drain their records.

@@ -12,7 +12,7 @@ namespace solbench::harness::detail {
 // collector off (no collection, no gc.callbacks, no __del__ of cyclic garbage)
 // until the span begins.
 void PooledRun::prepare(int) {
-  int64_t t0 = monotonic_now_ns();
+  int64_t t0 = monotonic_ns();
   const CallGrant g = values_.call(calls_);
   t0 = steps_.add("seed", t0);
   keep(g.keep);  // the previous call, before this one's fill overwrites its views

@@ -288,9 +288,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // `with_reference`), then the checks on what it left behind.
   detail::TimedRun timed_pool_run(detail::WorkloadRun& run, bool with_reference);
   // measure() while holding the GPU's timing lock: no other evaluation on this GPU
-  // times at the same moment (timing/device_lock.h); the wait is a phase of its own.
-  // The timed loop under the GPU's timing lock; its steps' host time goes to the
-  // phases as `<phase>_<step>_ms` (timing_prepare_ms, reference_timing_read_ms, ...).
+  // times at the same moment (timing/device_lock.h); the wait is a phase of its own,
+  // and the loop's steps' host time go to the phases as `<phase>_<step>_ms`
+  // (timing_prepare_ms, reference_timing_read_ms, ...).
   TimingResult locked_measure(Measurable& m, WorkloadOutcome& o, const std::string& phase);
   // `--profile` (plan.profile): after the timed loop, one call on the first timing
   // input set traced kernel by kernel, one with hardware counters; into run.o.profile.

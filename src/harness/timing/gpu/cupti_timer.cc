@@ -71,7 +71,7 @@ CuptiTimer::CuptiTimer(int device, cudaStream_t stream, GpuTimerOptions options)
 }
 
 void CuptiTimer::prepare() {
-  int64_t t = harness::monotonic_now_ns();
+  int64_t t = harness::monotonic_ns();
   SB_CUDA_CHECK(cudaSetDevice(device_));
   // The whole device, not just the stream: work of the previous call on side
   // streams must not overlap the next span (and must have ended: device_idle.h).
@@ -108,7 +108,7 @@ void CuptiTimer::end() {
 }
 
 double CuptiTimer::elapsed_ms() {
-  int64_t t = harness::monotonic_now_ns();
+  int64_t t = harness::monotonic_ns();
   guards_.after_call(stream_, "the timed call's work on the given stream had finished");
   t = steps_.add("read_idle_wait", t);
   gate_.settle();
