@@ -24,6 +24,9 @@ void BaselineLane::loop(size_t slot) {
   std::unique_lock lock(mu_);
   for (;;) {
     const auto stopped = [&] { return finishing_ || (stop_ && stop_->load()); };
+    // A stop while paused is seen at the next job's end or resume(): a paused
+    // lane has no job running.
+    cv_.wait(lock, [&] { return paused_ == 0 || finishing_; });
     while (next_ < jobs_.size() && out_[next_].state != LaneOutcome::State::Queued) ++next_;
     if (stopped() || next_ >= jobs_.size()) return;
     const size_t i = next_++;
@@ -33,15 +36,20 @@ void BaselineLane::loop(size_t slot) {
     const auto t0 = Clock::now();
     LaneOutcome o;
     try {
-      o = run_(jobs_[i], slot);
+      o = run_(jobs_[i], slot, preempt_);
     } catch (const std::exception& e) {
       o.error = e.what();
     }
     o.seconds = since(t0);
     lock.lock();
-    o.state = LaneOutcome::State::Done;
     o.waited = out_[i].waited;
-    out_[i] = std::move(o);
+    if (o.preempted && !stopped()) {  // again once resumed, unless claimed meanwhile
+      out_[i].state = LaneOutcome::State::Queued;
+      next_ = std::min(next_, i);
+    } else {
+      o.state = LaneOutcome::State::Done;
+      out_[i] = std::move(o);
+    }
     --running_;
     last_busy_ = Clock::now();
     cv_.notify_all();
@@ -81,6 +89,22 @@ void BaselineLane::drop(size_t problem) {
 bool BaselineLane::busy_since(Clock::time_point t) const {
   std::lock_guard lock(mu_);
   return running_ > 0 || last_busy_ >= t;
+}
+
+double BaselineLane::pause() {
+  const auto t0 = Clock::now();
+  std::unique_lock lock(mu_);
+  ++paused_;
+  if (running_ > 0) preempt_ = true;
+  cv_.wait(lock, [&] { return running_ == 0; });
+  preempt_ = false;
+  return since(t0);
+}
+
+void BaselineLane::resume() {
+  std::lock_guard lock(mu_);
+  if (paused_ > 0) --paused_;
+  cv_.notify_all();
 }
 
 void BaselineLane::finish() {

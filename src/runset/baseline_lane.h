@@ -42,6 +42,8 @@ struct LaneOutcome {
   // without a T_b (the evaluation measures those again).
   size_t measured = 0, cached = 0, without = 0;
   std::string error;  // the job failed (its evaluation measures T_b itself)
+  // The job was stopped by pause() (its `preempt` flag): it is queued again.
+  bool preempted = false;
   // The child's `baseline --json` document, kept for its evaluation (eval
   // --baselines-ahead); "" where there is none.
   std::string document;
@@ -49,8 +51,11 @@ struct LaneOutcome {
 
 class BaselineLane {
  public:
-  // Runs one job on lane slot `slot` (0..concurrent-1); its State is ignored.
-  using RunJob = std::function<LaneOutcome(const LaneJob& job, size_t slot)>;
+  // Runs one job on lane slot `slot` (0..concurrent-1); its State is ignored. A job
+  // that sees `preempt` set stops (what it measured is kept by whoever measured it)
+  // and says so (LaneOutcome::preempted).
+  using RunJob = std::function<LaneOutcome(const LaneJob& job, size_t slot,
+                                           const std::atomic<bool>& preempt)>;
 
   // Starts `concurrent` threads taking the jobs (one per problem) in order. `stop`
   // (optional): no job starts once it is true (a running one sees the flag itself).
@@ -71,6 +76,11 @@ class BaselineLane {
   void drop(size_t problem);
   // Whether a job ran at any moment since `since`.
   bool busy_since(std::chrono::steady_clock::time_point since) const;
+  // For an evaluation that needs the GPU to itself: no job starts until resume(),
+  // and the running ones are stopped (preempt) and queued again; pause() returns
+  // once they have ended (the seconds waited). Pauses nest.
+  double pause();
+  void resume();
   // Drops the jobs not started and waits for the others; the threads end.
   void finish();
   // Every job and what became of it, in the order given.
@@ -89,6 +99,8 @@ class BaselineLane {
   std::condition_variable cv_;
   size_t next_ = 0;      // the first job that may still be Queued
   size_t running_ = 0;
+  size_t paused_ = 0;  // pause() calls not resumed yet
+  std::atomic<bool> preempt_{false};  // set by pause() until the running jobs end
   bool finishing_ = false;
   std::chrono::steady_clock::time_point last_busy_{};  // when the last job ended
   std::vector<std::thread> threads_;

@@ -103,7 +103,7 @@ ChildResult run_child_eval(const ChildRequest& r) {
         res.status = *st;
         break;
       }
-      if (r.stop && r.stop->load() && !res.interrupted) {
+      if (((r.stop && r.stop->load()) || (r.preempt && r.preempt->load())) && !res.interrupted) {
         // The run's signal (SIGTERM when stopped otherwise), once (a second one would
         // end it at once): the child ends its workers and removes its scratch
         // (harness/interrupt.h); killed if it takes too long.

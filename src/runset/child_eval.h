@@ -37,6 +37,8 @@ struct ChildRequest {
   std::vector<std::pair<std::string, std::string>> env;  // set in the child's environment
   std::chrono::duration<double> deadline = std::chrono::hours(24);
   const std::atomic<bool>* stop = nullptr;  // when set: the child is killed (interrupted)
+  // The same for this child alone (T_b ahead's lane giving the GPU to an evaluation).
+  const std::atomic<bool>* preempt = nullptr;
 };
 
 // The child's command line (after the program): eval's, or baseline's.

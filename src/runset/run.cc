@@ -27,6 +27,7 @@
 #include "runset/scheduler.h"
 #include "runset/shard.h"
 #include "runset/solutions.h"
+#include "score/arch.h"
 #include "score/sol_score.h"
 #include "store/store.h"
 
@@ -188,6 +189,9 @@ class Runner {
   // Per workload of the task, in its order: the bytes its inputs and outputs hold,
   // a proxy for its time known before anything runs.
   std::vector<double> workload_costs(const Task& t) const;
+  // Whether one of `remaining` (positions in the task) needs more of the GPU than
+  // the lane's jobs leave an evaluation (start_lane): it is then evaluated alone.
+  bool needs_gpu_alone(size_t task, const std::vector<size_t>& remaining) const;
   // On several devices, each task longer than a device's share cut into parts
   // (split_for_slots); on one device (however many slots), `tasks` as they are.
   std::vector<Task> cut_for_slots(const std::vector<Task>& tasks) const;
@@ -215,7 +219,7 @@ class Runner {
   // an evaluation; no lane where the run cannot have one (one GPU, eval records
   // into the store and measures T_b).
   void start_lane(const std::vector<size_t>& order);
-  LaneOutcome measure_ahead(const LaneJob& job);
+  LaneOutcome measure_ahead(const LaneJob& job, const std::atomic<bool>& preempt);
   // The share variables of a lane job's T_b workers.
   std::vector<std::pair<std::string, std::string>> lane_env() const;
   void report_lane();
@@ -254,6 +258,7 @@ class Runner {
   std::vector<std::pair<std::string, std::string>> child_env_;  // for every child eval
   std::vector<size_t> ran_alone_;  // tasks too large to share a GPU: the pass after the others
   std::vector<char> beside_;       // per task: evaluated beside others (an OOM skip proves nothing)
+  uint64_t lane_gpu_bytes_ = 0;    // the lane's GPU's memory (needs_gpu_alone); 0: unknown
   std::unique_ptr<BaselineLane> lane_;
   size_t lane_jobs_ = 0;           // T_b ahead's jobs at once (0: no lane)
   std::vector<size_t> tasks_left_; // per problem: its tasks not started yet
@@ -281,6 +286,15 @@ std::vector<double> Runner::workload_costs(const Task& t) const {
     if (const auto& r = lp.problem->resolved.at(lp.selected[position(t, k)]))
       c[k] = double(r->input_bytes + r->output_bytes);
   return c;
+}
+
+bool Runner::needs_gpu_alone(size_t task, const std::vector<size_t>& remaining) const {
+  if (lane_gpu_bytes_ <= harness::kBesideEvaluationBytes) return false;
+  const std::vector<double> bytes = workload_costs(tasks_[task]);
+  const double room = double(lane_gpu_bytes_ - harness::kBesideEvaluationBytes);
+  return std::any_of(remaining.begin(), remaining.end(), [&](size_t k) {
+    return k < bytes.size() && bytes[k] * double(harness::kValuesFootprint) > room;
+  });
 }
 
 std::vector<Task> Runner::cut_for_slots(const std::vector<Task>& tasks) const {
@@ -694,7 +708,22 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
     req.env = child_env_;
     for (auto& kv : baseline_share_env(slot, pass)) req.env.push_back(std::move(kv));
     // Beside the lane's jobs an evaluation's out-of-memory skip proves nothing: it
-    // is tried again alone at the end (retry_out_of_memory_alone).
+    // is tried again alone at the end (retry_out_of_memory_alone). One whose
+    // workload would not fit beside them anyway has the GPU to itself, the lane
+    // paused: then a skip is stored at once, and a run stopped in parts (which
+    // never reaches the retry) does not evaluate it again in every part (L1/076,
+    // L2/012 and L2/026: 28-106 s each time on an H100).
+    struct Resume {
+      BaselineLane* lane = nullptr;
+      ~Resume() {
+        if (lane) lane->resume();
+      }
+    } paused;
+    if (lane_ && pass == Pass::First && gpu_to_itself(slot, pass) &&
+        needs_gpu_alone(task, remaining)) {
+      e.baseline_wait_seconds += lane_->pause();
+      paused.lane = lane_.get();
+    }
     const auto started = std::chrono::steady_clock::now();
     const ChildResult c = run_child_eval(req);
     const bool alone = gpu_to_itself(slot, pass) && !(lane_ && lane_->busy_since(started));
@@ -721,10 +750,14 @@ void Runner::start_lane(const std::vector<size_t>& order) {
   const size_t at_once = o_.baseline_ahead < 0 ? size_t{kBaselineAheadJobs}
                                                : static_cast<size_t>(o_.baseline_ahead);
   // A job's workers hold its workloads' values beside the evaluation in progress:
-  // within harness::kBesideEvaluationBytes for all the jobs at once. A problem
-  // with a larger workload, and the first (nothing is evaluated before it), are
-  // measured by their evaluation. Evaluations run beside the jobs whatever their
-  // size: one that runs out of memory there is tried again alone.
+  // within harness::kBesideEvaluationBytes for all the jobs at once. A job takes
+  // a problem's workloads that fit that rule; the larger ones, and the first
+  // problem's (nothing is evaluated before it), are measured by their evaluation
+  // (needs_gpu_alone: one too large to share the GPU with the jobs pauses them).
+  // (By workload, not by problem: a problem's largest workload used to keep all
+  // of its workloads out, 338 of the public set's, 150 of which fit.) Evaluations
+  // run beside the jobs whatever their size: one that runs out of memory there is
+  // tried again alone.
   std::vector<LaneJob> jobs;
   std::vector<char> queued(problems_.size(), 0);
   for (size_t i = 0; i < order.size(); ++i) {
@@ -734,13 +767,16 @@ void Runner::start_lane(const std::vector<size_t>& order) {
     if (i == 0) continue;
     const LoadedProblem& lp = problems_[t.problem];
     if (!lp.problem) continue;
-    double largest = 0;
+    // Left out too: a workload whose safetensors blob is not here (its evaluation
+    // skips it at once; a job of the public set's three such problems cost 7-11 s).
+    std::set<std::string> left_out;
     for (size_t w : lp.selected)
-      if (const auto& r = lp.problem->resolved.at(w))
-        largest = std::max(largest, double(r->input_bytes + r->output_bytes));
-    if (largest * double(harness::kValuesFootprint) * double(at_once) >
-        double(harness::kBesideEvaluationBytes))
-      continue;
+      if (const auto& r = lp.problem->resolved.at(w);
+          (r && double(r->input_bytes + r->output_bytes) * double(harness::kValuesFootprint) *
+                        double(at_once) >
+                    double(harness::kBesideEvaluationBytes)) ||
+          !missing_blob(*lp.problem, w).empty())
+        left_out.insert(lp.problem->workloads.at(w).uuid);
     // Every workload a task of the problem will evaluate (eval measures T_b for its
     // PASSED ones; the others cost a compile that is not used). One the store holds
     // a result of for every task (a trace or a stored skip, in any environment) is
@@ -758,19 +794,31 @@ void Runner::start_lane(const std::vector<size_t>& order) {
         stored.insert(st.workload_uuid);
       for (const auto& sk : db_->skips(e.solution_hash, e.uuids, "")) stored.insert(sk.workload_uuid);
       for (const std::string& u : e.uuids)
-        if (!stored.count(u) && seen.insert(u).second) job.uuids.push_back(u);
+        if (!stored.count(u) && !left_out.count(u) && seen.insert(u).second)
+          job.uuids.push_back(u);
     }
     if (!job.uuids.empty()) jobs.push_back(std::move(job));
   }
   if (jobs.empty()) return;
+  lane_gpu_bytes_ = o_.gpu_memory_bytes;
+  if (lane_gpu_bytes_ == 0) {
+    try {
+      lane_gpu_bytes_ = score::device_memory_bytes(score::choose_arch("", Device::parse(o_.slots[0])));
+    } catch (const std::exception&) {
+      lane_gpu_bytes_ = 0;  // unknown: no evaluation pauses the lane
+    }
+  }
   lane_jobs_ = std::min(at_once, jobs.size());
   report_.baseline_ahead_jobs = static_cast<int>(lane_jobs_);
   lane_ = std::make_unique<BaselineLane>(
-      std::move(jobs), lane_jobs_, [this](const LaneJob& j, size_t) { return measure_ahead(j); },
+      std::move(jobs), lane_jobs_,
+      [this](const LaneJob& j, size_t, const std::atomic<bool>& preempt) {
+        return measure_ahead(j, preempt);
+      },
       o_.stop);
 }
 
-LaneOutcome Runner::measure_ahead(const LaneJob& job) {
+LaneOutcome Runner::measure_ahead(const LaneJob& job, const std::atomic<bool>& preempt) {
   const LoadedProblem& lp = problems_[job.problem];
   const fs::path dir = scratch_.path() / fmt::format("ahead-{}", job.problem);
   fs::create_directories(dir);
@@ -785,11 +833,16 @@ LaneOutcome Runner::measure_ahead(const LaneJob& job) {
   req.scratch = dir;
   req.deadline = o_.eval.deadline(job.uuids.size());
   req.stop = o_.stop;
+  req.preempt = &preempt;
   req.env = child_env_;
   for (auto& kv : lane_env()) req.env.push_back(std::move(kv));
   const ChildResult c = run_child_eval(req);
   harness::remove_tree_quietly(dir);
   LaneOutcome o;
+  // Stopped for an evaluation that needs the GPU to itself: what it measured is in
+  // the store, and it runs again after (the store answers for those).
+  o.preempted = c.interrupted && preempt.load() && !(o_.stop && o_.stop->load());
+  if (o.preempted) return o;
   const json& sum = c.document.is_object() ? c.document.value("summary", json()) : json();
   if (sum.is_object()) {
     o.measured = sum.value("measured", size_t{0});

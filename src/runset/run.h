@@ -57,6 +57,10 @@ struct RunOptions {
   // beside the evaluations, on a run whose slots are all one GPU; 0: none (each
   // evaluation measures its own); -1: kBaselineAheadJobs there.
   int baseline_ahead = -1;
+  // The GPU's memory for T_b ahead's rule of an evaluation that needs the GPU to
+  // itself (run.cc needs_gpu_alone); 0: from the device's hardware model
+  // (score::device_memory_bytes), and no such rule where that is unknown.
+  uint64_t gpu_memory_bytes = 0;
   std::filesystem::path db;         // empty: store::default_db_path()
   bool no_db = false;               // a private store, removed at the end (nothing resumed or kept)
   eval::Settings eval;              // passed to each child eval (its flags)

@@ -30,20 +30,21 @@ struct Recorder {
   std::atomic<bool> hold{false};
   std::chrono::milliseconds each{30};
   BaselineLane::RunJob fn() {
-    return [this](const LaneJob& j, size_t) {
+    return [this](const LaneJob& j, size_t, const std::atomic<bool>& preempt) {
       {
         std::lock_guard l(m);
         started.push_back(j.problem);
         most = std::max(most, ++now);
       }
       std::this_thread::sleep_for(each);
-      while (hold) std::this_thread::sleep_for(5ms);
+      while (hold && !preempt) std::this_thread::sleep_for(5ms);
       {
         std::lock_guard l(m);
         --now;
       }
       LaneOutcome o;
-      o.measured = j.uuids.size();
+      o.preempted = hold && preempt;
+      if (!o.preempted) o.measured = j.uuids.size();
       return o;
     };
   }
@@ -112,6 +113,38 @@ TEST(BaselineLane, BusySinceTellsWhetherAJobRanSinceAMoment) {
   lane.finish();
 }
 
+TEST(BaselineLane, APauseStopsTheRunningJobsAndRunsThemAgainOnceResumed) {
+  Recorder r;
+  r.hold = true;
+  BaselineLane lane(jobs_for({1, 2, 3}), 2, r.fn());
+  wait_until([&] { return r.count() == 2; });
+  const double waited = lane.pause();  // jobs 1 and 2 see `preempt` and stop
+  EXPECT_LT(waited, 5.0);
+  const auto at_pause = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(r.count(), 2u);  // nothing starts while paused
+  EXPECT_FALSE(lane.busy_since(at_pause));
+  for (size_t p : {1, 2}) EXPECT_EQ(lane.outcome(p)->state, State::Queued);
+  r.hold = false;
+  lane.resume();
+  wait_until([&] { return r.count() == 5; });  // 1 and 2 again, then 3
+  lane.finish();
+  for (const auto& [job, out] : lane.outcomes()) {
+    EXPECT_EQ(out.state, State::Done) << job.problem;
+    EXPECT_EQ(out.measured, 1u) << job.problem;
+    EXPECT_FALSE(out.preempted);
+  }
+}
+
+TEST(BaselineLane, FinishEndsAPausedLane) {
+  Recorder r;
+  BaselineLane lane(jobs_for({1, 2}), 1, r.fn());
+  lane.pause();
+  lane.finish();  // returns: the threads see finishing while paused
+  const auto out = lane.outcomes();
+  EXPECT_EQ(out[1].second.state, State::Dropped);
+}
+
 TEST(BaselineLane, FinishDropsWhatHasNotStartedAndAStopStartsNothingMore) {
   Recorder r;
   r.hold = true;
@@ -129,7 +162,7 @@ TEST(BaselineLane, FinishDropsWhatHasNotStartedAndAStopStartsNothingMore) {
 }
 
 TEST(BaselineLane, AJobThatThrowsIsDoneWithItsError) {
-  BaselineLane lane(jobs_for({1}), 1, [](const LaneJob&, size_t) -> LaneOutcome {
+  BaselineLane lane(jobs_for({1}), 1, [](const LaneJob&, size_t, const std::atomic<bool>&) -> LaneOutcome {
     throw std::runtime_error("no child");
   });
   wait_until([&] { return lane.outcomes()[0].second.state == State::Done; });

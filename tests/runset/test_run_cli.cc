@@ -904,6 +904,137 @@ TEST_F(RunAhead, AWorkloadTheStoreHoldsAResultOfGetsNoJob) {
   EXPECT_EQ(again.baseline_ahead->size(), 1u);
 }
 
+TEST_F(RunAhead, AJobTakesTheWorkloadsThatFitBesideAnEvaluationAndLeavesTheLargerOnes) {
+  // Softmax with three workloads: batch 1 (1 MB of values), batch 4096 (4.2 GB:
+  // 8 times that, for two jobs at once, is over harness::kBesideEvaluationBytes)
+  // and one whose safetensors blob is not here. Its job measures the first; the
+  // evaluation measures the large one's T_b and skips the third.
+  const fs::path soft = ds_ / "L2" / kSoftmax;
+  fs::remove(soft);
+  fs::create_directories(soft);
+  fs::copy_file(kProblems / kSoftmax / "definition.json", soft / "definition.json");
+  const std::string small = "0b1c2d3e-0000-4000-8000-000000000001";
+  const std::string large = "0b1c2d3e-0000-4000-8000-000000000002";
+  std::string lines;
+  for (const auto& [uuid, batch] : {std::pair{small, 1}, std::pair{large, 4096}})
+    lines += fmt::format(
+        "{{\"uuid\": \"{}\", \"axes\": {{\"batch_size\": {}}}, \"inputs\": {{\"logits\": "
+        "{{\"type\": \"random\"}}}}, \"tolerance\": {{\"max_atol\": 1e-08, \"max_rtol\": "
+        "0.001}}}}\n",
+        uuid, batch);
+  const std::string no_blob = "0b1c2d3e-0000-4000-8000-000000000004";
+  lines += "{\"uuid\": \"" + no_blob +
+           "\", \"axes\": {\"batch_size\": 1}, \"inputs\": {\"logits\": {\"type\": "
+           "\"safetensors\", \"path\": \"blob/none.safetensors\", \"tensor_key\": \"logits\"}}, "
+           "\"tolerance\": {\"max_atol\": 1e-08, \"max_rtol\": 0.001}}\n";
+  write(soft / "workload.jsonl", lines);
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "0");
+  RunOptions o;
+  o.dataset = ds_;
+  o.solutions = sols_;
+  o.workloads.first = 3;
+  o.db = dir() / "ahead.db";
+  o.eval.rounds = 2;
+  o.program = fake;
+  o.progress = nullptr;
+  o.slots = {"cuda:0"};
+  o.baseline_ahead = 2;
+  const RunReport r = run_dataset(o);
+  std::string softmax_job;
+  for (const std::string& l : log_lines(log_))
+    if (l.rfind(std::string("baseline-start ") + kSoftmax, 0) == 0) softmax_job = l;
+  EXPECT_HAS(softmax_job, " -w " + small);
+  EXPECT_EQ(softmax_job.find(large), std::string::npos) << softmax_job;
+  EXPECT_EQ(softmax_job.find(no_blob), std::string::npos) << softmax_job;
+  ASSERT_TRUE(r.baseline_ahead);
+  EXPECT_EQ(r.baseline_ahead->size(), 2u);  // SwiGLU's and softmax's
+  // A problem whose every workload is too large gets no job at all.
+  const std::string again = fmt::format(
+      "{{\"uuid\": \"{}\", \"axes\": {{\"batch_size\": 4096}}, \"inputs\": {{\"logits\": "
+      "{{\"type\": \"random\"}}}}, \"tolerance\": {{\"max_atol\": 1e-08, \"max_rtol\": "
+      "0.001}}}}\n",
+      large);
+  write(soft / "workload.jsonl", again);
+  fs::remove(log_);
+  fs::remove(dir() / "ahead.db");
+  const RunReport r2 = run_dataset(o);
+  for (const std::string& l : log_lines(log_))
+    EXPECT_NE(l.rfind(std::string("baseline-start ") + kSoftmax, 0), 0u) << l;
+  ASSERT_TRUE(r2.baseline_ahead);
+  EXPECT_EQ(r2.baseline_ahead->size(), 1u);  // SwiGLU's
+}
+
+
+TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
+  // RMSNorm's one workload, batch 262144: 4 GiB of values, 8 times that (32 GiB)
+  // over what a 40 GiB GPU leaves beside the jobs (kBesideEvaluationBytes). Its
+  // evaluations (the first problem's: the jobs of SwiGLU and softmax, 1 s each,
+  // start with them) stop the jobs running and have the GPU to themselves; the
+  // jobs run again after.
+  const fs::path rms = ds_ / "L1" / kRms;
+  fs::remove(rms);
+  fs::create_directories(rms);
+  for (const char* f : {"definition.json", "reference.py"})
+    if (fs::exists(kProblems / kRms / f)) fs::copy_file(kProblems / kRms / f, rms / f);
+  write(rms / "workload.jsonl",
+        "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000003\", \"axes\": {\"batch_size\": "
+        "262144}, \"inputs\": {\"hidden_states\": {\"type\": \"random\"}, \"weight\": "
+        "{\"type\": \"random\"}}, \"tolerance\": {\"max_atol\": 0.01, \"max_rtol\": 0.01}}\n");
+  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "1");
+  RunOptions o;
+  o.dataset = ds_;
+  o.solutions = sols_;
+  o.workloads.first = 1;
+  o.db = dir() / "ahead.db";
+  o.eval.rounds = 2;
+  o.program = fake;
+  o.progress = nullptr;
+  o.slots = {"cuda:0"};
+  o.baseline_ahead = 2;
+  o.gpu_memory_bytes = 40ull << 30;
+  const auto first_line = [&](const std::string& prefix) {
+    const std::vector<std::string> lines = log_lines(log_);
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].rfind(prefix, 0) == 0) return i;
+    ADD_FAILURE() << "no line " << prefix << " in:\n" << read(log_);
+    return lines.size();
+  };
+  const RunReport r = run_dataset(o);
+  const auto starts = [&](const std::string& problem) {
+    size_t n = 0;
+    for (const std::string& l : log_lines(log_)) n += l.rfind("baseline-start " + problem, 0) == 0;
+    return n;
+  };
+  // No job ran through an RMSNorm evaluation: each was stopped (no end) and run
+  // again after, or started after the last of them.
+  size_t last_rms = 0;
+  const std::vector<std::string> lines = log_lines(log_);
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind(std::string("eval-start ") + kRms, 0) == 0) last_rms = i;
+  for (const char* p : {kSwiglu, kSoftmax})
+    EXPECT_TRUE(starts(p) >= 2 || first_line(std::string("baseline-start ") + p) > last_rms)
+        << read(log_);
+  EXPECT_GT(first_line(std::string("baseline-end ") + kSwiglu), last_rms) << read(log_);
+  ASSERT_TRUE(r.baseline_ahead);
+  for (const auto& b : *r.baseline_ahead) {
+    EXPECT_EQ(b.outcome.state, LaneOutcome::State::Done) << b.problem;
+    EXPECT_EQ(b.outcome.measured, 1u) << b.problem;
+  }
+  Tally t;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) t.add(e);
+  EXPECT_EQ(t.statuses["PASSED"], 4u);
+
+  // A GPU with room for it beside the jobs: they run once each, beside it.
+  fs::remove(log_);
+  fs::remove(dir() / "ahead.db");
+  o.gpu_memory_bytes = 80ull << 30;
+  run_dataset(o);
+  EXPECT_EQ(starts(kSwiglu), 1u) << read(log_);
+  EXPECT_EQ(starts(kSoftmax), 1u) << read(log_);
+}
+
+
 TEST_F(RunAhead, AStoppedRunEndsItsJobsAtOnce) {
   // SIGINT (the run's stop flag) while the jobs run: they are ended, not waited
   // for (a job here would take 30 s).
