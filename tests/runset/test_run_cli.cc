@@ -754,19 +754,25 @@ std::vector<std::string> log_lines(const fs::path& log) {
 
 class RunAhead : public RunCli {
  protected:
-  RunReport run_with(const fs::path& program, int ahead) {
+  // The first `first` workloads of each problem on "cuda:0", `ahead` jobs at once.
+  RunOptions options(const fs::path& program, int ahead, size_t first = 1) const {
     RunOptions o;
-    std::FILE* progress = std::fopen((dir() / "progress.txt").string().c_str(), "w");
-    o.progress = progress;
     o.dataset = ds_;
     o.solutions = sols_;
-    o.workloads.first = 1;
+    o.workloads.first = first;
     o.db = dir() / "ahead.db";
     o.eval.rounds = 2;
-    o.eval.time_budget_ms = 20;
     o.program = program;
+    o.progress = nullptr;
     o.slots = {"cuda:0"};
     o.baseline_ahead = ahead;
+    return o;
+  }
+  RunReport run_with(const fs::path& program, int ahead) {
+    RunOptions o = options(program, ahead);
+    std::FILE* progress = std::fopen((dir() / "progress.txt").string().c_str(), "w");
+    o.progress = progress;
+    o.eval.time_budget_ms = 20;
     RunReport r = run_dataset(o);
     std::fclose(progress);
     return r;
@@ -928,17 +934,7 @@ TEST_F(RunAhead, AJobTakesTheWorkloadsThatFitBesideAnEvaluationAndLeavesTheLarge
            "\"safetensors\", \"path\": \"blob/none.safetensors\", \"tensor_key\": \"logits\"}}, "
            "\"tolerance\": {\"max_atol\": 1e-08, \"max_rtol\": 0.001}}\n";
   write(soft / "workload.jsonl", lines);
-  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "0");
-  RunOptions o;
-  o.dataset = ds_;
-  o.solutions = sols_;
-  o.workloads.first = 3;
-  o.db = dir() / "ahead.db";
-  o.eval.rounds = 2;
-  o.program = fake;
-  o.progress = nullptr;
-  o.slots = {"cuda:0"};
-  o.baseline_ahead = 2;
+  const RunOptions o = options(lane_stand_in(dir(), log_, passed_template(), "0"), 2, 3);
   const RunReport r = run_dataset(o);
   std::string softmax_job;
   for (const std::string& l : log_lines(log_))
@@ -980,17 +976,7 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
         "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000003\", \"axes\": {\"batch_size\": "
         "262144}, \"inputs\": {\"hidden_states\": {\"type\": \"random\"}, \"weight\": "
         "{\"type\": \"random\"}}, \"tolerance\": {\"max_atol\": 0.01, \"max_rtol\": 0.01}}\n");
-  const fs::path fake = lane_stand_in(dir(), log_, passed_template(), "1");
-  RunOptions o;
-  o.dataset = ds_;
-  o.solutions = sols_;
-  o.workloads.first = 1;
-  o.db = dir() / "ahead.db";
-  o.eval.rounds = 2;
-  o.program = fake;
-  o.progress = nullptr;
-  o.slots = {"cuda:0"};
-  o.baseline_ahead = 2;
+  RunOptions o = options(lane_stand_in(dir(), log_, passed_template(), "1"), 2);
   o.gpu_memory_bytes = 40ull << 30;
   const auto first_line = [&](const std::string& prefix) {
     const std::vector<std::string> lines = log_lines(log_);
