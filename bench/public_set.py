@@ -11,11 +11,13 @@ store (issue #27 item 4), and what each problem cost.
 `part` runs `solbench run DATASET --reference --device cuda:0 --db STORE --json` (extra
 `run` flags after `--`) and stops it with SIGINT after --seconds: `run` then prints its
 summary with what it had finished, and a later part resumes from the store. `table`
-reads the parts' summaries and the store: per problem the seconds of its evaluation
-(the part that finished it; an evaluation cut by a part's end counts in "lost"), its
-workloads and statuses, the solution's worker's own time (the traces' `total_ms`
-phases, summed) and the rest (the worker's start, T_b's workers after the solution's,
-T_SOL beside them), then the totals per category and the run's. Standard library only.
+reads the parts' summaries and the store: per problem the seconds of its finished
+evaluations summed over the parts that ran them (a skip that is not stored is evaluated
+again by the next part, and costs again; an evaluation cut by a part's end counts in
+"lost"), those seconds per workload evaluated, its workloads and statuses, the
+solution's worker's own time (the traces' `total_ms` phases, summed) and the rest (the
+worker's start, T_b's workers after the solution's, T_SOL beside them), then the totals
+per category and the run's. Standard library only.
 """
 from __future__ import annotations
 
@@ -84,31 +86,36 @@ def table(args: argparse.Namespace) -> int:
         for pr in doc["problems"]:
             for s in pr["solutions"]:
                 key = f"{pr['category']}/{pr['problem']}"
-                fresh = s["evaluated"] - s["resumed"]
+                fresh = s["evaluated"]  # results evaluated by this part (resumed ones not counted)
                 if s["not_run"] and s["seconds"] > 0:
                     lost += s["seconds"]  # cut by this part's end: done again later
                     uuids = [w["uuid"] for w in s.get("workload_results", []) if "uuid" in w]
                     cut.append(f"{key} (part {i}, {s['seconds']:.1f} s; T_b in the store now "
                                f"for {stored_baselines(args.db, uuids)} of {len(uuids)})")
                     continue
-                if fresh <= 0 and s["skipped"] == 0:
+                if fresh <= 0:
                     continue  # taken from the store
-                if key in rows and fresh <= 0:
-                    continue  # skips (no trace) looked at again: nothing new
-                rows[key] = {"definition": pr["definition"], "workloads": s["workloads"],
-                             "statuses": s["statuses"], "skipped": s["skipped"],
-                             "seconds": s["seconds"], "part": i}
+                # Every finished evaluation of the problem counts, in whichever part:
+                # a workload evaluated again (a skip that is not stored) costs again.
+                r = rows.setdefault(key, {"definition": pr["definition"], "seconds": 0.0,
+                                          "evaluated": 0, "parts": []})
+                r.update(workloads=s["workloads"], statuses=s["statuses"], skipped=s["skipped"])
+                r["seconds"] += s["seconds"]
+                r["evaluated"] += fresh
+                r["parts"].append(str(i))
     worker = worker_seconds(args.db)
-    print("\n| problem | workloads | result | evaluation s | solution's worker s | rest s |")
-    print("|---|---|---|---|---|---|")
+    print("\n| problem | workloads | result | evaluation s (parts) | s a workload evaluated "
+          "| solution's worker s | rest s |")
+    print("|---|---|---|---|---|---|---|")
     cats: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
     for key, r in rows.items():
         result = ", ".join(f"{n} {st}" for st, n in r["statuses"].items())
         if r["skipped"]:
             result += (", " if result else "") + f"{r['skipped']} skipped"
         w = worker.get(r["definition"], 0.0)
-        print(f"| {key} | {r['workloads']} | {result} | {r['seconds']:.1f} | {w:.1f} | "
-              f"{max(0.0, r['seconds'] - w):.1f} |")
+        print(f"| {key} | {r['workloads']} | {result} | {r['seconds']:.1f} "
+              f"({', '.join(r['parts'])}) | {r['seconds'] / max(1, r['evaluated']):.2f} | "
+              f"{w:.1f} | {max(0.0, r['seconds'] - w):.1f} |")
         c = cats[key.split("/")[0]]
         c[0] += 1
         c[1] += r["workloads"]

@@ -709,10 +709,11 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
     for (auto& kv : baseline_share_env(slot, pass)) req.env.push_back(std::move(kv));
     // Beside the lane's jobs an evaluation's out-of-memory skip proves nothing: it
     // is tried again alone at the end (retry_out_of_memory_alone). One whose
-    // workload would not fit beside them anyway has the GPU to itself, the lane
-    // paused: then a skip is stored at once, and a run stopped in parts (which
-    // never reaches the retry) does not evaluate it again in every part (L1/076,
-    // L2/012 and L2/026: 28-106 s each time on an H100).
+    // workload would not fit beside them anyway has the GPU to itself: the running
+    // jobs are stopped (queued again) and none starts until it ends. Then a skip is
+    // stored at once, and a run stopped in parts (which never reaches the retry)
+    // does not evaluate it again in every part (L1/076, L2/012 and L2/026: 28-106 s
+    // each time on an H100).
     struct Resume {
       BaselineLane* lane = nullptr;
       ~Resume() {
@@ -753,10 +754,10 @@ void Runner::start_lane(const std::vector<size_t>& order) {
   // within harness::kBesideEvaluationBytes for all the jobs at once. A job takes
   // a problem's workloads that fit that rule; the larger ones, and the first
   // problem's (nothing is evaluated before it), are measured by their evaluation
-  // (needs_gpu_alone: one too large to share the GPU with the jobs pauses them).
   // (By workload, not by problem: a problem's largest workload used to keep all
   // of its workloads out, 338 of the public set's, 150 of which fit.) Evaluations
-  // run beside the jobs whatever their size: one that runs out of memory there is
+  // run beside the jobs, but for one too large to share the GPU with them
+  // (needs_gpu_alone), which stops them; one that runs out of memory beside them is
   // tried again alone.
   std::vector<LaneJob> jobs;
   std::vector<char> queued(problems_.size(), 0);
