@@ -7,13 +7,11 @@
 // same interface.
 #pragma once
 
-#include <time.h>
-
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/device.h"
 #include "core/json.h"
@@ -22,11 +20,14 @@
 namespace solbench::harness {
 
 // Host time by named step, added up until taken: what a timer or a timed call's
-// set-up spends where (the loop's phases, timing.h `LoopSteps::detail`).
+// set-up spends where (the loop's phases, timing.h `LoopSteps::detail`). Keyed by
+// the names' views: every step is named by a string literal, so a call of the
+// timed loop adds no allocation (names over 15 bytes would each make a
+// std::string).
 class StepTimes {
  public:
-  // Adds the time since `t0_ns` (monotonic_ns) to `step`; returns now.
-  int64_t add(const char* step, int64_t t0_ns) {
+  // Adds the time since `t0_ns` (monotonic_ns) to `step`, a string literal; returns now.
+  int64_t add(std::string_view step, int64_t t0_ns) {
     const int64_t now = monotonic_ns();
     ms_[step] += static_cast<double>(now - t0_ns) / 1e6;
     return now;
@@ -34,13 +35,13 @@ class StepTimes {
   // {"step": ms, ...} since the last take; then empty.
   json take() {
     json j = json::object();
-    for (const auto& [k, v] : ms_) j[k] = v;
+    for (const auto& [k, v] : ms_) j[std::string(k)] = v;
     ms_.clear();
     return j;
   }
 
  private:
-  std::map<std::string, double> ms_;
+  std::map<std::string_view, double> ms_;
 };
 
 class Timer {
