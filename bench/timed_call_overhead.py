@@ -57,8 +57,9 @@ def loops_of(trace: dict) -> dict:
     """{loop name: {step: ms a call}} of one trace."""
     ev = trace["evaluation"]
     ph = ev.get("solbench_phases_ms") or {}
-    out = {"T_k": steps_per_call(ph, "timing", calls_of(ev.get("solbench_timing"))),
-           "T_ref": steps_per_call(ph, "reference_timing", calls_of(ev.get("solbench_reference_timing")))}
+    # Each loop's steps are phases `<prefix>_<step>_ms`, its timing `solbench_<prefix>`.
+    out = {name: steps_per_call(ph, prefix, calls_of(ev.get(f"solbench_{prefix}")))
+           for name, prefix in LOOPS.items()}
     tb = (ev.get("solbench_score") or {}).get("t_b") or {}
     if tb.get("phases"):
         out["T_b"] = steps_per_call(tb["phases"], "timing", calls_of(tb.get("timing")))
