@@ -106,6 +106,7 @@ void read_build(const Reader& r, Settings& s) {
   s.baseline_gpu_share = job_count(r.text("SOLBENCH_BASELINE_GPU_SHARE"));
   s.baseline_ahead = r.one_or_zero("SOLBENCH_BASELINE_AHEAD");
   s.baseline_hand_back = r.one_or_zero("SOLBENCH_BASELINE_HAND_BACK");
+  s.baseline_memory_shares = r.one_or_zero("SOLBENCH_BASELINE_MEMORY_SHARES").value_or(true);
   s.torch_pch = r.one_or_zero("SOLBENCH_TORCH_PCH");
   s.pycache = r.one_or_zero("SOLBENCH_PYCACHE").value_or(true);
   s.precompile = r.one_or_zero("SOLBENCH_PRECOMPILE").value_or(true);

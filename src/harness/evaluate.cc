@@ -5,6 +5,7 @@
 #include "core/settings.h"
 #include "core/text.h"
 #include "harness/timing/device_lock.h"
+#include "harness/timing/memory_shares.h"
 #include "harness/timing/gpu/device.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
@@ -52,6 +53,10 @@ WorkerPlan plan_for(const HarnessRequest& r, const WorkerGpu& gpu) {
     plan.verify_samples = kTrustedVerifySamples;
     plan.gpu_after_go = r.go.valid();
     plan.hand_back = r.hand_back && plan.gpu_after_go;
+    if (r.memory_share_units > 0 && r.device.is_cuda()) {
+      plan.memory_shares = prepare_memory_shares(plan.timing_lock, r.memory_share_units);
+      if (!plan.memory_shares.empty()) plan.memory_share_units = static_cast<int>(r.memory_share_units);
+    }
     // Its own compile caches (Inductor, Triton): keyed by the definition.
     plan.sandbox = sandbox_for(r, EntryKind::Reference, definition + "\nsolbench baseline");
   } else {

@@ -60,6 +60,9 @@ struct HarnessRequest {
   // Role Baseline with `go`: at "go" each worker keeps what it will soon have
   // compiled and hands the rest back (WorkerPlan::hand_back; EventKind::HandedBack).
   bool hand_back = false;
+  // Role Baseline on a GPU: the GPU's memory shares (timing/memory_shares.h) its
+  // workers hold for each workload's GPU work; 0: none.
+  size_t memory_share_units = 0;
 };
 
 RunnerResult evaluate(const HarnessRequest& request);

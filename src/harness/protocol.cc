@@ -361,6 +361,11 @@ void check_role(const WorkerPlan& p) {
                              std::string(worker_role_name(p.role)) + "\")");
   if (p.hand_back && !p.gpu_after_go)
     throw std::runtime_error("malformed worker plan: hand_back needs gpu_after_go");
+  // Shares of the GPU's memory are T_b's: a solution's worker that waited for them
+  // would only wait.
+  if (!p.memory_shares.empty() && p.role != WorkerRole::Baseline)
+    throw std::runtime_error("malformed worker plan: memory_shares needs role \"baseline\" (is \"" +
+                             std::string(worker_role_name(p.role)) + "\")");
   if (p.role != WorkerRole::Judge) return;
   if (!reference)
     throw std::runtime_error("malformed worker plan: role \"judge\" needs kind \"reference\" (it "
@@ -403,6 +408,10 @@ json WorkerPlan::to_json() const {
   j["timer_options"] = timer_options;
   if (profile) j["profile"] = true;  // absent when off: the plan as before
   j["timing_lock"] = timing_lock;
+  if (!memory_shares.empty()) {  // absent without shares: the plan as before
+    j["memory_shares"] = memory_shares;
+    j["memory_share_units"] = memory_share_units;
+  }
   if (gpu_after_go) j["gpu_after_go"] = true;
   if (hand_back) j["hand_back"] = true;
   j["sandbox"] = sandbox;
@@ -443,6 +452,8 @@ WorkerPlan WorkerPlan::from_json(const json& j) {
     p.timer_options = j.value("timer_options", json::object());
     p.profile = j.value("profile", false);
     p.timing_lock = j.value("timing_lock", "");
+    p.memory_shares = j.value("memory_shares", "");
+    p.memory_share_units = j.value("memory_share_units", 0);
     p.gpu_after_go = j.value("gpu_after_go", false);
     p.hand_back = j.value("hand_back", false);
     p.sandbox = j.value("sandbox", json::object());

@@ -252,6 +252,11 @@ struct WorkerPlan {
   bool profile = false;
   // The GPU's timing lock (timing/device_lock.h), held for each timed loop; "": none.
   std::string timing_lock;
+  // Role Baseline on a GPU: the prefix of the GPU's memory shares and how many there
+  // are (timing/memory_shares.h); each workload's GPU work holds its footprint's
+  // shares. "": none (nothing waits for memory).
+  std::string memory_shares;
+  int memory_share_units = 0;
   // Role Baseline only: started beside the solution's evaluation, the worker
   // compiles its workloads' shapes (baseline.precompile; on a GPU only) after
   // "ready" until the parent's "go", which comes once the solution's workers are

@@ -14,6 +14,7 @@
 #include "core/text.h"
 #include "harness/eval_plan.h"
 #include "harness/evaluate.h"
+#include "harness/timing/memory_shares.h"
 
 namespace solbench::score {
 
@@ -101,7 +102,7 @@ namespace {
 // rule for workers alone without its floor of workloads each; `handing_back`
 // (workers ahead that hand back at "go") the rule ahead without it.
 size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, bool alone,
-                    bool late, bool handing_back = false) {
+                    bool late, bool handing_back = false, bool shared_memory = false) {
   if (n == 0) return 0;
   size_t k = 1;
   if (o.workers > 0) {
@@ -131,8 +132,17 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
                                                    : std::thread::hardware_concurrency());
     k = std::clamp<size_t>(cpus / r.cpus_each, 1, r.most);
     k = std::min(k, std::max<size_t>(1, n / r.workloads_each));
-    const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
-    k = std::min<size_t>(k, std::max<uint64_t>(1, r.memory / each));
+    // Holding shares of the GPU's memory for their GPU work (memory_shares.h), workers
+    // alone need room beside the shares only for what they hold while compiling.
+    const bool by_shares = shared_memory && alone && o.gpu_memory_bytes > 0;
+    const uint64_t each =
+        by_shares ? largest_bytes + kBaselineCompileBytes
+                  : std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
+    const uint64_t memory =
+        by_shares ? static_cast<uint64_t>(double(o.gpu_memory_bytes) *
+                                          (1.0 - harness::kSharedMemoryFraction)) / gpu_share
+                  : r.memory;
+    k = std::min<size_t>(k, std::max<uint64_t>(1, memory / each));
   }
   return std::min(k, n);
 }
@@ -140,12 +150,20 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
 }  // namespace
 
 size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
-                             bool alone, bool handing_back) {
-  return worker_count(o, n, largest_bytes, alone, /*late=*/false, handing_back && !alone);
+                             bool alone, bool handing_back, bool shared_memory) {
+  return worker_count(o, n, largest_bytes, alone, /*late=*/false, handing_back && !alone,
+                      shared_memory);
 }
 
-size_t late_baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes) {
-  return worker_count(o, n, largest_bytes, /*alone=*/true, /*late=*/true);
+size_t late_baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
+                                  bool shared_memory) {
+  return worker_count(o, n, largest_bytes, /*alone=*/true, /*late=*/true, false, shared_memory);
+}
+
+size_t memory_share_units(const MeasureOptions& o) {
+  if (!o.device.is_cuda() || o.gpu_memory_bytes == 0 || !settings().baseline_memory_shares)
+    return 0;
+  return harness::memory_share_count(o.gpu_memory_bytes);
 }
 
 MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& indices,
@@ -174,6 +192,9 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   // started then with the GPU to T_b, compile and measure those side by side.
   const bool may_hand_back = o.go.valid() && o.workers <= 0 && !settings().baseline_workers &&
                              settings().baseline_hand_back.value_or(o.gpu_memory_bytes > 0);
+  // The GPU's memory shared out to the workers' GPU work (memory_shares.h).
+  const size_t share_units = memory_share_units(o);
+  const bool shared_memory = share_units > 0;
   size_t workers = baseline_worker_count(o, indices.size(), largest, false, may_hand_back);
   // Ahead of "go" only where their memory fits beside the solution's evaluation.
   const bool ahead =
@@ -184,7 +205,8 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   }
   // Not ahead: they start now that the evaluation's own workers are done (or
   // there are none), with the GPU to themselves.
-  if (!ahead) workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true);
+  if (!ahead)
+    workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true, false, shared_memory);
   const bool hand_back = ahead && may_hand_back;
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).
@@ -225,6 +247,7 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
     hr.workload_timeout = o.workload_timeout;
     hr.keep_scratch = o.keep_scratch;
     hr.no_sandbox = o.no_sandbox;
+    hr.memory_share_units = share_units;
     if (early) {
       hr.go = o.go;
       hr.hand_back = hand_back;
@@ -292,7 +315,8 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   }
   if (threads.empty()) measure(0, ahead);
   if (hand_back && harness::go_given(o.go)) {
-    const size_t late_workers = late_baseline_worker_count(o, indices.size(), largest);
+    const size_t late_workers =
+        late_baseline_worker_count(o, indices.size(), largest, shared_memory);
     for (size_t l = 0; l < late_workers; ++l) threads.emplace_back(late, late_workers);
   }
   for (auto& t : threads) t.join();

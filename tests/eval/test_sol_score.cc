@@ -231,6 +231,49 @@ TEST(CachedBaseline, AnEagerOneIsReusedOnlyWithoutTorchCompile) {
   EXPECT_EQ(score::cached_baseline(db, key("c", "1.13.1"))->reason, "kept reason");
 }
 
+// Holding shares of the GPU's memory for their GPU work (harness/timing/memory_shares.h),
+// workers alone are counted by what each holds while compiling (the workload's values
+// and a context) within the quarter of the GPU's memory left beside the shares.
+TEST(BaselineWorkers, HoldingMemorySharesWorkersAloneAreCountedByWhatTheyHoldWhileCompiling) {
+  score::MeasureOptions o;
+  o.device = Device::cuda(0);
+  o.gpu_memory_bytes = 80'000'000'000ull;
+  o.cpus = 16;
+  const uint64_t l2_056 = 3379ull << 20;  // the public L2/056's largest workload
+  // By the footprint: one (8 x 3.4 GB within 40 GB); by shares: 20 GB / (3.4 + 1.07) GB.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, /*alone=*/true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, /*shared_memory=*/true), 4u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056), 1u);
+  EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056, true), 4u);
+  // Small workloads: the CPUs' count (one per 2, at most 8) as before.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true, false, true), 8u);
+  // 700 MB ones: 7 by the footprint, 8 by shares (11 fit).
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, true, false, true), 8u);
+  // Beside other evaluations on the GPU (--jobs-per-gpu 3) their quarter is divided too.
+  {
+    Settings share;
+    share.baseline_gpu_share = 3;
+    ScopedSettings scoped(share);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 1u);
+  }
+  // Ahead (beside the evaluation) the shares change nothing: 16 GiB for all of them.
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, false, false, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, false, false, true), 4u);
+  // Where they are made: a GPU whose memory is known, unless turned off.
+  EXPECT_EQ(score::memory_share_units(o), 55u);
+  {
+    Settings off;
+    off.baseline_memory_shares = false;
+    ScopedSettings scoped(off);
+    EXPECT_EQ(score::memory_share_units(o), 0u);
+  }
+  o.gpu_memory_bytes = 0;
+  EXPECT_EQ(score::memory_share_units(o), 0u);
+  o.gpu_memory_bytes = 80'000'000'000ull;
+  o.device = Device::cpu();
+  EXPECT_EQ(score::memory_share_units(o), 0u);
+}
+
 // How many baseline workers measure side by side (score/baseline.h).
 TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   score::MeasureOptions o;
@@ -377,6 +420,23 @@ TEST(BaselinePlan, RoleRoundTripsAndNeedsTheReference) {
     FAIL() << "a plan with hand_back and no gpu_after_go was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_TRUE(has(e.what(), "hand_back needs gpu_after_go")) << e.what();
+  }
+  // The GPU's memory shares (harness/timing/memory_shares.h): absent without them,
+  // kept with their count, and a baseline's only.
+  EXPECT_FALSE(p.to_json().contains("memory_shares"));
+  p.hand_back = false;
+  p.memory_shares = "/tmp/solbench-locks/GPU-1.lock.mem";
+  p.memory_share_units = 55;
+  const harness::WorkerPlan shared = harness::WorkerPlan::from_json(p.to_json());
+  EXPECT_EQ(shared.memory_shares, p.memory_shares);
+  EXPECT_EQ(shared.memory_share_units, 55);
+  json solution = p.to_json();
+  solution["role"] = "solution";  // the reference timed as a solution
+  try {
+    harness::WorkerPlan::from_json(solution);
+    FAIL() << "a solution's plan with memory shares was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(has(e.what(), "memory_shares needs role")) << e.what();
   }
 }
 

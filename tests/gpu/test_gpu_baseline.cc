@@ -44,6 +44,10 @@ TEST(GpuBaseline, WorkersSideBySideCompileOutsideTheLockAndRunUnderIt) {
     EXPECT_GT(locked, 0) << ph.dump();
     EXPECT_LE(locked, all) << ph.dump();
     EXPECT_FALSE(ph.contains("precompile_stopped")) << ph.dump();  // after "go": not stopped
+    // The GPU's memory shared out (harness/timing/memory_shares.h; the H100's and the
+    // H200's memory are known): each workload's GPU work held at least one share.
+    EXPECT_GE(ph.value("memory_shares", 0.0), 1.0) << ph.dump();
+    EXPECT_GE(ph.value("memory_share_wait_ms", -1.0), 0.0) << ph.dump();
     if (ph.contains("ahead_stopped_ms")) ++ahead;
   }
   // How many compiled before "go" depends on how long the solution took.

@@ -9,6 +9,7 @@
 //               and input digests written for the Judge (python/solbench_py/record.py)
 //   Judging     Judge: no solution code; the inputs generated again, the reference
 //               run here, the Recorder's records read as data and compared; T_ref
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -111,12 +112,31 @@ class Baseline final : public InProcess {
 
   void evaluate(WorkloadRun& run) override {
     if (!s_.plan.device.is_cuda() || !s_.timing_lock.is_open()) return InProcess::evaluate(run);
-    const auto a = ahead_.find(run.index);
+    auto a = ahead_.find(run.index);
+    // With the GPU's memory shared out (memory_shares.h): the compile up to its first
+    // GPU step first, as ahead of "go", holding no share; then the GPU work holding
+    // the workload's footprint in shares, which other workers' compiles do not wait for.
+    const bool shared_memory = s_.memory_shares.is_open();
+    const bool compiled_here = shared_memory && a == ahead_.end();
+    if (compiled_here) {  // its phases as for a workload tried ahead (kept in ahead_)
+      const json before = run.o.phases_ms;
+      ahead(run);
+      run.o.phases_ms = before;
+      a = ahead_.find(run.index);
+    }
+    const uint64_t bytes = workload_input_bytes(run.spec) + workload_output_bytes(run.spec);
+    const size_t shares = shared_memory ? memory_shares_for(bytes) : 0;
+    const MemorySharesHold hold(s_.memory_shares, shares);
+    if (shared_memory) {
+      run.o.phases_ms["memory_shares"] = static_cast<double>(std::min(shares, s_.memory_shares.units()));
+      run.o.phases_ms["memory_share_wait_ms"] = hold.waited_ms();
+    }
     const bool stopped = a != ahead_.end() && a->second.contains("precompile_stopped");
     if (a != ahead_.end() && !stopped) {
-      // Compiled before "go", beside the solution's evaluation (compile_ahead).
+      // Compiled before "go", beside the solution's evaluation (compile_ahead), or
+      // here before the shares.
       for (const auto& [k, v] : a->second.items()) run.o.phases_ms[k] = v;
-      run.o.phases_ms["precompiled_ahead"] = 1;
+      if (!compiled_here) run.o.phases_ms["precompiled_ahead"] = 1;
     } else if (s_.baseline_method == "torch.compile") {
       // Stopped ahead at its first GPU step: what is left (the graph's first run
       // and Triton's autotuning; after a graph break or a benchmark, more of the

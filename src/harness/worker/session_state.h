@@ -27,6 +27,7 @@
 #include <pybind11/stl.h>  // every file that casts to std:: types needs the same casters
 
 #include "harness/timing/device_lock.h"
+#include "harness/timing/memory_shares.h"
 #include "harness/timing/timer.h"
 #include "harness/values.h"
 #include "harness/worker/candidate.h"
@@ -158,6 +159,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   NativeLibrary native;
   std::unique_ptr<Timer> timer;
   DeviceLock timing_lock;  // opened before any solution code runs
+  MemoryShares memory_shares;  // role Baseline on a GPU: held for each workload's GPU work
   void* stream = nullptr;  // cudaStream_t on "cuda:N", nullptr on the CPU
   // Threads before the solution was loaded (ids); later ones must be explained.
   std::vector<int> thread_baseline;

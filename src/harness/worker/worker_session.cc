@@ -4,6 +4,7 @@
 // session_rounds.cc with the role's verdict (session_roles.cc).
 #include "harness/worker/worker_session.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -156,6 +157,7 @@ void WorkerSession::Impl::seal_and_take_baselines(json& env) {
   stream = reinterpret_cast<void*>(runtime.attr("current_stream")(plan.device.str()).cast<uintptr_t>());
   timer = make_timer(plan.device, stream, plan.timer_options);
   timing_lock = DeviceLock(plan.timing_lock);
+  memory_shares = MemoryShares(plan.memory_shares, static_cast<size_t>(std::max(0, plan.memory_share_units)));
   {
     // Its first call's costs here, where a spare or a worker ahead pays them before
     // anyone waits, not in the first timed loop (held exclusively). A GPU step:
