@@ -617,9 +617,18 @@ std::vector<std::pair<std::string, std::string>> Runner::baseline_share_env(size
 // the lane's jobs at once and the GPU's memory over them and the evaluations
 // beside them. With the host's CPUs each (8 workers a job) the evaluations beside
 // them ran slower than the T_b they were spared (docs/run.md, "T_b ahead").
+//
+// The jobs run beside evaluations, whose workers hold no shares of the GPU's memory
+// (harness/timing/memory_shares.h): their workers are counted by that memory rule and
+// hold none either (SOLBENCH_BASELINE_MEMORY_SHARES=0), so the jobs stay within what
+// start_lane gave them (kBesideEvaluationBytes) beside the shares an evaluation's
+// T_b hands out; the shares are harness::kSharedMemoryFraction of the GPU's memory
+// for that room.
 std::vector<std::pair<std::string, std::string>> Runner::lane_env() const {
-  return share_variables(std::max<size_t>(1, host_cpus() * 3 / 4 / lane_jobs_),
-                         evaluations_on_device(0, Pass::First) + lane_jobs_);
+  auto env = share_variables(std::max<size_t>(1, host_cpus() * 3 / 4 / lane_jobs_),
+                             evaluations_on_device(0, Pass::First) + lane_jobs_);
+  env.emplace_back("SOLBENCH_BASELINE_MEMORY_SHARES", "0");
+  return env;
 }
 
 size_t Runner::evaluations_on_device(size_t slot, Pass pass) const {

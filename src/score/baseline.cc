@@ -132,17 +132,12 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
                                                    : std::thread::hardware_concurrency());
     k = std::clamp<size_t>(cpus / r.cpus_each, 1, r.most);
     k = std::min(k, std::max<size_t>(1, n / r.workloads_each));
-    // Holding shares of the GPU's memory for their GPU work (memory_shares.h), workers
-    // alone need room beside the shares only for what they hold while compiling.
-    const bool by_shares = shared_memory && alone && o.gpu_memory_bytes > 0;
-    const uint64_t each =
-        by_shares ? largest_bytes + kBaselineCompileBytes
-                  : std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
-    const uint64_t memory =
-        by_shares ? static_cast<uint64_t>(double(o.gpu_memory_bytes) *
-                                          (1.0 - harness::kSharedMemoryFraction)) / gpu_share
-                  : r.memory;
-    k = std::min<size_t>(k, std::max<uint64_t>(1, memory / each));
+    // Workers alone that hold shares of the GPU's memory for what they hold on it
+    // (memory_shares.h) wait for memory there: the CPUs count them.
+    if (!(shared_memory && alone && o.gpu_memory_bytes > 0)) {
+      const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
+      k = std::min<size_t>(k, std::max<uint64_t>(1, r.memory / each));
+    }
   }
   return std::min(k, n);
 }

@@ -123,13 +123,12 @@ inline constexpr size_t kMinBaselineWorkloadsPerWorkerAlone = 2;
 // reached by "go" goes to a late worker that pays it after the evaluation instead:
 // gemma3_swiglu's 3 workloads had one worker ahead, which compiled 1 by "go" and
 // handed 2 to late workers, 4.2 s of T_b after the evaluation (docs/speed.md).
-// `shared_memory`: the workers hold shares of the GPU's memory for their GPU work
-// (memory_share_units > 0): alone, they are then counted by what each holds while it
-// compiles (the workload's values and kBaselineCompileBytes) within the memory left
-// beside the shares, instead of by kBaselineFootprint times the largest workload
-// within half the GPU's memory. The public L2/056 (16 workloads of 1.1-3.4 GB): one
-// worker by the footprint, 135 s of T_b; six, 42 s, with the same T_b (median ratio
-// 1.000) and 61 of 80 GB at the peak (docs/score.md, "Memory shares").
+// `shared_memory`: the workers hold shares of the GPU's memory for what they put on
+// it (memory_share_units > 0, harness/timing/memory_shares.h) and wait there for
+// memory: alone, the CPUs alone count them, not kBaselineFootprint times the largest
+// workload within half the GPU's memory. The public L2/056 (16 workloads of 1.1-3.4
+// GB): one worker by the footprint, 135 s of T_b; six, 42 s, with the same T_b (median
+// ratio 1.000) and 61 of 80 GB at the peak (docs/score.md, "Memory shares").
 size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes,
                              bool alone = false, bool handing_back = false,
                              bool shared_memory = false);
@@ -145,9 +144,7 @@ size_t late_baseline_worker_count(const MeasureOptions& options, size_t n,
 // (harness/timing/memory_shares.h): on a GPU whose memory is known, unless
 // SOLBENCH_BASELINE_MEMORY_SHARES=0; 0: none.
 size_t memory_share_units(const MeasureOptions& options);
-// What a worker alone holds on the GPU while it compiles, besides the workload's
-// values: its CUDA context, cuBLAS's and Inductor's buffers.
-inline constexpr uint64_t kBaselineCompileBytes = 1ull << 30;
+
 
 struct MeasureRun {
   std::vector<BaselineResult> results;  // aligned with `indices`

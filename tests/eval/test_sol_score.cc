@@ -231,36 +231,38 @@ TEST(CachedBaseline, AnEagerOneIsReusedOnlyWithoutTorchCompile) {
   EXPECT_EQ(score::cached_baseline(db, key("c", "1.13.1"))->reason, "kept reason");
 }
 
-// Holding shares of the GPU's memory for their GPU work (harness/timing/memory_shares.h),
-// workers alone are counted by what each holds while compiling (the workload's values
-// and a context) within the quarter of the GPU's memory left beside the shares.
-TEST(BaselineWorkers, HoldingMemorySharesWorkersAloneAreCountedByWhatTheyHoldWhileCompiling) {
+// Holding shares of the GPU's memory for what they put on it
+// (harness/timing/memory_shares.h), workers alone wait for memory there: the CPUs
+// alone count them.
+TEST(BaselineWorkers, HoldingMemorySharesWorkersAloneAreCountedByTheCpus) {
   score::MeasureOptions o;
   o.device = Device::cuda(0);
   o.gpu_memory_bytes = 80'000'000'000ull;
   o.cpus = 16;
   const uint64_t l2_056 = 3379ull << 20;  // the public L2/056's largest workload
-  // By the footprint: one (8 x 3.4 GB within 40 GB); by shares: 20 GB / (3.4 + 1.07) GB.
+  // By the footprint: one (8 x 3.4 GB within 40 GB); by shares: one per 2 CPUs.
   EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, /*alone=*/true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, /*shared_memory=*/true), 4u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, /*shared_memory=*/true), 8u);
   EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056), 1u);
-  EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056, true), 4u);
-  // Small workloads: the CPUs' count (one per 2, at most 8) as before.
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true, false, true), 8u);
-  // 700 MB ones: 7 by the footprint, 8 by shares (11 fit).
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, true, false, true), 8u);
-  // Beside other evaluations on the GPU (--jobs-per-gpu 3) their quarter is divided too.
+  EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056, true), 8u);
+  // Still at least 2 workloads each, one per 2 CPUs.
+  EXPECT_EQ(score::baseline_worker_count(o, 6, l2_056, true, false, true), 3u);
+  o.cpus = 6;
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 3u);
+  o.cpus = 16;
+  // Beside other evaluations on the GPU the shares are one pool for all of them.
   {
     Settings share;
     share.baseline_gpu_share = 3;
     ScopedSettings scoped(share);
-    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 1u);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 8u);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true), 1u);
   }
   // Ahead (beside the evaluation) the shares change nothing: 16 GiB for all of them.
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, false, false, true), 1u);
   EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, false, false, true), 4u);
   // Where they are made: a GPU whose memory is known, unless turned off.
-  EXPECT_EQ(score::memory_share_units(o), 55u);
+  EXPECT_EQ(score::memory_share_units(o), 44u);
   {
     Settings off;
     off.baseline_memory_shares = false;
@@ -269,6 +271,7 @@ TEST(BaselineWorkers, HoldingMemorySharesWorkersAloneAreCountedByWhatTheyHoldWhi
   }
   o.gpu_memory_bytes = 0;
   EXPECT_EQ(score::memory_share_units(o), 0u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 1u);  // not alone
   o.gpu_memory_bytes = 80'000'000'000ull;
   o.device = Device::cpu();
   EXPECT_EQ(score::memory_share_units(o), 0u);

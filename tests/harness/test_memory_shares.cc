@@ -37,14 +37,18 @@ TEST(MemoryShares, PreparedBesideTheLockAndSizedByTheFootprint) {
   EXPECT_FALSE(fs::exists(tmp.path() / "gpu.lock.mem-4"));
   EXPECT_EQ(prepare_memory_shares("", 4), "");  // no lock (the CPU): no shares
   EXPECT_EQ(prepare_memory_shares((tmp.path() / "gpu.lock").string(), 0), "");
-  // Three quarters of an 80 GB GPU in GiB; eight times a workload's bytes, whole
+  // 60 % of an 80 GB GPU in GiB; eight times a workload's bytes, whole
   // shares, at least one (the public L2/056's 3379 MiB workload: its 27 GB peak).
-  EXPECT_EQ(memory_share_count(80'000'000'000ull), 55u);
+  EXPECT_EQ(memory_share_count(80'000'000'000ull), 44u);
   EXPECT_EQ(memory_share_count(0), 0u);
   EXPECT_EQ(memory_shares_for(0), 1u);
   EXPECT_EQ(memory_shares_for(128ull << 20), 1u);
   EXPECT_EQ(memory_shares_for(129ull << 20), 2u);
   EXPECT_EQ(memory_shares_for(3379ull << 20), 27u);
+  // While compiling: its inputs and a context (a CUDA context, cuBLAS's, Inductor's).
+  EXPECT_EQ(memory_shares_while_compiling(0), 1u);
+  EXPECT_EQ(memory_shares_while_compiling(1), 2u);
+  EXPECT_EQ(memory_shares_while_compiling(3379ull << 20), 5u);
   // Shares that cannot be opened never wait.
   MemoryShares none("", 4);
   EXPECT_FALSE(none.is_open());

@@ -721,7 +721,8 @@ fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path&
            "[ \"$1\" = eval ] || [ \"$1\" = baseline ] || exit 0\n"
            "cmd=$1; prob=$(basename \"$2\")\n"
            "echo \"$cmd-start $prob cpus=${SOLBENCH_BASELINE_CPUS:-} "
-           "share=${SOLBENCH_BASELINE_GPU_SHARE:-} $*\" >> '" + log.string() + "'\n"
+           "share=${SOLBENCH_BASELINE_GPU_SHARE:-} memshares=${SOLBENCH_BASELINE_MEMORY_SHARES:-} "
+           "$*\" >> '" + log.string() + "'\n"
            "ws=''\n"
            "while [ $# -gt 0 ]; do case \"$1\" in -w) ws=\"$ws $2\"; shift;;\n"
            "  --baselines-ahead) echo \"ahead-doc $prob $(cat \"$2\")\" >> '" + log.string() + "'; shift;;\n"
@@ -802,7 +803,8 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
   for (const std::string& l : lines) {
     if (l.rfind("baseline-start", 0) != 0) continue;
     ++baselines;
-    EXPECT_HAS(l, " " + lane_cpus + " share=3 baseline ");
+    // Beside evaluations, whose workers hold none: no shares of the GPU's memory.
+    EXPECT_HAS(l, " " + lane_cpus + " share=3 memshares=0 baseline ");
     EXPECT_HAS(l, " --device cuda:0 --json -w ");
     EXPECT_HAS(l, " --db " + (dir() / "ahead.db").string());
     EXPECT_HAS(l, " --time-budget-ms 20");
@@ -819,7 +821,7 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
   EXPECT_LT(at(std::string("baseline-start ") + kSoftmax), at(std::string("eval-start ") + kSwiglu));
   for (const std::string& l : lines) {
     if (l.rfind("eval-start", 0) == 0) {
-      EXPECT_HAS(l, " cpus= share=3 eval ");
+      EXPECT_HAS(l, " cpus= share=3 memshares= eval ");
     }
   }
   ASSERT_TRUE(r.baseline_ahead);
@@ -848,7 +850,7 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
   EXPECT_FALSE(off.baseline_ahead);
   for (const std::string& l : log_lines(log_)) {
     EXPECT_EQ(l.rfind("baseline", 0), std::string::npos) << l;
-    EXPECT_HAS(l, " cpus= share= eval ");
+    EXPECT_HAS(l, " cpus= share= memshares= eval ");
   }
 }
 

@@ -45,6 +45,10 @@ size_t memory_shares_for(uint64_t bytes) {
   return static_cast<size_t>(std::max<uint64_t>(1, (need + kMemoryShareBytes - 1) / kMemoryShareBytes));
 }
 
+size_t memory_shares_while_compiling(uint64_t input_bytes) {
+  return static_cast<size_t>((input_bytes + kCompileBytes + kMemoryShareBytes - 1) / kMemoryShareBytes);
+}
+
 std::string prepare_memory_shares(const std::string& timing_lock, size_t units) {
   if (timing_lock.empty() || units == 0) return "";
   const std::string prefix = timing_lock + ".mem";

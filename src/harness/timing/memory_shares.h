@@ -6,16 +6,18 @@
 // Triton's autotuning, the correctness rounds, the timed loop with its input sets):
 // about harness::kValuesFootprint times the workload's bytes (the public L2/056's
 // 3.4 GB workload: a 27 GB peak). Counting that peak for every worker at once left
-// one worker for such a problem; instead each worker holds a number of shares of
-// the GPU's memory for its GPU work only (score/baseline.h says how many workers).
+// one worker for such a problem; instead each worker holds shares of the GPU's memory
+// for what it puts there, a few while it compiles and the footprint for its GPU work,
+// and waits for them, so the CPUs alone count the workers (score/baseline.h).
 //
 // A share is a file (<timing lock>.mem-<k>, made by the parent beside the GPU's
 // timing lock, device_lock.h); holding it is holding its flock exclusively, so a
 // worker that dies gives its shares back with its files. A worker asks in turn:
 // whoever holds <timing lock>.mem-queue takes free shares as they come back until
 // it has all it asked for, so a large request is not passed over by small ones.
-// Nothing else waits while holding shares (no worker asks twice, and asking happens
-// outside the GPU's timing lock), so the queue always moves.
+// Nothing waits for shares while holding any (a worker gives back its compile's
+// shares before it asks for its GPU work's, and asks outside the GPU's timing lock),
+// so the queue always moves.
 #pragma once
 
 #include <cstddef>
@@ -27,9 +29,10 @@ namespace solbench::harness {
 
 // The size of one share.
 inline constexpr uint64_t kMemoryShareBytes = 1ull << 30;
-// The part of the GPU's memory shared out; the rest is left to what does not ask
-// (the evaluation's own workers, the workers' contexts and inputs while they compile).
-inline constexpr double kSharedMemoryFraction = 0.75;
+// The part of the GPU's memory shared out; the rest is left to what does not ask:
+// `run`'s T_b ahead jobs beside evaluations (16 GiB, runset/run.cc), the workers' CUDA
+// contexts between their holds, an evaluation's own workers beside T_b's ahead.
+inline constexpr double kSharedMemoryFraction = 0.6;
 
 // The shares for a GPU of `gpu_memory_bytes` (0 where no share is made).
 size_t memory_share_count(uint64_t gpu_memory_bytes);
@@ -70,6 +73,11 @@ class MemoryShares {
 // The shares a workload of `bytes` (inputs and outputs) holds for its GPU work:
 // kValuesFootprint times its bytes, in whole shares, at least one.
 size_t memory_shares_for(uint64_t bytes);
+// What a worker holds on the GPU while it compiles a workload, besides its inputs:
+// its CUDA context, cuBLAS's and Inductor's buffers.
+inline constexpr uint64_t kCompileBytes = 1ull << 30;
+// The shares it holds then: its inputs of `bytes` and kCompileBytes, whole shares.
+size_t memory_shares_while_compiling(uint64_t input_bytes);
 
 // Holds `n` shares from construction to destruction.
 class MemorySharesHold {

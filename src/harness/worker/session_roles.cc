@@ -129,7 +129,8 @@ class Baseline final : public InProcess {
     const MemorySharesHold hold(s_.memory_shares, shares);
     if (shared_memory) {
       run.o.phases_ms["memory_shares"] = static_cast<double>(std::min(shares, s_.memory_shares.units()));
-      run.o.phases_ms["memory_share_wait_ms"] = hold.waited_ms();
+      run.o.phases_ms["memory_share_wait_ms"] =
+          hold.waited_ms() + (a != ahead_.end() ? a->second.value("compile_share_wait_ms", 0.0) : 0.0);
     }
     const bool stopped = a != ahead_.end() && a->second.contains("precompile_stopped");
     if (a != ahead_.end() && !stopped) {
@@ -169,7 +170,15 @@ class Baseline final : public InProcess {
     if (!s_.plan.device.is_cuda() || !s_.timing_lock.is_open() ||
         s_.baseline_method != "torch.compile")
       return false;
-    precompile(run, /*run_graphs=*/false);
+    {
+      // Its inputs and the worker's context on the GPU while it compiles (memory_shares.h).
+      const MemorySharesHold hold(
+          s_.memory_shares, s_.memory_shares.is_open()
+                                ? memory_shares_while_compiling(workload_input_bytes(run.spec))
+                                : 0);
+      if (s_.memory_shares.is_open()) run.o.phases_ms["compile_share_wait_ms"] = hold.waited_ms();
+      precompile(run, /*run_graphs=*/false);
+    }
     ahead_[run.index] = run.o.phases_ms;
     return !run.o.phases_ms.contains("precompile_stopped_in_compile");
   }
