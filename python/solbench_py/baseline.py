@@ -133,7 +133,9 @@ _lock = {"lock": None}
 # Precompiling (precompile() below): "on" while a workload's first call runs outside
 # the worker's own steps; "gpu" False while nothing may run on the GPU (a baseline
 # worker ahead of "go").
-_precompile = {"on": False, "locked_ms": 0.0, "gpu": True}
+# "depth": _gpu_step()s in progress: one nests in another where a compiled graph's
+# first execution runs Triton's autotuning (a benchmark); only the outermost counts.
+_precompile = {"on": False, "locked_ms": 0.0, "gpu": True, "depth": 0}
 
 
 def use_gpu_lock(lock) -> None:
@@ -181,13 +183,15 @@ def _gpu_step(run, what: str, always: bool = False):
         # step's kernels must not run on into another's timed loop meanwhile.
         torch.cuda.synchronize()
     lock.take()
+    _precompile["depth"] += 1
     try:
         return run()
     finally:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
         lock.give()
-        if precompiling:
+        _precompile["depth"] -= 1
+        if precompiling and _precompile["depth"] == 0:
             _precompile["locked_ms"] += (time.perf_counter() - t0) * 1e3
 
 

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -225,6 +226,26 @@ def test_precompile_holds_the_lock_only_while_a_compiled_graph_runs(tmp_path):
     baseline.precompile(first_call, [1])
     assert seen == [("compile", False), ("graph", False)]
     assert baseline._gpu_step(held, "a benchmark", always=True) is False
+
+
+def test_a_benchmark_inside_a_graphs_execution_is_counted_once(tmp_path):
+    """Triton's autotuning (an Inductor benchmark, a step of its own) runs inside a
+    compiled graph's first execution (another): the steps nest, and the time the lock
+    was held is the outer one's, never more than the whole call."""
+    fd, held = _lock_files(tmp_path)
+
+    def body(*a):
+        time.sleep(0.05)
+        baseline._gpu_step(lambda: time.sleep(0.05), baseline._BENCHMARK, always=True)
+        return sum(a)
+    graph = baseline._runs_under_lock(body)
+    baseline.use_gpu_lock(_FlockLock(fd))
+    try:
+        r = baseline.precompile(lambda *a: graph(*a), [1, 2])
+    finally:
+        baseline.use_gpu_lock(None)
+    assert r["locked_ms"] >= 90, r
+    assert r["ms"] >= r["locked_ms"], r
 
 
 def test_a_precompile_ahead_of_go_stops_at_the_first_gpu_step(tmp_path):
