@@ -12,8 +12,9 @@ double since(Clock::time_point t0) {
 }  // namespace
 
 BaselineLane::BaselineLane(std::vector<LaneJob> jobs, size_t concurrent, RunJob run,
-                           const std::atomic<bool>* stop)
-    : jobs_(std::move(jobs)), out_(jobs_.size()), run_(std::move(run)), stop_(stop) {
+                           const std::atomic<bool>* stop, bool paused)
+    : jobs_(std::move(jobs)), out_(jobs_.size()), run_(std::move(run)), stop_(stop),
+      paused_(paused ? 1 : 0) {
   const size_t n = std::min(std::max<size_t>(concurrent, 1), jobs_.size());
   for (size_t s = 0; s < n; ++s) threads_.emplace_back([this, s] { loop(s); });
 }

@@ -59,8 +59,10 @@ class BaselineLane {
 
   // Starts `concurrent` threads taking the jobs (one per problem) in order. `stop`
   // (optional): no job starts once it is true (a running one sees the flag itself).
+  // `paused`: as if pause() had been called before any job started (resume() lets
+  // them go).
   BaselineLane(std::vector<LaneJob> jobs, size_t concurrent, RunJob run,
-               const std::atomic<bool>* stop = nullptr);
+               const std::atomic<bool>* stop = nullptr, bool paused = false);
   ~BaselineLane();  // finish()
   BaselineLane(const BaselineLane&) = delete;
   BaselineLane& operator=(const BaselineLane&) = delete;

@@ -218,7 +218,12 @@ class Runner {
   // start (`order`, tasks), but the first's and those too large to measure beside
   // an evaluation; no lane where the run cannot have one (one GPU, eval records
   // into the store and measures T_b).
-  void start_lane(const std::vector<size_t>& order);
+  // Whether T_b ahead runs at all (start_lane), and the GPU's memory it counts with.
+  bool lane_possible() const;
+  uint64_t lane_gpu_memory() const;
+  // `alone_first`: the first tasks of `order` are too large to share the GPU with
+  // the jobs: they get none, and the lane starts paused.
+  void start_lane(const std::vector<size_t>& order, size_t alone_first);
   LaneOutcome measure_ahead(const LaneJob& job, const std::atomic<bool>& preempt);
   // The share variables of a lane job's T_b workers.
   std::vector<std::pair<std::string, std::string>> lane_env() const;
@@ -259,6 +264,11 @@ class Runner {
   std::vector<size_t> ran_alone_;  // tasks too large to share a GPU: the pass after the others
   std::vector<char> beside_;       // per task: evaluated beside others (an OOM skip proves nothing)
   uint64_t lane_gpu_bytes_ = 0;    // the lane's GPU's memory (needs_gpu_alone); 0: unknown
+  // The lane starts paused for the evaluations too large to share the GPU with its
+  // jobs, which go first (first_alone_ marks their tasks); the last of them to end
+  // resumes it.
+  std::vector<char> first_alone_;
+  std::atomic<size_t> first_alone_left_{0};
   std::unique_ptr<BaselineLane> lane_;
   size_t lane_jobs_ = 0;           // T_b ahead's jobs at once (0: no lane)
   std::vector<size_t> tasks_left_; // per problem: its tasks not started yet
@@ -295,6 +305,25 @@ bool Runner::needs_gpu_alone(size_t task, const std::vector<size_t>& remaining) 
   return std::any_of(remaining.begin(), remaining.end(), [&](size_t k) {
     return k < bytes.size() && bytes[k] * double(harness::kValuesFootprint) > room;
   });
+}
+
+bool Runner::lane_possible() const {
+  const bool one_gpu = !o_.slots.empty() && Device::parse(o_.slots[0]).is_cuda() &&
+                       std::all_of(o_.slots.begin(), o_.slots.end(),
+                                   [&](const std::string& s) { return s == o_.slots[0]; });
+  // Only where evaluations measure T_b (timed, not --no-baseline) and read the
+  // store the lane writes (eval records, so it was given the store: --db).
+  return o_.baseline_ahead != 0 && one_gpu && !o_.eval.no_baseline && !o_.eval.no_timing &&
+         recording_.who == Recording::Eval;
+}
+
+uint64_t Runner::lane_gpu_memory() const {
+  if (o_.gpu_memory_bytes != 0) return o_.gpu_memory_bytes;
+  try {
+    return score::device_memory_bytes(score::choose_arch("", Device::parse(o_.slots[0])));
+  } catch (const std::exception&) {
+    return 0;  // unknown: no evaluation pauses the lane
+  }
 }
 
 std::vector<Task> Runner::cut_for_slots(const std::vector<Task>& tasks) const {
@@ -649,6 +678,16 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
       lp.where.label() + " / " + e.solution + (e.part.empty() ? "" : " [" + e.part + "]");
   e.device = device;
   progress_->started(task, what, device);
+  // One of the evaluations too large to share the GPU with T_b ahead's jobs, which go
+  // first with the lane paused: the last of them to end lets the jobs start.
+  struct FirstAlone {
+    Runner* r = nullptr;
+    ~FirstAlone() {
+      if (r && --r->first_alone_left_ == 0) r->lane_->resume();
+    }
+  } first_alone;
+  if (lane_ && pass == Pass::First && task < first_alone_.size() && first_alone_[task])
+    first_alone.r = this;
 
   // Resume: what the store holds for this solution in this device's environment.
   const auto candidates =
@@ -748,15 +787,8 @@ void Runner::evaluate(size_t task, size_t slot, Pass pass) {
                       remaining.empty(), e.seconds);
 }
 
-void Runner::start_lane(const std::vector<size_t>& order) {
-  const bool one_gpu = !o_.slots.empty() && Device::parse(o_.slots[0]).is_cuda() &&
-                       std::all_of(o_.slots.begin(), o_.slots.end(),
-                                   [&](const std::string& s) { return s == o_.slots[0]; });
-  // Only where evaluations measure T_b (timed, not --no-baseline) and read the
-  // store the lane writes (eval records, so it was given the store: --db).
-  if (o_.baseline_ahead == 0 || !one_gpu || o_.eval.no_baseline || o_.eval.no_timing ||
-      recording_.who != Recording::Eval)
-    return;
+void Runner::start_lane(const std::vector<size_t>& order, size_t alone_first) {
+  if (!lane_possible()) return;
   const size_t at_once = o_.baseline_ahead < 0 ? size_t{kBaselineAheadJobs}
                                                : static_cast<size_t>(o_.baseline_ahead);
   // A job's workers hold its workloads' values beside the evaluation in progress:
@@ -774,7 +806,9 @@ void Runner::start_lane(const std::vector<size_t>& order) {
     const Task& t = tasks_[order[i]];
     if (queued[t.problem]) continue;
     queued[t.problem] = 1;
-    if (i == 0) continue;
+    // The first problem, and the first after those that go first with the lane paused,
+    // are evaluated before a job of theirs could be of use.
+    if (i <= alone_first) continue;
     const LoadedProblem& lp = problems_[t.problem];
     if (!lp.problem) continue;
     // Left out too: a workload whose safetensors blob is not here (its evaluation
@@ -810,14 +844,7 @@ void Runner::start_lane(const std::vector<size_t>& order) {
     if (!job.uuids.empty()) jobs.push_back(std::move(job));
   }
   if (jobs.empty()) return;
-  lane_gpu_bytes_ = o_.gpu_memory_bytes;
-  if (lane_gpu_bytes_ == 0) {
-    try {
-      lane_gpu_bytes_ = score::device_memory_bytes(score::choose_arch("", Device::parse(o_.slots[0])));
-    } catch (const std::exception&) {
-      lane_gpu_bytes_ = 0;  // unknown: no evaluation pauses the lane
-    }
-  }
+  lane_gpu_bytes_ = lane_gpu_memory();
   lane_jobs_ = std::min(at_once, jobs.size());
   report_.baseline_ahead_jobs = static_cast<int>(lane_jobs_);
   lane_ = std::make_unique<BaselineLane>(
@@ -825,7 +852,10 @@ void Runner::start_lane(const std::vector<size_t>& order) {
       [this](const LaneJob& j, size_t, const std::atomic<bool>& preempt) {
         return measure_ahead(j, preempt);
       },
-      o_.stop);
+      o_.stop, alone_first > 0);
+  first_alone_.assign(tasks_.size(), 0);
+  for (size_t i = 0; i < alone_first; ++i) first_alone_[order[i]] = 1;
+  first_alone_left_ = alone_first;
 }
 
 LaneOutcome Runner::measure_ahead(const LaneJob& job, const std::atomic<bool>& preempt) {
@@ -975,9 +1005,33 @@ RunReport Runner::run() {
         "note: {} evaluation(s) whose largest workload is too large to share a GPU ({} times its "
         "bytes over {} GiB) run last, one per GPU",
         ran_alone_.size(), harness::kValuesFootprint, kSharedGpuBytes >> 30));
+  // With T_b ahead on one GPU and one slot, the evaluations too large to share the GPU
+  // with its jobs (needs_gpu_alone) go first, the lane paused until they are done: in
+  // the data set's order each stopped the jobs running then, and a stopped job loses
+  // the compile in progress (in session 51 the public L2/036's job was stopped by five
+  // such evaluations in turn, and its evaluation waited 168.5 s for it).
+  size_t alone_first = 0;
+  if (o_.slots.size() == 1 && lane_possible()) {
+    const uint64_t gpu = lane_gpu_memory();
+    const double room = gpu > harness::kBesideEvaluationBytes
+                            ? double(gpu - harness::kBesideEvaluationBytes) : 0;
+    const auto too_large = [&](size_t t) {
+      return room > 0 && std::any_of(costs[t].begin(), costs[t].end(), [&](double b) {
+               return b * double(harness::kValuesFootprint) > room;
+             });
+    };
+    const auto mid = std::stable_partition(shared.begin(), shared.end(), too_large);
+    if (const size_t n = size_t(mid - shared.begin()); n > 0) {
+      alone_first = n;
+      progress_->note(fmt::format(
+          "note: {} evaluation(s) too large to share the GPU with T_b ahead's jobs ({} times a "
+          "workload's bytes over the GPU's memory less {} GiB) go first",
+          n, harness::kValuesFootprint, harness::kBesideEvaluationBytes >> 30));
+    }
+  }
   std::vector<size_t> in_order = shared;
   in_order.insert(in_order.end(), ran_alone_.begin(), ran_alone_.end());
-  start_lane(in_order);
+  start_lane(in_order, alone_first);
   // With T_b ahead, an evaluation whose problem's job has not ended lets the next
   // ones whose job has (or that have none) go first, instead of waiting for it.
   const auto ready = [&](size_t i) {

@@ -965,10 +965,10 @@ TEST_F(RunAhead, AJobTakesTheWorkloadsThatFitBesideAnEvaluationAndLeavesTheLarge
 
 TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
   // RMSNorm's one workload, batch 262144: 4 GiB of values, 8 times that (32 GiB)
-  // over what a 40 GiB GPU leaves beside the jobs (kBesideEvaluationBytes). Its
-  // evaluations (the first problem's: the jobs of SwiGLU and softmax, 1 s each,
-  // start with them) stop the jobs running and have the GPU to themselves; the
-  // jobs run again after.
+  // over what a 40 GiB GPU leaves beside the jobs (kBesideEvaluationBytes). Its two
+  // evaluations (the data set's first problem) go first with the lane paused: no job
+  // starts before they have ended; SwiGLU, evaluated next, gets none (as the first
+  // problem of a run), softmax's runs once, never stopped.
   const fs::path rms = ds_ / "L1" / kRms;
   fs::remove(rms);
   fs::create_directories(rms);
@@ -993,20 +993,22 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
     for (const std::string& l : log_lines(log_)) n += l.rfind("baseline-start " + problem, 0) == 0;
     return n;
   };
-  // No job ran through an RMSNorm evaluation: each was stopped (no end) and run
-  // again after, or started after the last of them.
+  // No job ran through an RMSNorm evaluation: the lane was paused until both had
+  // ended, and the first job started after the last of them.
   size_t last_rms = 0;
   const std::vector<std::string> lines = log_lines(log_);
   for (size_t i = 0; i < lines.size(); ++i)
     if (lines[i].rfind(std::string("eval-start ") + kRms, 0) == 0) last_rms = i;
-  for (const char* p : {kSwiglu, kSoftmax})
-    EXPECT_TRUE(starts(p) >= 2 || first_line(std::string("baseline-start ") + p) > last_rms)
-        << read(log_);
-  EXPECT_GT(first_line(std::string("baseline-end ") + kSwiglu), last_rms) << read(log_);
+  EXPECT_GT(first_line("baseline-start"), last_rms) << read(log_);
+  EXPECT_LT(last_rms, first_line(std::string("eval-start ") + kSwiglu)) << read(log_);
+  EXPECT_EQ(starts(kSwiglu), 0u) << read(log_);
+  EXPECT_EQ(starts(kSoftmax), 1u) << read(log_);
   ASSERT_TRUE(r.baseline_ahead);
+  ASSERT_EQ(r.baseline_ahead->size(), 1u);
   for (const auto& b : *r.baseline_ahead) {
     EXPECT_EQ(b.outcome.state, LaneOutcome::State::Done) << b.problem;
     EXPECT_EQ(b.outcome.measured, 1u) << b.problem;
+    EXPECT_FALSE(b.outcome.preempted) << b.problem;
   }
   Tally t;
   for (const auto& p : r.problems)
@@ -1022,6 +1024,52 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
   EXPECT_EQ(starts(kSoftmax), 1u) << read(log_);
 }
 
+
+TEST_F(RunAhead, EvaluationsTooLargeToShareTheGpuWithTheJobsGoFirstAndStopNone) {
+  // Softmax, the data set's last problem, with one workload of batch 8192: 4.2 GB of
+  // values, 8 times that over what a 40 GiB GPU leaves beside the jobs. It is
+  // evaluated first, with the lane paused: it gets no job, no job starts before its
+  // evaluation has ended, and none is stopped.
+  const fs::path softmax = ds_ / "L2" / kSoftmax;
+  fs::remove(softmax);
+  fs::create_directories(softmax);
+  for (const char* f : {"definition.json", "reference.py"})
+    if (fs::exists(kProblems / kSoftmax / f)) fs::copy_file(kProblems / kSoftmax / f, softmax / f);
+  write(softmax / "workload.jsonl",
+        "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000005\", \"axes\": {\"batch_size\": "
+        "8192}, \"inputs\": {\"logits\": {\"type\": \"random\"}}}\n");
+  RunOptions o = options(lane_stand_in(dir(), log_, passed_template(), "1"), 2);
+  o.gpu_memory_bytes = 40ull << 30;
+  const RunReport r = run_dataset(o);
+  const std::vector<std::string> lines = log_lines(log_);
+  const auto first = [&](const std::string& prefix) {
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].rfind(prefix, 0) == 0) return i;
+    return lines.size();
+  };
+  const auto starts = [&](const std::string& problem) {
+    size_t n = 0;
+    for (const std::string& l : lines) n += l.rfind("baseline-start " + problem, 0) == 0;
+    return n;
+  };
+  ASSERT_LT(first("eval-start"), lines.size()) << read(log_);
+  EXPECT_EQ(first("eval-start"), first(std::string("eval-start ") + kSoftmax)) << read(log_);
+  EXPECT_GT(first("baseline-start"), first("eval-start")) << read(log_);
+  // RMSNorm, evaluated next, gets none (as the first problem of a run).
+  EXPECT_EQ(starts(kSoftmax), 0u) << read(log_);
+  EXPECT_EQ(starts(kRms), 0u) << read(log_);
+  EXPECT_EQ(starts(kSwiglu), 1u) << read(log_);
+  ASSERT_TRUE(r.baseline_ahead);
+  EXPECT_EQ(r.baseline_ahead->size(), 1u);
+  for (const auto& b : *r.baseline_ahead) {
+    EXPECT_EQ(b.outcome.state, LaneOutcome::State::Done) << b.problem;
+    EXPECT_FALSE(b.outcome.preempted) << b.problem;
+  }
+  Tally t;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) t.add(e);
+  EXPECT_EQ(t.statuses["PASSED"], 4u);
+}
 
 TEST_F(RunAhead, AStoppedRunEndsItsJobsAtOnce) {
   // SIGINT (the run's stop flag) while the jobs run: they are ended, not waited
