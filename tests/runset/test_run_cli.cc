@@ -778,6 +778,29 @@ class RunAhead : public RunCli {
     std::fclose(progress);
     return r;
   }
+  // `problem` (of `category`) replaced by a copy whose one workload is `workload`.
+  void with_one_workload(const char* category, const char* problem,
+                         const std::string& workload) const {
+    const fs::path p = ds_ / category / problem;
+    fs::remove(p);
+    fs::create_directories(p);
+    for (const char* f : {"definition.json", "reference.py"})
+      if (fs::exists(kProblems / problem / f)) fs::copy_file(kProblems / problem / f, p / f);
+    write(p / "workload.jsonl", workload + "\n");
+  }
+  // The first line of the log that starts with `prefix`; the line count where none.
+  size_t first_line(const std::string& prefix) const {
+    const std::vector<std::string> lines = log_lines(log_);
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].rfind(prefix, 0) == 0) return i;
+    return lines.size();
+  }
+  // How many jobs of `problem` started.
+  size_t job_starts(const std::string& problem) const {
+    size_t n = 0;
+    for (const std::string& l : log_lines(log_)) n += l.rfind("baseline-start " + problem, 0) == 0;
+    return n;
+  }
   fs::path log_ = dir() / "ahead.log";
 };
 
@@ -969,30 +992,13 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
   // evaluations (the data set's first problem) go first with the lane paused: no job
   // starts before they have ended; SwiGLU, evaluated next, gets none (as the first
   // problem of a run), softmax's runs once, never stopped.
-  const fs::path rms = ds_ / "L1" / kRms;
-  fs::remove(rms);
-  fs::create_directories(rms);
-  for (const char* f : {"definition.json", "reference.py"})
-    if (fs::exists(kProblems / kRms / f)) fs::copy_file(kProblems / kRms / f, rms / f);
-  write(rms / "workload.jsonl",
-        "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000003\", \"axes\": {\"batch_size\": "
-        "262144}, \"inputs\": {\"hidden_states\": {\"type\": \"random\"}, \"weight\": "
-        "{\"type\": \"random\"}}, \"tolerance\": {\"max_atol\": 0.01, \"max_rtol\": 0.01}}\n");
+  with_one_workload("L1", kRms,
+                    "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000003\", \"axes\": {\"batch_size\": "
+                    "262144}, \"inputs\": {\"hidden_states\": {\"type\": \"random\"}, \"weight\": "
+                    "{\"type\": \"random\"}}, \"tolerance\": {\"max_atol\": 0.01, \"max_rtol\": 0.01}}");
   RunOptions o = options(lane_stand_in(dir(), log_, passed_template(), "1"), 2);
   o.gpu_memory_bytes = 40ull << 30;
-  const auto first_line = [&](const std::string& prefix) {
-    const std::vector<std::string> lines = log_lines(log_);
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (lines[i].rfind(prefix, 0) == 0) return i;
-    ADD_FAILURE() << "no line " << prefix << " in:\n" << read(log_);
-    return lines.size();
-  };
   const RunReport r = run_dataset(o);
-  const auto starts = [&](const std::string& problem) {
-    size_t n = 0;
-    for (const std::string& l : log_lines(log_)) n += l.rfind("baseline-start " + problem, 0) == 0;
-    return n;
-  };
   // No job ran through an RMSNorm evaluation: the lane was paused until both had
   // ended, and the first job started after the last of them.
   size_t last_rms = 0;
@@ -1001,8 +1007,8 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
     if (lines[i].rfind(std::string("eval-start ") + kRms, 0) == 0) last_rms = i;
   EXPECT_GT(first_line("baseline-start"), last_rms) << read(log_);
   EXPECT_LT(last_rms, first_line(std::string("eval-start ") + kSwiglu)) << read(log_);
-  EXPECT_EQ(starts(kSwiglu), 0u) << read(log_);
-  EXPECT_EQ(starts(kSoftmax), 1u) << read(log_);
+  EXPECT_EQ(job_starts(kSwiglu), 0u) << read(log_);
+  EXPECT_EQ(job_starts(kSoftmax), 1u) << read(log_);
   ASSERT_TRUE(r.baseline_ahead);
   ASSERT_EQ(r.baseline_ahead->size(), 1u);
   for (const auto& b : *r.baseline_ahead) {
@@ -1020,8 +1026,8 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
   fs::remove(dir() / "ahead.db");
   o.gpu_memory_bytes = 80ull << 30;
   run_dataset(o);
-  EXPECT_EQ(starts(kSwiglu), 1u) << read(log_);
-  EXPECT_EQ(starts(kSoftmax), 1u) << read(log_);
+  EXPECT_EQ(job_starts(kSwiglu), 1u) << read(log_);
+  EXPECT_EQ(job_starts(kSoftmax), 1u) << read(log_);
 }
 
 
@@ -1030,35 +1036,20 @@ TEST_F(RunAhead, EvaluationsTooLargeToShareTheGpuWithTheJobsGoFirstAndStopNone) 
   // values, 8 times that over what a 40 GiB GPU leaves beside the jobs. It is
   // evaluated first, with the lane paused: it gets no job, no job starts before its
   // evaluation has ended, and none is stopped.
-  const fs::path softmax = ds_ / "L2" / kSoftmax;
-  fs::remove(softmax);
-  fs::create_directories(softmax);
-  for (const char* f : {"definition.json", "reference.py"})
-    if (fs::exists(kProblems / kSoftmax / f)) fs::copy_file(kProblems / kSoftmax / f, softmax / f);
-  write(softmax / "workload.jsonl",
-        "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000005\", \"axes\": {\"batch_size\": "
-        "8192}, \"inputs\": {\"logits\": {\"type\": \"random\"}}}\n");
+  with_one_workload("L2", kSoftmax,
+                    "{\"uuid\": \"0b1c2d3e-0000-4000-8000-000000000005\", \"axes\": {\"batch_size\": "
+                    "8192}, \"inputs\": {\"logits\": {\"type\": \"random\"}}}");
   RunOptions o = options(lane_stand_in(dir(), log_, passed_template(), "1"), 2);
   o.gpu_memory_bytes = 40ull << 30;
   const RunReport r = run_dataset(o);
-  const std::vector<std::string> lines = log_lines(log_);
-  const auto first = [&](const std::string& prefix) {
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (lines[i].rfind(prefix, 0) == 0) return i;
-    return lines.size();
-  };
-  const auto starts = [&](const std::string& problem) {
-    size_t n = 0;
-    for (const std::string& l : lines) n += l.rfind("baseline-start " + problem, 0) == 0;
-    return n;
-  };
-  ASSERT_LT(first("eval-start"), lines.size()) << read(log_);
-  EXPECT_EQ(first("eval-start"), first(std::string("eval-start ") + kSoftmax)) << read(log_);
-  EXPECT_GT(first("baseline-start"), first("eval-start")) << read(log_);
+  const size_t first_eval = first_line("eval-start");
+  ASSERT_LT(first_eval, log_lines(log_).size()) << read(log_);
+  EXPECT_EQ(first_eval, first_line(std::string("eval-start ") + kSoftmax)) << read(log_);
+  EXPECT_GT(first_line("baseline-start"), first_eval) << read(log_);
   // RMSNorm, evaluated next, gets none (as the first problem of a run).
-  EXPECT_EQ(starts(kSoftmax), 0u) << read(log_);
-  EXPECT_EQ(starts(kRms), 0u) << read(log_);
-  EXPECT_EQ(starts(kSwiglu), 1u) << read(log_);
+  EXPECT_EQ(job_starts(kSoftmax), 0u) << read(log_);
+  EXPECT_EQ(job_starts(kRms), 0u) << read(log_);
+  EXPECT_EQ(job_starts(kSwiglu), 1u) << read(log_);
   ASSERT_TRUE(r.baseline_ahead);
   EXPECT_EQ(r.baseline_ahead->size(), 1u);
   for (const auto& b : *r.baseline_ahead) {
