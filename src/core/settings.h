@@ -111,10 +111,10 @@ struct Settings {
   // (harness::WorkerPlan::hand_back): "0" never, "1" on the CPU too (for tests);
   // nullopt: where the GPU's memory is known (score/baseline.h).
   std::optional<bool> baseline_hand_back;
-  // SOLBENCH_BASELINE_MEMORY_SHARES: "0": T_b's workers alone or late count the GPU's
-  // memory as before (half of it for all their peaks at once) instead of holding
-  // shares of it for their GPU work (harness/timing/memory_shares.h); default on
-  // where the GPU's memory is known.
+  // SOLBENCH_BASELINE_MEMORY_SHARES: "0": T_b's workers hold no shares of the GPU's
+  // memory (harness/timing/memory_shares.h), and those alone or late are counted so
+  // that all their peaks fit half of it at once, as before; default on where the GPU's
+  // memory is known (`run` sets "0" for its T_b-ahead jobs).
   bool baseline_memory_shares = true;
   // SOLBENCH_PYCACHE: "0" leaves Python's bytecode where the interpreter keeps it
   // (bridge::keep_bytecode); default on.

@@ -5,8 +5,8 @@
 #include "core/settings.h"
 #include "core/text.h"
 #include "harness/timing/device_lock.h"
-#include "harness/timing/memory_shares.h"
 #include "harness/timing/gpu/device.h"
+#include "harness/timing/memory_shares.h"
 #include "harness/worker/worker_policy.h"
 #include "harness/worker/zygote.h"
 
