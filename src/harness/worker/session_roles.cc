@@ -155,6 +155,9 @@ class Baseline final : public InProcess {
     }
     if (a != ahead_.end()) ahead_.erase(a);
     InProcess::evaluate(run);
+    // What torch's allocator keeps of the workload goes back to the GPU before its
+    // shares do (after the last workload the worker's exit would free it only later).
+    if (shared_memory) s_.release_device_memory();
   }
 
   // Before "go" (WorkerPlan::gpu_after_go): the workload's first call up to its
