@@ -32,8 +32,9 @@ def memory_sampler(out: Path) -> subprocess.Popen | None:
     if not shutil.which("nvidia-smi"):
         return None
     f = open(out, "w")
-    return subprocess.Popen(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits",
-                             "-lms", "250"], stdout=f, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(["nvidia-smi", "--query-gpu=memory.used",
+                             "--format=csv,noheader,nounits", "-lms", "250"],
+                            stdout=f, stderr=subprocess.DEVNULL)
 
 
 def one_run(solbench: str, problem: Path, shares: str, args: argparse.Namespace) -> dict:
@@ -84,7 +85,8 @@ def main() -> None:
         runs = [one_run(args.solbench, problem, shares, args) for shares in ("0", "1")]
         for r in runs:
             print(f"{problem.name}: shares {'on' if r['shares'] == '1' else 'off'}: "
-                  f"{r['wall_s']:.1f} s, {len(r['t_b'])} workloads, device peak {r['peak_mib']} MiB")
+                  f"{r['wall_s']:.1f} s, {len(r['t_b'])} workloads, "
+                  f"device peak {r['peak_mib']} MiB")
             if r["shares"] == "1":
                 for uuid, ph in r["phases"].items():
                     if "memory_shares" in ph:

@@ -145,9 +145,9 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
 }  // namespace
 
 size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
-                             bool alone, bool handing_back, bool shared_memory) {
-  return worker_count(o, n, largest_bytes, alone, /*late=*/false, handing_back && !alone,
-                      shared_memory);
+                             WorkerCountFor how) {
+  return worker_count(o, n, largest_bytes, how.alone, /*late=*/false,
+                      how.handing_back && !how.alone, how.shared_memory);
 }
 
 size_t late_baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
@@ -190,7 +190,8 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   // The GPU's memory shared out to the workers' GPU work (memory_shares.h).
   const size_t share_units = memory_share_units(o);
   const bool shared_memory = share_units > 0;
-  size_t workers = baseline_worker_count(o, indices.size(), largest, false, may_hand_back);
+  size_t workers =
+      baseline_worker_count(o, indices.size(), largest, {.handing_back = may_hand_back});
   // Ahead of "go" only where their memory fits beside the solution's evaluation.
   const bool ahead =
       o.go.valid() && largest * kBaselineFootprint * workers <= kBaselineParallelBytes;
@@ -201,7 +202,8 @@ MeasureRun measure_baselines(const Problem& problem, const std::vector<size_t>& 
   // Not ahead: they start now that the evaluation's own workers are done (or
   // there are none), with the GPU to themselves.
   if (!ahead)
-    workers = baseline_worker_count(o, indices.size(), largest, /*alone=*/true, false, shared_memory);
+    workers = baseline_worker_count(o, indices.size(), largest,
+                                    {.alone = true, .shared_memory = shared_memory});
   const bool hand_back = ahead && may_hand_back;
   // Worker g measures positions g, g + K, g + 2K, ... (sizes usually grow along a
   // problem's workloads, so each gets small and large ones).

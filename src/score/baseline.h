@@ -113,9 +113,16 @@ inline constexpr size_t kMinBaselineWorkloadsPerWorker = 4;
 inline constexpr int kMaxBaselineWorkersAlone = 8;
 inline constexpr size_t kMinBaselineWorkloadsPerWorkerAlone = 2;
 
+// How T_b's workers run, for their count (baseline_worker_count says what each changes).
+struct WorkerCountFor {
+  bool alone = false;          // after the evaluation's own workers
+  bool handing_back = false;   // ahead, handing back at "go"
+  bool shared_memory = false;  // holding shares of the GPU's memory
+};
+
 // The number of baseline workers for `n` workloads whose largest has
-// `largest_bytes` of inputs and outputs (MeasureOptions::workers). `alone`: they
-// run once the evaluation's own workers are done (kMaxBaselineWorkersAlone).
+// `largest_bytes` of inputs and outputs (MeasureOptions::workers), `how` they run.
+// `alone`: they run once the evaluation's own workers are done (kMaxBaselineWorkersAlone).
 // `handing_back`: they start ahead and hand back at "go" what they have not
 // compiled (harness::WorkerPlan::hand_back): then one workload each is enough. The
 // floor above keeps a worker from paying Inductor's start-up for one shape; ahead,
@@ -130,8 +137,7 @@ inline constexpr size_t kMinBaselineWorkloadsPerWorkerAlone = 2;
 // GB): one worker by the footprint, 135 s of T_b; six, 42 s, with the same T_b (median
 // ratio 1.000) and 61 of 80 GB at the peak (docs/score.md, "Memory shares").
 size_t baseline_worker_count(const MeasureOptions& options, size_t n, uint64_t largest_bytes,
-                             bool alone = false, bool handing_back = false,
-                             bool shared_memory = false);
+                             WorkerCountFor how = {});
 // Hand-back's late workers (MeasureOptions::go, harness::WorkerPlan::hand_back): the
 // count for workers alone without its floor of 2 workloads each. What is handed back
 // is what the workers ahead would not have compiled within seconds, so a workload

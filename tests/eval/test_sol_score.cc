@@ -241,26 +241,29 @@ TEST(BaselineWorkers, HoldingMemorySharesWorkersAloneAreCountedByTheCpus) {
   o.cpus = 16;
   const uint64_t l2_056 = 3379ull << 20;  // the public L2/056's largest workload
   // By the footprint: one (8 x 3.4 GB within 40 GB); by shares: one per 2 CPUs.
-  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, /*alone=*/true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, /*shared_memory=*/true), 8u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, {.alone = true}), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, {.alone = true, .shared_memory = true}),
+      8u);
   EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056), 1u);
   EXPECT_EQ(score::late_baseline_worker_count(o, 16, l2_056, true), 8u);
   // Still at least 2 workloads each, one per 2 CPUs.
-  EXPECT_EQ(score::baseline_worker_count(o, 6, l2_056, true, false, true), 3u);
+  EXPECT_EQ(score::baseline_worker_count(o, 6, l2_056, {.alone = true, .shared_memory = true}), 3u);
   o.cpus = 6;
-  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 3u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, {.alone = true, .shared_memory = true}),
+      3u);
   o.cpus = 16;
   // Beside other evaluations on the GPU the shares are one pool for all of them.
   {
     Settings share;
     share.baseline_gpu_share = 3;
     ScopedSettings scoped(share);
-    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 8u);
-    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true), 1u);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, {.alone = true, .shared_memory = true}),
+        8u);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, {.alone = true}), 1u);
   }
   // Ahead (beside the evaluation) the shares change nothing: 16 GiB for all of them.
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, false, false, true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, false, false, true), 4u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, {.shared_memory = true}), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, {.shared_memory = true}), 4u);
   // Where they are made: a GPU whose memory is known, unless turned off.
   EXPECT_EQ(score::memory_share_units(o), 44u);
   {
@@ -271,7 +274,8 @@ TEST(BaselineWorkers, HoldingMemorySharesWorkersAloneAreCountedByTheCpus) {
   }
   o.gpu_memory_bytes = 0;
   EXPECT_EQ(score::memory_share_units(o), 0u);
-  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, true, false, true), 1u);  // not alone
+  EXPECT_EQ(score::baseline_worker_count(o, 16, l2_056, {.alone = true, .shared_memory = true}),
+            1u);  // the GPU's memory unknown: the rule beside the evaluation
   o.gpu_memory_bytes = 80'000'000'000ull;
   o.device = Device::cpu();
   EXPECT_EQ(score::memory_share_units(o), 0u);
@@ -293,21 +297,21 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
   EXPECT_LE(score::baseline_worker_count(o, 16, 1ull << 30), 2u);
   // Alone (after the evaluation's own workers) without the GPU's memory: as before.
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, /*alone=*/true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, {.alone = true}), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, {.alone = true}), 1u);
   // With it (80 GB) on 16 CPUs: half of it for their values, one per 2 CPUs up to 8,
   // at least 2 workloads each.
   o.gpu_memory_bytes = 80'000'000'000ull;
   o.cpus = 16;
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 8u);
-  EXPECT_EQ(score::baseline_worker_count(o, 64, 64ull << 20, true), 8u);
-  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 4, 64ull << 20, true), 2u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, {.alone = true}), 8u);
+  EXPECT_EQ(score::baseline_worker_count(o, 64, 64ull << 20, {.alone = true}), 8u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, {.alone = true}), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 4, 64ull << 20, {.alone = true}), 2u);
   // 2.8 GB workloads (x8 = 22.4 GB each): 40 GB hold 1; 700 MB ones (5.6 GB): 7.
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, true), 7u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, {.alone = true}), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, {.alone = true}), 7u);
   o.cpus = 6;  // one per 2 CPUs
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 3u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, {.alone = true}), 3u);
   o.cpus = 16;
   // Ahead (beside the evaluation) the GPU's memory changes nothing.
   EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20), 1u);
@@ -315,12 +319,13 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
   EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20), 4u);  // one per 4 CPUs
   // Ahead and handing back at "go": one workload each is enough, still one per 4
   // CPUs within the 16 GiB beside the evaluation; alone, handing back changes nothing.
-  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, false, true), 3u);
-  EXPECT_EQ(score::baseline_worker_count(o, 8, 64ull << 20, false, true), 4u);
-  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, false, true), 1u);
-  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, true, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, {.handing_back = true}), 3u);
+  EXPECT_EQ(score::baseline_worker_count(o, 8, 64ull << 20, {.handing_back = true}), 4u);
+  EXPECT_EQ(score::baseline_worker_count(o, 16, 2800ull << 20, {.handing_back = true}), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, {.alone = true, .handing_back = true}),
+      1u);
   o.cpus = 6;
-  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, false, true), 1u);
+  EXPECT_EQ(score::baseline_worker_count(o, 3, 64ull << 20, {.handing_back = true}), 1u);
   o.cpus = 16;
   // Hand-back's late workers: as alone, but one workload each is enough (what is
   // handed back compiles slowly), still one per 2 CPUs up to 8 within the memory.
@@ -348,12 +353,12 @@ TEST(BaselineWorkers, OneOnTheCpuAndOnAGpuFewerForLargeWorkloads) {
     ScopedSettings scoped(share);
     o.gpu_memory_bytes = 80'000'000'000ull;
     EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20), 2u);         // 8 / 4
-    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 4u);   // 8 / 2
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, {.alone = true}), 4u);   // 8 / 2
     EXPECT_EQ(score::late_baseline_worker_count(o, 16, 64ull << 20), 4u);
     // 10 GB for the values of all (80 / 2 / 4): 700 MB workloads (5.6 GB each) fit 1.
-    EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, true), 1u);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 700'000'000ull, {.alone = true}), 1u);
     o.cpus = 16;  // the caller's own count of CPUs wins
-    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, true), 8u);
+    EXPECT_EQ(score::baseline_worker_count(o, 16, 64ull << 20, {.alone = true}), 8u);
     o.cpus = 0;
     o.gpu_memory_bytes = 0;
   }
