@@ -17,25 +17,85 @@ again by the next part, and costs again; an evaluation cut by a part's end count
 "lost"), those seconds per workload evaluated, its workloads and statuses, the
 solution's worker's own time (the traces' `total_ms` phases, summed) and the rest (the
 worker's start, T_b's workers after the solution's, T_SOL beside them), then the totals
-per category and the run's. Standard library only.
+per category and the run's. `part` also samples how busy the host's CPUs and the GPU
+were (every 5 s; `PART.json.usage.json`). Standard library only.
 """
 from __future__ import annotations
 
 import argparse
 import collections
 import json
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs so far, from /proc/stat; (0, 0) without it."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+class Usage:
+    """The host's CPUs and the GPU, sampled every `every` seconds while a part runs:
+    how busy they were (session 52 found the whole-set run leaving both mostly idle).
+    The GPU's through `nvidia-smi` where there is one."""
+
+    def __init__(self, every: float = 5.0):
+        self.every = every
+        self.cpu: list[float] = []
+        self.gpu: list[float] = []
+        self.stop = threading.Event()
+        self.smi = None
+        if shutil.which("nvidia-smi"):
+            self.smi = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                 "-l", str(max(1, int(every)))], stdout=subprocess.PIPE, text=True,
+                stderr=subprocess.DEVNULL)
+            threading.Thread(target=self._read_gpu, daemon=True).start()
+        self.thread = threading.Thread(target=self._sample_cpu, daemon=True)
+        self.thread.start()
+
+    def _sample_cpu(self) -> None:
+        busy0, total0 = cpu_times()
+        while not self.stop.wait(self.every):
+            busy, total = cpu_times()
+            if total > total0:
+                self.cpu.append(100.0 * (busy - busy0) / (total - total0))
+            busy0, total0 = busy, total
+
+    def _read_gpu(self) -> None:
+        for line in self.smi.stdout:
+            if line.strip().isdigit():
+                self.gpu.append(float(line.strip()))
+
+    def finish(self) -> dict:
+        self.stop.set()
+        self.thread.join()
+        if self.smi:
+            self.smi.terminate()
+            self.smi.wait()
+        mean = lambda v: round(sum(v) / len(v), 1) if v else None  # noqa: E731
+        return {"every_s": self.every, "cpu_busy_percent": mean(self.cpu),
+                "cpu_samples": len(self.cpu), "gpu_busy_percent": mean(self.gpu),
+                "gpu_samples": len(self.gpu),
+                "gpu_idle_samples": sum(1 for g in self.gpu if g == 0)}
 
 
 def part(args: argparse.Namespace) -> int:
     cmd = [args.solbench, "run", args.dataset, "--reference", "--device", args.device,
            "--db", args.db, "--json", *args.run_args]
     start = time.monotonic()
+    usage = Usage()
     with open(args.out, "w") as out, open(args.out + ".err", "w") as err:
         p = subprocess.Popen(cmd, stdout=out, stderr=err)
         try:
@@ -47,7 +107,12 @@ def part(args: argparse.Namespace) -> int:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-    print(f"part: rc {p.returncode}, {time.monotonic() - start:.1f} s, {args.out}")
+    used = usage.finish()
+    Path(args.out + ".usage.json").write_text(json.dumps(used) + "\n")
+    gpu = (f"GPU {used['gpu_busy_percent']} % busy ({used['gpu_idle_samples']} of "
+           f"{used['gpu_samples']} samples idle)" if used["gpu_samples"] else "no GPU sampled")
+    print(f"part: rc {p.returncode}, {time.monotonic() - start:.1f} s, {args.out}; CPUs "
+          f"{used['cpu_busy_percent']} % busy, {gpu}")
     return 0
 
 
