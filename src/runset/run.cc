@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -192,6 +193,8 @@ class Runner {
   // Whether one of `remaining` (positions in the task) needs more of the GPU than
   // the lane's jobs leave an evaluation (start_lane): it is then evaluated alone.
   bool needs_gpu_alone(size_t task, const std::vector<size_t>& remaining) const;
+  // The same for every workload of the task.
+  bool needs_gpu_alone(size_t task) const;
   // On several devices, each task longer than a device's share cut into parts
   // (split_for_slots); on one device (however many slots), `tasks` as they are.
   std::vector<Task> cut_for_slots(const std::vector<Task>& tasks) const;
@@ -305,6 +308,12 @@ bool Runner::needs_gpu_alone(size_t task, const std::vector<size_t>& remaining) 
   return std::any_of(remaining.begin(), remaining.end(), [&](size_t k) {
     return k < bytes.size() && bytes[k] * double(harness::kValuesFootprint) > room;
   });
+}
+
+bool Runner::needs_gpu_alone(size_t task) const {
+  std::vector<size_t> all(workload_costs(tasks_[task]).size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  return needs_gpu_alone(task, all);
 }
 
 bool Runner::lane_possible() const {
@@ -844,7 +853,6 @@ void Runner::start_lane(const std::vector<size_t>& order, size_t alone_first) {
     if (!job.uuids.empty()) jobs.push_back(std::move(job));
   }
   if (jobs.empty()) return;
-  lane_gpu_bytes_ = lane_gpu_memory();
   lane_jobs_ = std::min(at_once, jobs.size());
   report_.baseline_ahead_jobs = static_cast<int>(lane_jobs_);
   lane_ = std::make_unique<BaselineLane>(
@@ -1011,16 +1019,10 @@ RunReport Runner::run() {
   // the compile in progress (in session 51 the public L2/036's job was stopped by five
   // such evaluations in turn, and its evaluation waited 168.5 s for it).
   size_t alone_first = 0;
+  if (lane_possible()) lane_gpu_bytes_ = lane_gpu_memory();
   if (o_.slots.size() == 1 && lane_possible()) {
-    const uint64_t gpu = lane_gpu_memory();
-    const double room = gpu > harness::kBesideEvaluationBytes
-                            ? double(gpu - harness::kBesideEvaluationBytes) : 0;
-    const auto too_large = [&](size_t t) {
-      return room > 0 && std::any_of(costs[t].begin(), costs[t].end(), [&](double b) {
-               return b * double(harness::kValuesFootprint) > room;
-             });
-    };
-    const auto mid = std::stable_partition(shared.begin(), shared.end(), too_large);
+    const auto mid = std::stable_partition(shared.begin(), shared.end(),
+                                           [&](size_t t) { return needs_gpu_alone(t); });
     if (const size_t n = size_t(mid - shared.begin()); n > 0) {
       alone_first = n;
       progress_->note(fmt::format(
