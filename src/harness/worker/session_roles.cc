@@ -9,7 +9,6 @@
 //               and input digests written for the Judge (python/solbench_py/record.py)
 //   Judging     Judge: no solution code; the inputs generated again, the reference
 //               run here, the Recorder's records read as data and compared; T_ref
-#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -128,7 +127,7 @@ class Baseline final : public InProcess {
     const size_t shares = shared_memory ? memory_shares_for(bytes) : 0;
     const MemorySharesHold hold(s_.memory_shares, shares);
     if (shared_memory) {
-      run.o.phases_ms["memory_shares"] = static_cast<double>(std::min(shares, s_.memory_shares.units()));
+      run.o.phases_ms["memory_shares"] = static_cast<double>(s_.memory_shares.held());
       run.o.phases_ms["memory_share_wait_ms"] =
           hold.waited_ms() + (a != ahead_.end() ? a->second.value("compile_share_wait_ms", 0.0) : 0.0);
     }
