@@ -746,6 +746,14 @@ fs::path lane_stand_in(const fs::path& dir, const fs::path& log, const fs::path&
   return f;
 }
 
+// Every evaluation of a run, counted together.
+Tally tally_of(const RunReport& r) {
+  Tally t;
+  for (const auto& p : r.problems)
+    for (const auto& e : p.evaluations) t.add(e);
+  return t;
+}
+
 std::vector<std::string> log_lines(const fs::path& log) {
   std::vector<std::string> out;
   std::istringstream in(read(log));
@@ -862,9 +870,7 @@ TEST_F(RunAhead, TheNextProblemsBaselinesAreMeasuredBesideAndEachEvaluationWaits
   EXPECT_EQ(doc["baseline_ahead"]["jobs"].size(), 2u);
   EXPECT_EQ(doc["baseline_ahead"]["jobs"][0]["state"], "done");
   EXPECT_EQ(doc["baseline_ahead"]["jobs"][0]["measured"], 1);
-  Tally t;
-  for (const auto& p : r.problems)
-    for (const auto& e : p.evaluations) t.add(e);
+  Tally t = tally_of(r);
   EXPECT_EQ(t.statuses["PASSED"], 4u);
 
   // Off: every evaluation measures its own, with the GPU's memory to itself.
@@ -890,9 +896,7 @@ TEST_F(RunAhead, AnEvaluationWhoseJobStillRunsLetsTheNextReadyOneGoFirst) {
   ASSERT_NE(swiglu, std::string::npos) << log;
   EXPECT_LT(softmax, swiglu) << log;
   EXPECT_LT(log.find(std::string("baseline-end ") + kSwiglu), swiglu) << log;
-  Tally t;
-  for (const auto& p : r.problems)
-    for (const auto& e : p.evaluations) t.add(e);
+  Tally t = tally_of(r);
   EXPECT_EQ(t.statuses["PASSED"], 4u);
 }
 
@@ -1016,9 +1020,7 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
     EXPECT_EQ(b.outcome.measured, 1u) << b.problem;
     EXPECT_FALSE(b.outcome.preempted) << b.problem;
   }
-  Tally t;
-  for (const auto& p : r.problems)
-    for (const auto& e : p.evaluations) t.add(e);
+  Tally t = tally_of(r);
   EXPECT_EQ(t.statuses["PASSED"], 4u);
 
   // A GPU with room for it beside the jobs: they run once each, beside it.
@@ -1056,9 +1058,7 @@ TEST_F(RunAhead, EvaluationsTooLargeToShareTheGpuWithTheJobsGoFirstAndStopNone) 
     EXPECT_EQ(b.outcome.state, LaneOutcome::State::Done) << b.problem;
     EXPECT_FALSE(b.outcome.preempted) << b.problem;
   }
-  Tally t;
-  for (const auto& p : r.problems)
-    for (const auto& e : p.evaluations) t.add(e);
+  Tally t = tally_of(r);
   EXPECT_EQ(t.statuses["PASSED"], 4u);
 }
 
@@ -1100,9 +1100,7 @@ TEST_F(RunAhead, AFailedBaselineLeavesTheEvaluationToMeasureItsOwn) {
   EXPECT_HAS(first.error, "baseline exit 3");
   EXPECT_HAS(read(dir() / "progress.txt"), "baseline exit 3 (its evaluation measures it)");
   EXPECT_HAS(read(dir() / "progress.txt"), "note: T_b ahead: 0 of 2 problem(s) done");
-  Tally t;
-  for (const auto& p : r.problems)
-    for (const auto& e : p.evaluations) t.add(e);
+  Tally t = tally_of(r);
   EXPECT_EQ(t.statuses["PASSED"], 4u);
 }
 
