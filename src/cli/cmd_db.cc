@@ -226,12 +226,13 @@ int run_merge(const MergeOptions& o) {
                        {"runs", r.runs},
                        {"baselines", r.baselines},
                        {"skips", r.skips},
+                       {"reference_times", r.reference_times},
                        {"conflicts", std::move(cj)}});
     if (!o.json_output) {
       fmt::print("{}: {} trace(s) added, {} already present; {} environment(s), {} solution(s), "
-                 "{} run(s), {} baseline(s), {} skip(s) added\n",
+                 "{} run(s), {} baseline(s), {} reference time(s), {} skip(s) added\n",
                  in, r.traces, r.traces_present, r.environments, r.solutions, r.runs,
-                 r.baselines, r.skips);
+                 r.baselines, r.reference_times, r.skips);
       for (const auto& c : r.conflicts)
         fmt::print("  conflict ({}): {}: {}\n", c.kind, c.key, c.detail);
     }

@@ -165,6 +165,9 @@ struct Settings {
   // once the solution's worker is done; default ("1") each workload as its record
   // exists, judged beside the solution's worker (harness/runner_judged.cc).
   std::optional<bool> stream_judge;
+  // SOLBENCH_REFERENCE_CACHE: "0" times T_ref in every evaluation instead of taking
+  // it from the results store where the same environment measured it (docs/store.md).
+  bool reference_cache = true;
   // SOLBENCH_RECORD_BUDGET_BYTES: bytes of recorded reference values per batch;
   // set (even empty, which is 0): that many; nullopt: 16 GiB or half the free disk.
   std::optional<uint64_t> record_budget_bytes;

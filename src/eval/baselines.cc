@@ -9,6 +9,36 @@
 
 namespace solbench::eval {
 
+std::optional<harness::TimingResult> stored_reference_time(
+    store::Store* db, const store::BaselineKey& key,
+    const std::function<void(const std::string&)>& warn) {
+  if (!db) return std::nullopt;
+  try {
+    const std::optional<store::ReferenceTime> r = db->reference_time(key);
+    if (!r) return std::nullopt;
+    harness::TimingResult t = harness::TimingResult::from_json(r->timing);
+    if (t.stats.median_ms != r->t_ref_ms)
+      throw std::runtime_error("its timing's median is not its T_ref");
+    return t;
+  } catch (const std::exception& e) {
+    warn(fmt::format("looking up the reference time of workload {}: {}", key.workload_uuid,
+                     e.what()));
+    return std::nullopt;
+  }
+}
+
+void record_reference_time(store::Store* db, const store::BaselineKey& key,
+                           const harness::TimingResult& t,
+                           const std::function<void(const std::string&)>& warn) {
+  if (!db) return;
+  try {
+    db->put_reference_time({key, t.stats.median_ms, t.to_json(/*with_samples=*/false), ""});
+  } catch (const std::exception& e) {
+    warn(fmt::format("results store {}: the reference time of workload {} was not recorded: {}",
+                     db->file().string(), key.workload_uuid, e.what()));
+  }
+}
+
 std::optional<score::BaselineResult> stored_baseline(
     store::Store* db, const store::BaselineKey& key,
     const std::function<void(const std::string&)>& warn) {

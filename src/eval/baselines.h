@@ -12,10 +12,21 @@
 
 #include "core/json.h"
 #include "core/problem.h"
+#include "harness/timing/timing.h"
 #include "score/baseline.h"
 #include "store/store.h"
 
 namespace solbench::eval {
+
+// The stored T_ref of `key` (store::ReferenceTime) as the timed loop's result, or
+// nullopt; a failed look-up or a row that does not parse calls `warn` and is a miss.
+std::optional<harness::TimingResult> stored_reference_time(
+    store::Store* db, const store::BaselineKey& key,
+    const std::function<void(const std::string&)>& warn);
+// Records a T_ref the Judge measured under `key`; a failure calls `warn`.
+void record_reference_time(store::Store* db, const store::BaselineKey& key,
+                           const harness::TimingResult& t,
+                           const std::function<void(const std::string&)>& warn);
 
 // The stored T_b of `key`, or nullopt; a failed look-up calls `warn` and is a miss.
 std::optional<score::BaselineResult> stored_baseline(

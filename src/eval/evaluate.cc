@@ -464,6 +464,14 @@ void Evaluation::run_workers() {
   last_env_ = {{"device", device_text_}};
   if (!driver_.empty()) last_env_["driver"] = driver_;
   hr.on_event = [this](const harness::RunnerEvent& e) { on_event(e); };
+  // T_ref from the store where this environment measured it (docs/store.md): the
+  // Judge then times no reference, and nothing waits for the Recorder's exit.
+  if (rec_->db() && settings().reference_cache)
+    hr.known_reference = [this](const json& env, const std::string& uuid) {
+      return stored_reference_time(rec_->db(),
+                                   score::baseline_key(def_hash_, uuid, env, driver_),
+                                   [this](const std::string& w) { rec_->warn(w); });
+    };
   mark("plan_ready");
   const harness::RunnerResult rr = harness::evaluate(hr);
   mark("workers_done");
@@ -530,6 +538,17 @@ void Evaluation::judge(size_t k, const WorkloadOutcome& out, const json& env) {
   w.skipped = out.skipped;
   w.skip_reason = out.skip_reason;
   if (out.skipped) return;
+  // A T_ref measured where no solution code ran (the Judge; with --reference, the
+  // reference's own worker), kept for the next evaluation in this environment. One
+  // timed in a solution's process (SOLBENCH_REFERENCE_WORKER=0) is the solution's to
+  // slow down or speed up, and never kept.
+  const bool clean = req_.reference || out.extra.value("reference_timed_in", "") == "reference worker";
+  if (clean && out.status == Status::Passed && out.reference_timing &&
+      !out.extra.value("reference_timing_cached", false) &&
+      !solution_env_.value("hardware", "").empty())
+    record_reference_time(rec_->db(),
+                          score::baseline_key(def_hash_, w.uuid, solution_env_, driver_),
+                          *out.reference_timing, [this](const std::string& m) { rec_->warn(m); });
   Trace t = harness::make_trace(problem_, sel_[k], rep_.solution, out, env);
   if (prep_.build)
     t.evaluation.extra["solbench_build"] = {{"cache_hit", prep_.build->cache_hit},

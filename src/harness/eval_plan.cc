@@ -251,7 +251,12 @@ Trace make_trace(const Problem& problem, size_t workload_index, const std::strin
   // [ext] keys, named so that public readers ignore them.
   if (o.status == Status::Passed) e.extra["solbench_timed"] = o.timing.has_value();
   if (o.timing) e.extra["solbench_timing"] = timing_extra(*o.timing);
-  if (o.reference_timing) e.extra["solbench_reference_timing"] = timing_extra(*o.reference_timing);
+  if (o.reference_timing) {
+    e.extra["solbench_reference_timing"] = timing_extra(*o.reference_timing);
+    // From the results store: measured by an earlier evaluation in this environment.
+    if (o.extra.value("reference_timing_cached", false))
+      e.extra["solbench_reference_timing"]["cached"] = true;
+  }
   if (env.contains("timer")) e.extra["solbench_timer"] = env["timer"];
   if (env.contains("code_seal")) e.extra["solbench_code_seal"] = env["code_seal"];
   if (!o.phases_ms.empty()) e.extra["solbench_phases_ms"] = o.phases_ms;

@@ -97,6 +97,8 @@ RunnerOptions runner_options(const HarnessRequest& r, const WorkerGpu& gpu) {
   ro.reference_worker = settings().reference_worker && r.entry.kind != EntryKind::Reference;
   ro.reference_sandbox = sandbox_for(r, EntryKind::Reference,
                                      r.definition.dump() + "\nsolbench reference");
+  // --profile makes the reference's profile after its timed loop: timed then.
+  if (!r.profile) ro.known_reference = r.known_reference;
   return ro;
 }
 

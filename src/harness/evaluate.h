@@ -53,6 +53,9 @@ struct HarnessRequest {
   std::string cache_key;
   // Progress and results as they arrive, on the runner's thread (runner.h).
   std::function<void(const RunnerEvent&)> on_event;
+  // Role Solution, judged: T_ref known already (RunnerOptions::known_reference).
+  std::function<std::optional<TimingResult>(const json& env, const std::string& uuid)>
+      known_reference;
   // Role Baseline: when valid, the workers start now and (on a GPU) compile their
   // workloads' shapes beside whatever else runs, and run the workloads once this
   // holds true (WorkerPlan::gpu_after_go; false: they end without running any).

@@ -56,22 +56,11 @@ json timing_json(const std::optional<TimingResult>& t) {
 std::optional<TimingResult> timing_from(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) throw std::runtime_error(std::string(key) + " is not an object");
-  TimingResult t;
-  t.stats = TimingStats::from_json(*it);
-  t.converged = it->value("converged", false);
-  t.stop_reason = it->value("stop_reason", "");
-  t.warmup_calls = it->value("warmup_calls", 0);
-  t.wall_ms = it->value("wall_ms", 0.0);
-  if (auto s = it->find("samples_ms"); s != it->end()) {
-    if (!s->is_array() || s->size() > 1000000)
-      throw std::runtime_error(std::string(key) + ".samples_ms is not an array of times");
-    for (const auto& v : *s) {
-      if (!v.is_number()) throw std::runtime_error(std::string(key) + ".samples_ms holds a non-number");
-      t.samples_ms.push_back(v.get<double>());
-    }
+  try {
+    return TimingResult::from_json(*it);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string(key) + e.what());
   }
-  return t;
 }
 
 // r<N>.rec or s<N>.rec: the only names a record's files have (record.py), so a

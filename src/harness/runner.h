@@ -92,6 +92,14 @@ struct RunnerOptions {
   // judged: the baseline (score/baseline.h) runs no solution code.
   bool reference_worker = false;
   json reference_sandbox = json::object();
+  // Judged: T_ref already measured in the environment the Recorder reported
+  // ("ready"'s env: hardware, torch, timer) for a workload (by uuid), or nullopt.
+  // The Judge times no reference for such a workload and its outcome carries this
+  // T_ref, extra "reference_timing_cached" true; where every judged workload of a
+  // batch has one, "go" goes to the Judge without waiting for the Recorder's exit
+  // (nothing is timed after it). Unset: every T_ref is timed.
+  std::function<std::optional<TimingResult>(const json& env, const std::string& uuid)>
+      known_reference;
   // Workers are forked from the zygote at this address (harness/worker/zygote.h:
   // Python and torch already imported) instead of exec'd; "" or a zygote that
   // declines: exec'd. Each worker record says which ("launch").

@@ -46,8 +46,11 @@ struct RunHooks {
   // beside the judging (JudgeOptions::timing_after_go); so is a Judge whose batch
   // another follows, which begins once it has exited (runner_judged.cc).
   std::vector<Child>* exiting = nullptr;
-  // A Judge with timing_after_go: "go" is sent once this is ready.
+  // A Judge with timing_after_go: "go" is sent once this is ready, naming the
+  // workloads (positions in the Judge's plan) whose T_ref it does not time
+  // (RunnerOptions::known_reference).
   std::shared_future<void> go;
+  std::vector<size_t> reference_known;
   // The evaluation's secret (values.h), which the judge shares; 0: the worker's
   // values come from a secret of its own run.
   uint64_t value_secret = 0;
@@ -97,7 +100,10 @@ WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts);
 // The outcome of a judged workload: the judge's verdict on what was recorded, then
 // the solution's own failure, then PASSED with the solution's T_k (and profile) and
 // the reference worker's T_ref (and the reference's profile). Unit-tested.
-WorkloadOutcome merge_judged(WorkloadOutcome solution, const WorkloadOutcome& judge);
+// `known`: the workload's T_ref from RunnerOptions::known_reference, which the
+// Judge was told not to time; it stands for the Judge's own.
+WorkloadOutcome merge_judged(WorkloadOutcome solution, const WorkloadOutcome& judge,
+                             const std::optional<TimingResult>& known = std::nullopt);
 RunnerResult run_judged(const WorkerPlan& plan, const RunnerOptions& opts);
 
 }  // namespace solbench::harness::runner_detail

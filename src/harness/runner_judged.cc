@@ -32,7 +32,8 @@ WorkerPlan reference_plan(const WorkerPlan& plan, const RunnerOptions& opts) {
   return rp;
 }
 
-WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
+WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge,
+                             const std::optional<TimingResult>& known) {
   // A workload that did not pass has no time, nor a profile of one.
   const auto untimed = [](WorkloadOutcome& w) {
     w.timing.reset();
@@ -81,6 +82,11 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
     o.reference_profile = judge.reference_profile;  // --profile: where T_ref was timed
     return o;
   }
+  if (known) {
+    o.reference_timing = known;
+    o.extra["reference_timing_cached"] = true;
+    return o;
+  }
   std::string why = judge.log;
   if (why.size() > 500) why = why.substr(0, 500) + " [...]";
   o.log += std::string(o.log.empty() ? "" : "\n") +
@@ -90,6 +96,12 @@ WorkloadOutcome merge_judged(WorkloadOutcome o, const WorkloadOutcome& judge) {
 }
 
 namespace {
+
+std::shared_future<void> ready_future() {
+  std::promise<void> p;
+  p.set_value();
+  return p.get_future().share();
+}
 
 // Why a record cannot be judged as complete (the solution's worker says it found
 // nothing wrong, so every round and the sampled calls must be there), or "".
@@ -213,6 +225,8 @@ class JudgedBatch {
   std::string not_for_judge(size_t pos, WorkloadOutcome& o) const;
   void stream(WorkloadOutcome& o);
   void hand_over();
+  // known_ and the Judge's positions it holds (what "go" names).
+  std::vector<size_t> look_up_known_references();
   RunnerOptions judge_options();
   void emit(const RunnerEvent& e) {
     if (opts_.on_event) opts_.on_event(e);
@@ -232,6 +246,8 @@ class JudgedBatch {
   WorkerPlan judge_plan_;
   RunnerResult recorded_;       // the Recorder's outcomes, by position in the batch
   std::vector<size_t> judged_;  // positions in the batch the Judge gets
+  // By index in judged_: T_ref known already (RunnerOptions::known_reference).
+  std::vector<std::optional<TimingResult>> known_;
 };
 
 WorkerPlan JudgedBatch::recorder_plan() const {
@@ -366,6 +382,19 @@ void JudgedBatch::hand_over() {
   }
 }
 
+std::vector<size_t> JudgedBatch::look_up_known_references() {
+  known_.assign(judged_.size(), std::nullopt);
+  std::vector<size_t> known;
+  if (!opts_.known_reference || !plan_.time_reference) return known;
+  for (size_t j = 0; j < judged_.size(); ++j) {
+    const WorkloadOutcome& o = recorded_.outcomes[judged_[j]];
+    if (o.status != Status::Passed || !o.timing) continue;  // no T_ref is owed
+    known_[j] = opts_.known_reference(recorded_.env, o.uuid);
+    if (known_[j]) known.push_back(j);
+  }
+  return known;
+}
+
 // The Judge's events as the Recorder's workloads' (RunnerOptions::reference_worker);
 // each result merged with the Recorder's outcome and reported.
 RunnerOptions JudgedBatch::judge_options() {
@@ -385,7 +414,7 @@ RunnerOptions JudgedBatch::judge_options() {
     } else if (e.kind == EventKind::Result && e.outcome && idx >= 0 && !final_[idx]) {
       const WorkloadOutcome& sol = recorded_.outcomes[judged_.at(static_cast<size_t>(e.workload))];
       if (!opts_.keep_scratch && sol.record) remove_tree_quietly(sol.record->dir);
-      final_[idx] = merge_judged(sol, *e.outcome);
+      final_[idx] = merge_judged(sol, *e.outcome, known_.at(static_cast<size_t>(e.workload)));
       RunnerEvent x = make_event(EventKind::Result, idx);
       x.outcome = &*final_[idx];
       emit(x);
@@ -425,14 +454,19 @@ void JudgedBatch::run(uint64_t secret) {
     if (judged_.empty()) return;
   }
   RunHooks judge_hooks;
-  judge_hooks.go = reaper.gone();
+  judge_hooks.reference_known = look_up_known_references();
+  // Nothing is timed after the Recorder's exit when every T_ref is known: "go" at once.
+  judge_hooks.go = judge_hooks.reference_known.size() == judged_.size()
+                       ? ready_future()
+                       : reaper.gone();
   judge_hooks.streamed = early && streamed_all;
   judge_hooks.exiting = judge_exiting_;
   RunnerResult jr = run_workers(judge_plan_, judge_options(), &judge_hooks, std::move(early));
   for (auto& w : jr.workers) result_.reference_workers.push_back(std::move(w));
   for (size_t j = 0; j < judged_.size(); ++j) {  // every result was reported; be safe
     const int idx = batch_[judged_[j]];
-    if (!final_[idx]) final_[idx] = merge_judged(recorded_.outcomes[judged_[j]], jr.outcomes.at(j));
+    if (!final_[idx])
+      final_[idx] = merge_judged(recorded_.outcomes[judged_[j]], jr.outcomes.at(j), known_.at(j));
   }
 }
 

@@ -168,9 +168,11 @@ void WorkerRun::start_go(std::mutex& write_mu) {
     return;
   }
   if (!hooks_ || !hooks_->go.valid() || !plan_.judge.timing_after_go) return;
-  *go_thread_ = std::thread([go = hooks_->go, send] {
+  *go_thread_ = std::thread([fd, &write_mu, go = hooks_->go, known = hooks_->reference_known] {
     go.wait();
-    send(FrameType::Go);
+    std::lock_guard<std::mutex> lock(write_mu);
+    write_frame(fd, make_frame(FrameType::Go, {{"reference_known", known}}),
+                deadline_after(std::chrono::seconds(10)));
   });
 }
 

@@ -248,6 +248,20 @@ MergeResult Store::merge_from(const fs::path& source) {
               kSource),
           "merging baselines");
   r.baselines = static_cast<size_t>(changes(db));
+
+  db.exec(fmt::format(
+              "INSERT INTO main.reference_times(definition_hash, workload_uuid, gpu_model, "
+              "driver, torch, timer, t_ref_ms, timing_json, recorded) "
+              "SELECT t.definition_hash, t.workload_uuid, t.gpu_model, t.driver, t.torch, "
+              "t.timer, t.t_ref_ms, t.timing_json, t.recorded FROM {0}.reference_times t "
+              "WHERE NOT EXISTS (SELECT 1 FROM main.reference_times x WHERE "
+              "x.definition_hash = t.definition_hash AND x.workload_uuid = t.workload_uuid AND "
+              "x.gpu_model = t.gpu_model AND x.driver = t.driver AND x.torch = t.torch AND "
+              "x.timer = t.timer AND x.t_ref_ms = t.t_ref_ms AND "
+              "x.timing_json = t.timing_json AND x.recorded = t.recorded) ORDER BY t.id",
+              kSource),
+          "merging reference times");
+  r.reference_times = static_cast<size_t>(changes(db));
   tx.commit();
   return r;
 }

@@ -1,4 +1,4 @@
-// Schema version 3 (version 1 and the migrations to 2 and 3). Statuses, methods
+// Schema version 4 (version 1 and the migrations to 2, 3 and 4). Statuses, methods
 // and key lengths are checked by the database itself, so a row written by any
 // client is a valid row.
 #include "store/schema.h"
@@ -151,6 +151,27 @@ CREATE TABLE skips (
 CREATE INDEX skips_resume ON skips(solution_hash, workload_uuid, environment);
 )sql",
               "migrating the schema to version 3 (the skips table)");
+      break;
+    case 3:
+      // The reference's time T_ref per workload and environment, keyed as a
+      // baseline: an evaluation that finds it times no reference (docs/store.md).
+      db.exec(R"sql(
+CREATE TABLE reference_times (
+  id              INTEGER PRIMARY KEY,
+  definition_hash TEXT NOT NULL,
+  workload_uuid   TEXT NOT NULL CHECK (workload_uuid != ''),
+  gpu_model       TEXT NOT NULL,
+  driver          TEXT NOT NULL,
+  torch           TEXT NOT NULL,
+  timer           TEXT NOT NULL,
+  t_ref_ms        REAL NOT NULL CHECK (t_ref_ms > 0),
+  timing_json     TEXT NOT NULL,
+  recorded        TEXT NOT NULL
+) STRICT;
+CREATE INDEX reference_times_by_key
+  ON reference_times(definition_hash, workload_uuid, gpu_model, driver, torch, timer);
+)sql",
+              "migrating the schema to version 4 (the reference_times table)");
       break;
     default:
       throw StoreError(fmt::format("{}: no migration from schema version {}", db.file(), from));

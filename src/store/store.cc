@@ -412,30 +412,48 @@ bool Store::has_result(const std::string& solution_hash, const std::string& work
   return found;
 }
 
-// --------------------------------------------------------------- baselines
+// ------------------------------------------- baselines and reference times
+
+namespace {
+
+// A measured time kept under a key (T_b, T_ref): a time > 0, a definition and a workload.
+void check_measurement(const std::filesystem::path& file, const BaselineKey& key, double ms,
+                       const char* what, const char* name) {
+  if (!std::isfinite(ms) || ms <= 0)
+    throw StoreError(fmt::format("{}: cannot record the {} of workload {}: {} is {} ms "
+                                 "(expected a time > 0)",
+                                 file.string(), what, key.workload_uuid, name, ms));
+  if (key.definition_hash.empty() || key.workload_uuid.empty())
+    throw StoreError(fmt::format("{}: cannot record a {} without a definition hash and a "
+                                 "workload uuid",
+                                 file.string(), what));
+}
+
+// Binds a key's six columns to parameters 1-6, in BaselineKey's order.
+Statement& bind_key(Statement& s, const BaselineKey& key) {
+  return s.bind(1, key.definition_hash)
+      .bind(2, key.workload_uuid)
+      .bind(3, key.gpu_model)
+      .bind(4, key.driver)
+      .bind(5, key.torch)
+      .bind(6, key.timer);
+}
+
+constexpr const char* kKeyMatches =
+    "definition_hash = ?1 AND workload_uuid = ?2 AND gpu_model = ?3 AND driver = ?4 AND "
+    "torch = ?5 AND timer = ?6";
+
+}  // namespace
 
 void Store::put_baseline(const Baseline& b) {
   const std::lock_guard lock(impl_->mutex);
-  if (!std::isfinite(b.t_b_ms) || b.t_b_ms <= 0)
-    throw StoreError(fmt::format("{}: cannot record the baseline of workload {}: T_b is {} ms "
-                                 "(expected a time > 0)",
-                                 file().string(), b.key.workload_uuid, b.t_b_ms));
-  if (b.key.definition_hash.empty() || b.key.workload_uuid.empty())
-    throw StoreError(fmt::format("{}: cannot record a baseline without a definition hash and a "
-                                 "workload uuid",
-                                 file().string()));
+  check_measurement(file(), b.key, b.t_b_ms, "baseline", "T_b");
   Statement s(impl_->db,
               "INSERT INTO baselines(definition_hash, workload_uuid, gpu_model, driver, torch, "
               "timer, t_b_ms, method, recorded, reason) "
               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
               "recording a baseline");
-  s.start()
-      .bind(1, b.key.definition_hash)
-      .bind(2, b.key.workload_uuid)
-      .bind(3, b.key.gpu_model)
-      .bind(4, b.key.driver)
-      .bind(5, b.key.torch)
-      .bind(6, b.key.timer)
+  bind_key(s.start(), b.key)
       .bind(7, b.t_b_ms)
       .bind(8, method_name(b.method))
       .bind(9, now_or(b.recorded))
@@ -446,17 +464,11 @@ void Store::put_baseline(const Baseline& b) {
 std::optional<Baseline> Store::baseline(const BaselineKey& key) {
   const std::lock_guard lock(impl_->mutex);
   Statement s(impl_->db,
-              "SELECT t_b_ms, method, recorded, reason FROM baselines WHERE definition_hash = ?1 AND "
-              "workload_uuid = ?2 AND gpu_model = ?3 AND driver = ?4 AND torch = ?5 AND "
-              "timer = ?6 ORDER BY id DESC LIMIT 1",
+              fmt::format("SELECT t_b_ms, method, recorded, reason FROM baselines WHERE {} "
+                          "ORDER BY id DESC LIMIT 1",
+                          kKeyMatches),
               "looking up a baseline");
-  s.start()
-      .bind(1, key.definition_hash)
-      .bind(2, key.workload_uuid)
-      .bind(3, key.gpu_model)
-      .bind(4, key.driver)
-      .bind(5, key.torch)
-      .bind(6, key.timer);
+  bind_key(s.start(), key);
   if (!s.step()) return std::nullopt;
   Baseline b;
   b.key = key;
@@ -467,6 +479,42 @@ std::optional<Baseline> Store::baseline(const BaselineKey& key) {
   b.reason = s.text(3);
   s.reset();
   return b;
+}
+
+void Store::put_reference_time(const ReferenceTime& r) {
+  const std::lock_guard lock(impl_->mutex);
+  check_measurement(file(), r.key, r.t_ref_ms, "reference time", "T_ref");
+  Statement s(impl_->db,
+              "INSERT INTO reference_times(definition_hash, workload_uuid, gpu_model, driver, "
+              "torch, timer, t_ref_ms, timing_json, recorded) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+              "recording a reference time");
+  bind_key(s.start(), r.key)
+      .bind(7, r.t_ref_ms)
+      .bind(8, r.timing.dump())
+      .bind(9, now_or(r.recorded))
+      .execute();
+}
+
+std::optional<ReferenceTime> Store::reference_time(const BaselineKey& key) {
+  const std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db,
+              fmt::format("SELECT t_ref_ms, timing_json, recorded FROM reference_times WHERE {} "
+                          "ORDER BY id DESC LIMIT 1",
+                          kKeyMatches),
+              "looking up a reference time");
+  bind_key(s.start(), key);
+  if (!s.step()) return std::nullopt;
+  ReferenceTime r;
+  r.key = key;
+  r.t_ref_ms = s.real(0);
+  // Written by put_reference_time, but the file is anyone's: a row that does not
+  // parse is no hit.
+  r.timing = json::parse(s.text(1), nullptr, /*allow_exceptions=*/false);
+  r.recorded = s.text(2);
+  s.reset();
+  if (!r.timing.is_object()) return std::nullopt;
+  return r;
 }
 
 }  // namespace solbench::store

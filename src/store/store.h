@@ -4,9 +4,9 @@
 //
 // Contents:
 //   1. Records the store keeps: EnvironmentInfo, SolutionRecord, RunInfo,
-//      TraceExtras, Skip, Baseline
+//      TraceExtras, Skip, Baseline, ReferenceTime
 //   2. Store: open (schema versioning), recording, resume look-ups (traces and
-//      skips), baselines
+//      skips), baselines and reference times
 //   3. Queries: leaderboard, best, history, export as public-format JSONL
 //   4. Where the store lives by default; content hashes
 //   5. Merging one store into another (shards of a cluster run, merge.cc)
@@ -47,7 +47,7 @@ class StoreError : public std::runtime_error {
 };
 
 // The schema this build writes; it reads this one and migrates older ones.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // ---------------------------------------------------------------- 1. Records
 
@@ -136,6 +136,18 @@ struct Baseline {
   bool operator==(const Baseline&) const = default;
 };
 
+// The reference's own time T_ref of one workload (the eager reference, timed by
+// the Judge as the solution is), kept under a baseline's key so that a later
+// evaluation in the same environment takes it instead of timing it again
+// (docs/store.md). Every measurement is kept; reference_time() returns the latest.
+struct ReferenceTime {
+  BaselineKey key;
+  double t_ref_ms = 0;           // the timed loop's median
+  json timing = json::object();  // the loop's result (harness TimingResult::to_json)
+  std::string recorded;          // ISO 8601; empty on put: now
+  bool operator==(const ReferenceTime&) const = default;
+};
+
 // ---------------------------------------------------------- rows of queries
 
 // Query filters; an empty field matches everything.
@@ -202,6 +214,7 @@ struct MergeResult {
   std::filesystem::path source;
   size_t environments = 0, solutions = 0, runs = 0, traces = 0, baselines = 0;  // added
   size_t skips = 0;  // added (a skip is the same row with the same key, time and reason)
+  size_t reference_times = 0;  // added (the same row: every column)
   size_t traces_present = 0;  // the source's traces the target already held
   std::vector<MergeConflict> conflicts;
 };
@@ -263,6 +276,9 @@ class Store {
   // Scoring baselines.
   void put_baseline(const Baseline& b);
   std::optional<Baseline> baseline(const BaselineKey& key);
+  // Reference times (T_ref), keyed as baselines.
+  void put_reference_time(const ReferenceTime& r);
+  std::optional<ReferenceTime> reference_time(const BaselineKey& key);
 
   // ---------------------------------------------------------- 3. Queries
   // Per definition and GPU model, solutions ranked (LeaderboardEntry).

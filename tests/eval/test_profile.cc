@@ -486,6 +486,40 @@ TEST(MergeJudged, KeepsTheReferencesProfileWithItsTRefAndDropsBothWithoutTime) {
   EXPECT_EQ(m.profile["kernel_count"], 1);
 }
 
+// A T_ref the parent knew (RunnerOptions::known_reference) stands for the Judge's,
+// which was not timed, and says so; one the Judge timed wins; none without a pass.
+TEST(MergeJudged, AKnownTRefStandsForTheJudgesOwnOnlyWhereThereIsNone) {
+  harness::WorkloadOutcome sol;
+  sol.index = 0;
+  sol.status = Status::Passed;
+  sol.timing = timed(0.010);
+  harness::WorkloadOutcome judge;
+  judge.index = 0;
+  judge.status = Status::Passed;
+  const harness::TimingResult known = timed(0.030);
+
+  harness::WorkloadOutcome m = harness::runner_detail::merge_judged(sol, judge, known);
+  ASSERT_TRUE(m.reference_timing);
+  EXPECT_DOUBLE_EQ(m.reference_timing->stats.median_ms, 0.030);
+  EXPECT_EQ(m.extra.value("reference_timing_cached", false), true);
+  EXPECT_EQ(m.log, "");  // not "timing the reference failed"
+
+  harness::WorkloadOutcome timed_here = judge;
+  timed_here.reference_timing = timed(0.020);
+  m = harness::runner_detail::merge_judged(sol, timed_here, known);
+  EXPECT_DOUBLE_EQ(m.reference_timing->stats.median_ms, 0.020);
+  EXPECT_FALSE(m.extra.contains("reference_timing_cached"));
+
+  harness::WorkloadOutcome wrong = judge;
+  wrong.status = Status::IncorrectNumerical;
+  m = harness::runner_detail::merge_judged(sol, wrong, known);
+  EXPECT_FALSE(m.reference_timing);
+
+  m = harness::runner_detail::merge_judged(sol, judge);  // nothing known: a failure noted
+  EXPECT_FALSE(m.reference_timing);
+  EXPECT_NE(m.log.find("timing the reference failed"), std::string::npos) << m.log;
+}
+
 // The trace: solbench_profile.reference beside the solution's, only with a T_ref.
 TEST(MergeJudged, TheTraceHasTheReferencesProfileUnderTheSolutions) {
   Diagnostics diags;

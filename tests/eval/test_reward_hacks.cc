@@ -173,11 +173,15 @@ TEST_F(RewardHack, GlobalStateThatSlowsTheReferenceDoesNotReachItsTiming) {
   EXPECT_GT(ref_ms(shared), 2.0) << shared.dump().substr(0, 3000);
   EXPECT_TRUE(shared["reference_workers"].empty());
 
+  // Judged, in the same results store: the slowed T_ref above was not kept there for
+  // this evaluation to reuse (only a T_ref timed where no solution code ran is), so
+  // the reference worker times it.
   json doc = eval(sol);
   ASSERT_FALSE(doc.empty());
   EXPECT_EQ(status(doc), "PASSED") << log(doc);
   EXPECT_GT(ref_ms(doc), 0.0);
   EXPECT_LT(ref_ms(doc), 0.5) << doc.dump().substr(0, 3000);
+  EXPECT_FALSE(doc["results"][0]["evaluation"]["solbench_reference_timing"].contains("cached"));
   EXPECT_EQ(doc["reference_workers"].size(), 1u);
   EXPECT_EQ(doc["workers"].size(), 1u);
   EXPECT_EQ(doc["results"][0]["evaluation"]["solbench_checks"].value("reference_timed_in", ""),

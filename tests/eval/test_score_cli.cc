@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -67,6 +68,53 @@ class ScoreCli : public ::testing::Test {
 
 // The evaluation object of result i (its extra keys are inline in the JSON).
 const json& ev(const CliRun& r, size_t i) { return r.doc["results"][i]["evaluation"]; }
+
+// T_ref, like T_b, is measured once per environment and then taken from the
+// store: the second evaluation's Judge times no reference, and the trace says
+// where T_ref came from. SOLBENCH_REFERENCE_CACHE=0 and --no-db time it again.
+TEST_F(ScoreCli, TheReferenceTimeIsMeasuredOnceThenReusedFromTheStore) {
+  const std::string args = "eval '" + kRmsnorm.string() + "' -s '" + kCpp +
+                           "' --smallest 2 --no-baseline --json" + kFast;
+  const auto ref_ms = [](const json& e) {
+    return e["performance"]["reference_latency_ms"].get<double>();
+  };
+  CliRun first = run(args + " --db '" + db() + "'");
+  ASSERT_EQ(first.rc, 0) << first.out << first.err;
+  std::map<std::string, double> measured;  // by workload uuid
+  for (size_t i = 0; i < 2; ++i) {
+    const json& e = ev(first, i);
+    ASSERT_EQ(e["status"], "PASSED") << e.dump();
+    EXPECT_FALSE(e["solbench_reference_timing"].contains("cached")) << e.dump();
+    EXPECT_GT(ref_ms(e), 0);
+    measured[first.doc["results"][i]["workload"]["uuid"]] = ref_ms(e);
+  }
+
+  CliRun second = run(args + " --db '" + db() + "'");
+  ASSERT_EQ(second.rc, 0) << second.out << second.err;
+  for (size_t i = 0; i < 2; ++i) {
+    const json& e = ev(second, i);
+    ASSERT_EQ(e["status"], "PASSED") << e.dump();
+    EXPECT_EQ(e["solbench_reference_timing"].value("cached", false), true) << e.dump();
+    EXPECT_DOUBLE_EQ(ref_ms(e), measured.at(second.doc["results"][i]["workload"]["uuid"]));
+    // The Judge judged, and timed no reference.
+    const json& phases = e["solbench_phases_ms"];
+    EXPECT_EQ(phases.value("reference_timing_known", 0.0), 1.0) << phases.dump();
+    EXPECT_FALSE(phases.contains("reference_timing_ms")) << phases.dump();
+    EXPECT_GT(e["performance"]["speedup_factor"].get<double>(), 0);
+  }
+
+  for (const auto& [how, env] : {std::pair<std::string, std::string>{" --db '" + db() + "'",
+                                                                     "SOLBENCH_REFERENCE_CACHE=0"},
+                                 {" --no-db", ""}}) {
+    CliRun again = run(args + how, env);
+    ASSERT_EQ(again.rc, 0) << again.out << again.err;
+    for (size_t i = 0; i < 2; ++i) {
+      const json& e = ev(again, i);
+      EXPECT_FALSE(e["solbench_reference_timing"].contains("cached")) << how << env;
+      EXPECT_TRUE(e["solbench_phases_ms"].contains("reference_timing_ms")) << how << env;
+    }
+  }
+}
 
 TEST_F(ScoreCli, BaselineIsMeasuredOnceThenReusedFromTheStore) {
   const std::string args =

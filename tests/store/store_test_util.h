@@ -59,6 +59,18 @@ inline SolutionRecord solution_record(const std::string& name, const std::string
                              {"sources", {{{"path", "k.cu"}, {"content", body}}}}}};
 }
 
+// The message of the StoreError `f` throws ("" and a test failure if none).
+template <class F>
+std::string store_error(F&& f) {
+  try {
+    f();
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a StoreError";
+  return "";
+}
+
 // One value from an SQL query on the file, read outside the Store API.
 inline std::string sql_value(const std::filesystem::path& db, const std::string& sql) {
   sqlite3* h = nullptr;

@@ -55,6 +55,8 @@ TEST_F(MergeTest, AddsWhatTheTargetLacksAndASecondMergeAddsNothing) {
     o.store.put_baseline({{"defhash", "w2", "NVIDIA H100 80GB HBM3", "550", "2.4.0", "cupti"},
                           1.5, BaselineMethod::Eager, "2026-01-02T00:00:00.000Z",
                           "torch.compile failed on a call: E: x"});
+    o.store.put_reference_time({{"defhash", "w2", "NVIDIA H100 80GB HBM3", "550", "2.4.0", "cupti"},
+                                0.25, {{"median_ms", 0.25}}, "2026-01-02T00:00:00.000Z"});
   }
   const MergeResult r = store_->merge_from(other_db());
   EXPECT_EQ(r.traces, 2u);
@@ -64,6 +66,8 @@ TEST_F(MergeTest, AddsWhatTheTargetLacksAndASecondMergeAddsNothing) {
   EXPECT_EQ(r.runs, 1u);
   EXPECT_EQ(r.baselines, 1u);
   EXPECT_EQ(sql_value(db_, "SELECT reason FROM baselines"), "torch.compile failed on a call: E: x");
+  EXPECT_EQ(r.reference_times, 1u);
+  EXPECT_EQ(sql_value(db_, "SELECT t_ref_ms FROM reference_times"), "0.25");
   EXPECT_TRUE(r.conflicts.empty());
   EXPECT_EQ(store_->trace_count(), 3u);
   // The merged traces belong to the source's run, found by its command line.
@@ -74,11 +78,14 @@ TEST_F(MergeTest, AddsWhatTheTargetLacksAndASecondMergeAddsNothing) {
   const auto best = store_->best(Filter{"rmsnorm", "fast", ""});
   ASSERT_EQ(best.size(), 2u);
 
-  const std::string tables[] = {"traces", "runs", "environments", "solutions", "baselines"};
+  const std::string tables[] = {"traces", "runs", "environments", "solutions", "baselines",
+                                 "reference_times"};
   std::vector<std::string> before;
   for (const auto& t : tables) before.push_back(count(db_, t));
   const MergeResult again = store_->merge_from(other_db());
-  EXPECT_EQ(again.traces + again.runs + again.environments + again.solutions + again.baselines, 0u);
+  EXPECT_EQ(again.traces + again.runs + again.environments + again.solutions + again.baselines +
+                again.reference_times,
+            0u);
   EXPECT_EQ(again.traces_present, 2u);
   for (size_t i = 0; i < std::size(tables); ++i) EXPECT_EQ(count(db_, tables[i]), before[i]) << tables[i];
 }

@@ -8,19 +8,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::sql_value;
+using testing::store_error;
 using testing::TempDir;
-
-// The message of the StoreError `f` throws ("" and a test failure if none).
-template <class F>
-std::string store_error(F&& f) {
-  try {
-    f();
-  } catch (const StoreError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a StoreError";
-  return "";
-}
 
 TEST(StoreSchema, CreatesEveryTableWithTheVersionInMeta) {
   TempDir dir;
@@ -133,6 +122,7 @@ TEST(StoreSchema, MigratesAVersion1StoreKeepingItsBaselines) {
   // Back to version 1's tables, as an older solbench wrote them.
   sql_value(db, "ALTER TABLE baselines DROP COLUMN reason");
   sql_value(db, "DROP TABLE skips");  // version 3's
+  sql_value(db, "DROP TABLE reference_times");  // version 4's
   sql_value(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   Store s = Store::open(db);
   EXPECT_EQ(s.schema_version(), kSchemaVersion);

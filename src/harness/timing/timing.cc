@@ -1,6 +1,7 @@
 #include "harness/timing/timing.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "harness/timing/stopping.h"
 
@@ -113,6 +114,26 @@ json TimingResult::to_json(bool with_samples) const {
   j["wall_ms"] = wall_ms;
   if (with_samples) j["samples_ms"] = samples_ms;
   return j;
+}
+
+// Messages start with what is wrong after the object's own name (the caller's key).
+TimingResult TimingResult::from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error(" is not an object");
+  TimingResult t;
+  t.stats = TimingStats::from_json(j);
+  t.converged = j.value("converged", false);
+  t.stop_reason = j.value("stop_reason", "");
+  t.warmup_calls = j.value("warmup_calls", 0);
+  t.wall_ms = j.value("wall_ms", 0.0);
+  if (auto s = j.find("samples_ms"); s != j.end()) {
+    if (!s->is_array() || s->size() > 1000000)
+      throw std::runtime_error(".samples_ms is not an array of times");
+    for (const auto& v : *s) {
+      if (!v.is_number()) throw std::runtime_error(".samples_ms holds a non-number");
+      t.samples_ms.push_back(v.get<double>());
+    }
+  }
+  return t;
 }
 
 }  // namespace solbench::harness

@@ -66,6 +66,9 @@ struct TimingResult {
   double wall_ms = 0;              // whole loop, incl. prepare/finish
 
   json to_json(bool with_samples = false) const;
+  // What to_json wrote; throws std::runtime_error (json::exception for a stats
+  // field of the wrong type) when it is not that.
+  static TimingResult from_json(const json& j);
 };
 
 // Runs the loop. Exceptions from the Measurable propagate (the caller reports

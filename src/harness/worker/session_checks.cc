@@ -140,12 +140,20 @@ void WorkerSession::Impl::check_inputs(py::object& w, const py::handle& inputs,
 
 void WorkerSession::Impl::after_call(int round, const py::list& got,
                                      const std::function<void()>& inputs_check) {
-  check_threads("after a call");
-  check_processes("after a call");
-  if (inputs_check) inputs_check();
-  check_libraries("during a call");
-  check_torch("during a call");
-  const std::string lazy = runtime.attr("lazy_outputs")(got).cast<std::string>();
+  // Each kind's host time, summed over the workload's calls (check_ms, written to
+  // the phases as checks_<kind>_ms): what the checks after a call cost, by kind.
+  const auto timed = [this](const char* kind, const auto& check) {
+    Stopwatch sw;
+    check();
+    check_ms[kind] = check_ms.value(kind, 0.0) + sw.ms();
+  };
+  timed("threads", [&] { check_threads("after a call"); });
+  timed("processes", [&] { check_processes("after a call"); });
+  if (inputs_check) timed("inputs", inputs_check);
+  timed("libraries", [&] { check_libraries("during a call"); });
+  timed("torch", [&] { check_torch("during a call"); });
+  std::string lazy;
+  timed("outputs", [&] { lazy = runtime.attr("lazy_outputs")(got).cast<std::string>(); });
   if (!lazy.empty())
     throw Finish{Status::RewardHack,
                  fmt::format("the outputs are not plain tensors (correctness round {}: {}); "

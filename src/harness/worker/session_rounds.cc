@@ -144,6 +144,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   o.status = Status::Passed;
   Stopwatch total;
   step_lock_wait_ms = 0;
+  check_ms = json::object();
   RoleVerdict& v = *verdict;
   v.begin(index);
   try {
@@ -184,6 +185,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   if (const double waited = values->take_wait_ms(); waited > 0) o.phases_ms["values_wait_ms"] = waited;
   // Its untimed steps' waits for timed loops on this GPU (its own or others').
   if (step_lock_wait_ms > 0) o.phases_ms["step_lock_wait_ms"] = step_lock_wait_ms;
+  for (const auto& [kind, ms] : check_ms.items()) o.phases_ms["checks_" + kind + "_ms"] = ms;
   o.phases_ms["total_ms"] = total.ms();
   return o;
 }

@@ -188,6 +188,9 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // T_ref is not timed but owed, and the GPU memory is freed by the caller.
   bool judging_ahead = false;
   std::set<size_t> reference_owed;  // workloads judged ahead whose T_ref is owed
+  json check_ms = json::object();   // after_call's host time by kind, this workload
+  // Workloads whose T_ref the parent knows ("go"'s reference_known): not timed here.
+  std::set<size_t> reference_known;
   double step_lock_wait_ms = 0;     // GpuStep's waits for the lock, for the caller to take
 
   // ---- start (worker_session.cc)

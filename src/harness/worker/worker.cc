@@ -512,7 +512,10 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
   for (;;) {
     FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
     if (!f.ok()) quit(0);  // the parent is gone
-    if (frame_type(f.message) == FrameType::Go) break;
+    if (frame_type(f.message) == FrameType::Go) {
+      session.set_reference_known(f.message);
+      break;
+    }
     WorkOrder order = work_order(ch, plan, f.message);
     const size_t n = order.workloads.size();
     const size_t first = session.add_work(std::move(order.workloads), std::move(order.records));
@@ -565,13 +568,14 @@ int worker_main(int fd, const PreparedWorker* prepared) {
   if (judge.streamed) judge_streamed(ch, session, plan);
   const size_t workloads = judge.work_follows ? receive_work(ch, session, plan) : kept;
   if (judge.timing_after_go)
-    session.set_timing_gate([&ch] {
+    session.set_timing_gate([&ch, &session] {
       FrameResult go = ch.read(deadline_after(std::chrono::seconds(120)));
       if (!go.ok() || frame_type(go.message) != FrameType::Go) {
         std::fprintf(stderr, "solbench worker: no \"go\" before timing the reference (%s)\n",
                      go.ok() ? "another frame" : go.error.c_str());
         quit(2);
       }
+      session.set_reference_known(go.message);
     });
   run_workloads(ch, session, plan, workloads, [&](size_t i) { return session.evaluate(i); });
 }

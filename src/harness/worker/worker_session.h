@@ -115,6 +115,9 @@ class WorkerSession {
   // Called once, before the reference is first timed (judge.timing_after_go: the
   // worker waits there for the parent's "go").
   void set_timing_gate(std::function<void()> gate);
+  // A Judge's "go" frame: the workloads whose T_ref it names (reference_known) are
+  // not timed here; the parent has them.
+  void set_reference_known(const json& go);
 
   // A Baseline's plan with gpu_after_go: compiles each workload's shapes in order
   // (baseline.precompile, whose kernels hold the GPU's timing lock) until `stop()`
