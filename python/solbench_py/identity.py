@@ -6,13 +6,15 @@ harness, or puts its own code in torch's configuration is named.
 """
 from __future__ import annotations
 
+import functools
+import operator
 import sys
 import types
 
 import torch
 
 from . import provenance
-from .provenance import runtime_object, runtime_type, solution_code
+from .provenance import _PLAIN_TYPES, runtime_object, runtime_type, solution_code
 from .static_check import is_config_namespace
 
 
@@ -39,11 +41,11 @@ def _torch_classes() -> list:
     return out
 
 
-def _class_entries(prefix: str, cls) -> dict:
+def _class_entries(prefix: str, cls, seen=None) -> dict:
     """name -> object of a class's methods that count: Tensor's public ones and the
     dunders the reference uses through syntax; every callable of the others."""
     out = {}
-    for k, v in _resolve_class(cls).items():
+    for k, v in _resolve_class(cls, seen).items():
         if prefix == "torch.Tensor" and k.startswith("__") and k not in _TENSOR_DUNDERS:
             continue
         if prefix != "torch.Tensor" and not callable(v):
@@ -52,13 +54,13 @@ def _class_entries(prefix: str, cls) -> dict:
     return out
 
 
-def _resolve_class(cls) -> dict:
+def _resolve_class(cls, seen=None) -> dict:
     """name -> object as attribute lookup on `cls` finds it (first class of the MRO)."""
     out: dict = {}
     for klass in reversed(cls.__mro__):
         if klass is object:
             continue
-        out.update(vars(klass))
+        out.update(vars(klass) if seen is None else seen.read(vars(klass)))
     return out
 
 
@@ -82,16 +84,21 @@ def _harness_module(name: str) -> bool:
     return name == "solbench_py" or name.startswith("solbench_py.")
 
 
-def _harness_functions() -> dict:
+def _harness_functions(seen=None) -> dict:
     """name -> identity of the harness's own functions (solbench_py: module
     functions, bound builtins, class methods, and their code objects): the worker
     calls them between the solution's calls to make inputs and copy and record
     outputs, so a solution that replaces one could change what is recorded."""
     out = {}
+    read = (lambda d: d) if seen is None else seen.read
     for mod_name, mod in list(sys.modules.items()):
-        if not _harness_module(mod_name) or mod is None:
+        if not _harness_module(mod_name):
             continue
-        for k, v in list(vars(mod).items()):
+        if seen is not None:
+            seen.modules.append((mod_name, mod))
+        if mod is None:
+            continue
+        for k, v in list(read(vars(mod)).items()):
             if k.startswith("__") or not callable(v):
                 continue
             if isinstance(v, type):
@@ -99,17 +106,21 @@ def _harness_functions() -> dict:
                 # holds those the C++ worker looks up there (runtime.Workload).
                 if not _harness_module(getattr(v, "__module__", "") or ""):
                     continue
-                for mk, mv in vars(v).items():
+                for mk, mv in read(vars(v)).items():
                     if callable(mv) and (not mk.startswith("__") or mk == "__init__"):
                         out[f"{mod_name}.{k}.{mk}"] = id(mv)
                         code = getattr(mv, "__code__", None)
                         if code is not None:
                             out[f"{mod_name}.{k}.{mk}.__code__"] = id(code)
+                            if seen is not None:
+                                seen.codes.append((mv, code))
                 continue
             out[f"{mod_name}.{k}"] = id(v)
             code = getattr(v, "__code__", None)
             if code is not None:
                 out[f"{mod_name}.{k}.__code__"] = id(code)
+                if seen is not None:
+                    seen.codes.append((v, code))
     return out
 
 
@@ -123,15 +134,38 @@ _TENSOR_DUNDERS = {f"__{n}__" for n in (
 
 def torch_changes(before: dict) -> str:
     """Names (comma-separated, at most 5) of what torch_fingerprint finds replaced
-    since `before`, by objects that are not torch's or Triton's own; "" if none."""
+    since `before`, by objects that are not torch's or Triton's own; "" if none.
+
+    The full look (_full_look) reads a few thousand entries and judges some thousand
+    configuration values: 20-36 ms a call on a GPU host with Dynamo, Inductor and
+    Triton imported, after every call of the solution. What it read when it last found
+    nothing is kept (_Seen); while every dict it read holds the same objects, the
+    modules it looked at are the same and the values whose verdict can change in place
+    (functions, containers, instances of Python classes) still are not the solution's,
+    its answer is again "" and it is not run (docs/anti-hack.md)."""
+    last = _LAST_CLEAN[0]
+    if last is not None and last[0] is before and last[1].unchanged():
+        return ""
+    seen = _Seen()
+    found = _full_look(before, seen)
+    _LAST_CLEAN[0] = (before, seen) if not found else None
+    return found
+
+
+def _full_look(before: dict, seen=None) -> str:
     now = {}
-    for prefix, mod in _torch_namespaces():
-        d = vars(mod)
+    spaces = _torch_namespaces()
+    classes = _torch_classes()
+    if seen is not None:
+        seen.spaces = [m for _, m in spaces]
+        seen.classes = [(c, c.__mro__) for _, c in classes]
+    for prefix, mod in spaces:
+        d = vars(mod) if seen is None else seen.read(vars(mod))
         for k in d:
             now[f"{prefix}.{k}"] = d[k]
-    for prefix, cls in _torch_classes():
-        now.update(_class_entries(prefix, cls))
-    harness = _harness_functions()
+    for prefix, cls in classes:
+        now.update(_class_entries(prefix, cls, seen))
+    harness = _harness_functions(seen)
     changed = []
     for name, ident in before.items():
         if name.startswith("solbench_py"):
@@ -142,12 +176,91 @@ def torch_changes(before: dict) -> str:
         v = now.get(name, _MISSING)
         if v is _MISSING:
             changed.append(name + " (removed)")
-        elif id(v) != ident and not runtime_object(v):
-            changed.append(name)
+        elif id(v) != ident:
+            if not runtime_object(v):
+                changed.append(name)
+            elif seen is not None:
+                seen.accepted.append(v)
     # A Tensor method added under a new name in torch.Tensor itself shadows nothing
     # the reference uses; only replacements and removals count.
-    changed += _config_replacements()
+    changed += _config_replacements(seen)
     return ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+_IN_PLACE = (list, tuple, set, frozenset, dict, types.FunctionType, types.MethodType,
+             staticmethod, classmethod, functools.partial)
+_is_not = operator.is_not
+_SETTLED_TYPES = frozenset(id(t) for t in (*_PLAIN_TYPES, types.ModuleType))  # by identity:
+# `t in (int, ...)` would ask a metaclass's __eq__
+
+
+def _settled(v) -> bool:
+    """Whether solution_code(v) gives the same answer for as long as `v` itself is held
+    there: a plain value, a module, a class or an instance of a class defined in C
+    (whose dict Python cannot change). Not a function (its __code__ can be set), a
+    container, a method, a partial, nor anything of a Python class (its methods can
+    be set, its instances' __class__ too). Decided on type(v) alone: nothing of the
+    object's own (a __class__ property) is asked."""
+    t = type(v)
+    if id(t) in _SETTLED_TYPES:
+        return True
+    if t.__flags__ & _HEAPTYPE:
+        return False
+    if issubclass(t, type):
+        return not v.__flags__ & _HEAPTYPE
+    return not issubclass(t, _IN_PLACE)
+
+
+class _Seen:
+    """What a full look read when it found nothing: each dict (its keys and the
+    identities of its values), the modules it looked at by name, the functions whose
+    code it took, torch's namespaces and classes, the values judged as torch's own
+    replacements (runtime_object) and the configuration values that are not _settled.
+    unchanged(): all of it still is so, and those values are still not the solution's
+    code, so a full look would find nothing again."""
+
+    def __init__(self):
+        self.dicts = []     # (dict or mappingproxy, its keys, their values)
+        self.modules = []   # (name, sys.modules' entry)
+        self.codes = []     # (function, its __code__)
+        self.accepted = []  # torch entries replaced by torch's own
+        self.recheck = []   # configuration values judged again each time
+        self.spaces = []
+        self.classes = []   # (class, its __mro__)
+        self.module_count = len(sys.modules)
+        self.roots = len(provenance.SOLUTION_ROOTS)
+
+    def read(self, d):
+        self.dicts.append((d, list(d), list(d.values())))
+        return d
+
+    def unchanged(self) -> bool:
+        if len(sys.modules) != self.module_count or len(provenance.SOLUTION_ROOTS) != self.roots:
+            return False
+        mods = sys.modules
+        for name, mod in self.modules:
+            if mods.get(name) is not mod:
+                return False
+        spaces = _torch_namespaces()
+        if len(spaces) != len(self.spaces) or any(m is not k for (_, m), k in zip(spaces, self.spaces)):
+            return False
+        if any(c is not k or c.__mro__ is not mro
+               for (_, c), (k, mro) in zip(_torch_classes(), self.classes)):
+            return False
+        for d, keys, values in self.dicts:
+            if len(d) != len(keys) or any(map(_is_not, map(d.get, keys), values)):
+                return False
+        for f, code in self.codes:
+            if getattr(f, "__code__", None) is not code:
+                return False
+        if not all(runtime_object(v) for v in self.accepted):
+            return False
+        classes: dict = {}
+        return not any(solution_code(v, classes=classes) for v in self.recheck)
+
+
+_LAST_CLEAN: list = [None]  # (the fingerprint, the _Seen of its last full look that found nothing)
 
 
 # ---------------------------------------------------------------- configuration
@@ -160,29 +273,30 @@ def torch_changes(before: dict) -> str:
 # table (_config) and the settings objects they hold (torch.backends.cuda.matmul), not
 # through getattr on the namespaces (properties, __getattr__).
 
-def _config_entries(name: str, ns):
-    """(path, value) of what namespace `ns` holds: its dict, and for torch's
+def _config_entries(ns, seen=None):
+    """(key, value) of what namespace `ns` holds: its dict, and for torch's
     ConfigModule its table (values, or entries whose fields hold the values)."""
+    read = (lambda d: d) if seen is None else seen.read
     try:
-        d = vars(ns)
+        d = read(vars(ns))
     except TypeError:
         return
     for k, v in list(d.items()):
         if not k.startswith("__"):
-            yield f"{name}.{k}", v
+            yield k, v
     table = d.get("_config")
     if isinstance(table, dict):
-        for k, entry in list(table.items()):
-            yield f"{name}.{k}", entry
+        for k, entry in list(read(table).items()):
+            yield k, entry
             if runtime_type(type(entry)) and \
                     isinstance(getattr(entry, "__dict__", None), dict):
-                for fv in list(vars(entry).values()):  # _ConfigEntry: default, user_override, ...
-                    yield f"{name}.{k}", fv
+                for fv in list(read(vars(entry)).values()):  # _ConfigEntry: default, user_override, ...
+                    yield k, fv
 
 
-def _config_replacements() -> list:
+def _config_replacements(seen=None) -> list:
     """Paths of the configuration entries that hold the solution's code, each with
-    _CONFIG_NOTE."""
+    _CONFIG_NOTE. `seen` (_Seen) notes what the look reads."""
     if not provenance.SOLUTION_ROOTS:
         return []
     found = []
@@ -191,7 +305,11 @@ def _config_replacements() -> list:
         config = _CONFIG_NAMES.get(name)
         if config is None:
             config = _CONFIG_NAMES[name] = is_config_namespace(name)
-        if mod is None or not config:
+        if not config:
+            continue
+        if seen is not None:
+            seen.modules.append((name, mod))
+        if mod is None:
             continue
         spaces = [(name, mod)]
         for k, v in list(vars(mod).items()):
@@ -201,9 +319,13 @@ def _config_replacements() -> list:
                     isinstance(getattr(v, "__dict__", None), dict):
                 spaces.append((f"{name}.{k}", v))
         for space, obj in spaces:
-            for path, v in _config_entries(space, obj):
-                if solution_code(v, classes=classes) and path + _CONFIG_NOTE not in found:
-                    found.append(path + _CONFIG_NOTE)
+            for k, v in _config_entries(obj, seen):
+                if solution_code(v, classes=classes):
+                    path = f"{space}.{k}{_CONFIG_NOTE}"
+                    if path not in found:
+                        found.append(path)
+                elif seen is not None and not _settled(v):
+                    seen.recheck.append(v)
     return found
 
 

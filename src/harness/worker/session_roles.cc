@@ -266,10 +266,12 @@ class Recording final : public RoleVerdict {
   void round(WorkloadRun& run, int round, py::list& inputs, PhaseTimes& t) override {
     py::list outs;
     py::object before;
+    // (inputs_ms's parts beside it: what inputs cost the Recorder, step by step.)
     t.time("inputs_ms", [&] {
-      outs = s_.alloc_outputs(run.w, py::none());
+      outs = t.time("inputs_outputs_ms", [&] { return s_.alloc_outputs(run.w, py::none()); });
       // What the call was given: the judge tells "not these inputs" from "changed".
-      before = s_.record_mod.attr("digests")(inputs);
+      before = t.time("inputs_digests_ms",
+                      [&] { return s_.record_mod.attr("digests")(inputs); });
     });
     const py::list got = t.time("solution_ms", [&] {
       return s_.call_solution(round, *run.candidate, inputs, outs);

@@ -363,7 +363,9 @@ void WorkerSession::Impl::run_rounds(WorkloadRun& run) {
   for (int round = 0; round < rounds; ++round) {
     progress(run.index, v.round_phase(), round);
     const GpuStep step(*this);
-    py::list inputs = times.time("inputs_ms", [&] { return make_inputs(run.w, run.spec, round); });
+    py::list inputs = times.time("inputs_ms", [&] {
+      return times.time("inputs_made_ms", [&] { return make_inputs(run.w, run.spec, round); });
+    });
     v.round(run, round, inputs, times);
   }
   times.write(run.o.phases_ms);

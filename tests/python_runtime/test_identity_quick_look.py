@@ -1,0 +1,118 @@
+"""identity.torch_changes after every call of the solution: a full look that finds
+nothing is kept (_Seen), and the next call is answered from it while nothing it read
+changed. Every change a full look would find must still be found: a torch function
+replaced, a harness function's code replaced, the solution's code set in torch's
+configuration directly, appended to a list held there, or put in a function held there
+as its __code__; and a look that finds nothing twice runs the full look once."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+REPO = pathlib.Path(os.environ.get("SOLBENCH_REPO", pathlib.Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(REPO / "python"))
+
+import torch  # noqa: E402
+import torch.backends.cudnn  # noqa: E402
+
+from solbench_py import identity, provenance, record  # noqa: E402
+
+
+@pytest.fixture
+def solution(tmp_path, monkeypatch):
+    """The solution's folder on SOLUTION_ROOTS and two functions defined there; the
+    fingerprint taken before it, as the worker takes it; full looks counted."""
+    folder = tmp_path / "solution"
+    folder.mkdir()
+    source = folder / "kernel.py"
+    source.write_text("def fast(*a, **k):\n    return 1\n\ndef other(*a, **k):\n    return 2\n")
+    ns: dict = {}
+    exec(compile(source.read_text(), str(source), "exec"), ns)
+    full = []
+    real = identity._full_look
+    monkeypatch.setattr(identity, "_full_look", lambda b, seen=None: full.append(1) or real(b, seen))
+    # After the counter: it is a harness function too, and replacing it is a change.
+    before = identity.torch_fingerprint()
+    saved = list(provenance.SOLUTION_ROOTS)
+    provenance.SOLUTION_ROOTS[:] = [str(folder) + os.sep]
+    identity._LAST_CLEAN[0] = None
+    try:
+        yield before, ns, full
+    finally:
+        provenance.SOLUTION_ROOTS[:] = saved
+        identity._LAST_CLEAN[0] = None
+
+
+def test_an_unchanged_state_is_answered_without_a_full_look(solution):
+    before, _, full = solution
+    assert identity.torch_changes(before) == ""
+    assert identity.torch_changes(before) == ""
+    assert identity.torch_changes(before) == ""
+    assert len(full) == 1
+    # Another fingerprint is another question: a full look.
+    other = dict(before)
+    assert identity.torch_changes(other) == ""
+    assert len(full) == 2
+
+
+def test_a_torch_function_replaced_after_a_clean_look_is_found(solution, monkeypatch):
+    before, ns, full = solution
+    assert identity.torch_changes(before) == ""
+    saved = torch.rsqrt
+    torch.rsqrt = ns["fast"]
+    try:
+        assert "torch.rsqrt" in identity.torch_changes(before)
+    finally:
+        torch.rsqrt = saved
+    assert identity.torch_changes(before) == ""
+
+
+def test_a_harness_functions_code_replaced_in_place_is_found(solution):
+    before, ns, _ = solution
+    assert identity.torch_changes(before) == ""
+    saved = record.write_call.__code__
+    record.write_call.__code__ = ns["fast"].__code__
+    try:
+        assert "solbench_py.record.write_call.__code__" in identity.torch_changes(before)
+    finally:
+        record.write_call.__code__ = saved
+    assert identity.torch_changes(before) == ""
+
+
+def test_the_solutions_code_put_in_configuration_after_a_clean_look_is_found(solution, monkeypatch):
+    before, ns, _ = solution
+    cudnn = sys.modules["torch.backends.cudnn"]
+    assert identity.torch_changes(before) == ""
+    # Set directly.
+    saved = cudnn.is_available
+    cudnn.is_available = ns["fast"]
+    try:
+        assert "torch.backends.cudnn.is_available" in identity.torch_changes(before)
+    finally:
+        cudnn.is_available = saved
+    assert identity.torch_changes(before) == ""
+    # In a list the configuration held already: the list's identity does not change.
+    hooks = []
+    monkeypatch.setattr(cudnn, "solbench_test_hooks", hooks, raising=False)
+    assert identity.torch_changes(before) == ""
+    hooks.append(ns["fast"])
+    assert "torch.backends.cudnn.solbench_test_hooks" in identity.torch_changes(before)
+    hooks.clear()
+    assert identity.torch_changes(before) == ""
+    # As the code of a function the configuration held already.
+    def plain():
+        return 0
+    monkeypatch.setattr(cudnn, "solbench_test_fn", plain, raising=False)
+    assert identity.torch_changes(before) == ""
+    plain.__code__ = ns["other"].__code__
+    assert "torch.backends.cudnn.solbench_test_fn" in identity.torch_changes(before)
+
+
+@pytest.mark.parametrize("value, settled", [
+    (3, True), ("text", True), (None, True), (torch.float32, True), (int, True),
+    (torch, True), ([1], False), ((1, 2), False), ({"a": 1}, False), (len, True),
+    (lambda: 0, False), (torch.Tensor, False), (torch.zeros(1), False),
+])
+def test_settled_is_decided_by_the_type_alone(value, settled):
+    assert identity._settled(value) is settled
