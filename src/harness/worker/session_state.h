@@ -201,7 +201,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void check_after_load();
 
   // ---- the solution's behaviour (session_checks.cc): each throws Finish
-  void check_threads(const char* when);
+  void check_threads(const char* when, bool settle = true);
   // Just before a timed call's span, while its values exist: no thread of the
   // solution's may be alive to work on them beside the harness (hooks.py).
   void check_threads_before_span();
