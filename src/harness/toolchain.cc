@@ -1,6 +1,8 @@
 #include "harness/toolchain.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <initializer_list>
 #include <map>
@@ -440,19 +442,43 @@ std::set<std::vector<std::string>> add_compiler_drivers(std::set<std::string>& o
   return drivers;
 }
 
+// What `DRIVER -print-prog-name=PROG` answers ("" when it fails), remembered in the
+// build cache under the driver's files (path, size, mtime: file_identity) and the
+// variables gcc looks in for its programs: otherwise six compiler runs, 30-100 ms,
+// on the way to every evaluation's first worker (its sandbox plan lists them).
+std::string driver_program(const BuildCache* cache, const std::vector<std::string>& drv,
+                           const char* prog) {
+  std::string id = std::string("driver-program/1|") + prog;
+  for (const auto& part : drv) id += "|" + file_identity(part);
+  for (const char* var : {"GCC_EXEC_PREFIX", "COMPILER_PATH", "PATH"}) {
+    const char* v = std::getenv(var);
+    id += std::string("|") + var + "=" + (v ? v : "");
+  }
+  if (cache)
+    if (const std::optional<std::string> hit = cache->toolchain_version(id)) return *hit;
+  RunOptions ro;
+  ro.timeout = std::chrono::seconds(10);
+  std::vector<std::string> probe = drv;
+  probe.push_back(std::string("-print-prog-name=") + prog);
+  CommandResult r = run_command(probe, ro);
+  std::string path = r.ok() ? r.output.substr(0, r.output.find('\n')) : "";
+  if (cache && r.ok()) cache->store_toolchain_version(id, path);
+  return path;
+}
+
 // The drivers' internal programs. A compiler installed elsewhere (e.g. /opt/gcc)
 // keeps them beside itself: ask each driver where cc1, the assembler and the
 // linker are.
 void add_driver_programs(const std::set<std::vector<std::string>>& drivers, std::set<std::string>& out) {
   for (const char* d : {"/usr/lib/gcc", "/usr/libexec/gcc"}) add_existing(out, d);
+  std::optional<BuildCache> cache;
+  try {
+    cache.emplace();
+  } catch (const std::exception&) {
+  }
   for (const auto& drv : drivers)
     for (const char* prog : {"cc1", "as", "ld"}) {
-      RunOptions ro;
-      ro.timeout = std::chrono::seconds(10);
-      std::vector<std::string> probe = drv;
-      probe.push_back(std::string("-print-prog-name=") + prog);
-      CommandResult r = run_command(probe, ro);
-      std::string path = r.ok() ? r.output.substr(0, r.output.find('\n')) : "";
+      const std::string path = driver_program(cache ? &*cache : nullptr, drv, prog);
       if (path.find('/') == std::string::npos) {
         if (auto p = find_program(prog)) add_program(out, *p);
         continue;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,6 +94,54 @@ TEST_F(WorkerPolicy, ACcThatNamesAWrapperScriptIsReplacedByTheCompilerItRuns) {
         std::exit(cc_set ? 1 : 0);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// Where a driver keeps cc1, as and ld (`-print-prog-name`) is asked once per driver
+// and remembered in the build cache under the driver's identity: a new evaluation's
+// process runs no compiler for its workers' sandbox plans. A changed driver, or
+// another cache, asks again. (find_toolchains memoises per process: each look runs
+// in a fresh one.)
+TEST_F(WorkerPolicy, TheDriversProgramsAreAskedOnceAndRememberedInTheBuildCache) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The child of a threadsafe death test runs this test again from its start, with a
+  // temporary folder of its own: what it must share comes through the environment,
+  // which only the parent (the process that set SOLBENCH_TEST_PARENT) writes.
+  if (!std::getenv("SOLBENCH_TEST_PARENT"))
+    ::setenv("SOLBENCH_TEST_PARENT", std::to_string(::getpid()).c_str(), 1);
+  const bool parent = std::getenv("SOLBENCH_TEST_PARENT") == std::to_string(::getpid());
+  const fs::path runs = dir_ / "runs";
+  // Not a wrapper (no exec): the driver is the script itself.
+  const fs::path cc =
+      script("countcc", "#!/bin/sh\necho run >> '" + runs.string() + "'\n/usr/bin/gcc \"$@\"\n");
+  const auto look = [&](const fs::path& cache) {
+    if (parent) {
+      ::setenv("SOLBENCH_TEST_CC", cc.c_str(), 1);
+      ::setenv("SOLBENCH_TEST_CACHE", cache.c_str(), 1);
+    }
+    EXPECT_EXIT(
+        {
+          ::setenv("CC", std::getenv("SOLBENCH_TEST_CC"), 1);
+          ::setenv("SOLBENCH_CACHE_DIR", std::getenv("SOLBENCH_TEST_CACHE"), 1);
+          const Toolchains tc = find_toolchains();
+          std::exit(tc.executables.empty() ? 1 : 0);
+        },
+        ::testing::ExitedWithCode(0), "");
+  };
+  const auto count = [&] {
+    std::ifstream in(runs);
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  };
+  look(dir_ / "cache");
+  EXPECT_EQ(count(), 3);  // cc1, as, ld
+  look(dir_ / "cache");
+  EXPECT_EQ(count(), 3);  // remembered
+  look(dir_ / "other-cache");
+  EXPECT_EQ(count(), 6);
+  std::ofstream(cc, std::ios::app) << "# changed\n";  // another size: another driver
+  look(dir_ / "cache");
+  EXPECT_EQ(count(), 9);
+  for (const char* v : {"SOLBENCH_TEST_CC", "SOLBENCH_TEST_CACHE", "SOLBENCH_TEST_PARENT"})
+    ::unsetenv(v);
 }
 
 TEST_F(WorkerPolicy, PythonWorkersMayRunTheCompilerChainButNoShell) {
