@@ -78,6 +78,26 @@ TEST_F(PythonProbeTest, AnswersFromTheCacheUntilTheImportPathOrAWatchedFileChang
   EXPECT_EQ(runs(), 4u);
 }
 
+// The working directory is not on the probe's import path (the workers run elsewhere):
+// files made there change no answer, and a module there is not found.
+TEST_F(PythonProbeTest, TheWorkingDirectoryIsNeitherImportedFromNorWatched) {
+  const fs::path work = tmp_.path() / "work";
+  fs::create_directories(work);
+  std::ofstream(work / "cwd_only_module.py") << "X = 1\n";
+  const fs::path before = fs::current_path();
+  fs::current_path(work);
+  PythonProbe p = ask(code_);
+  const PythonProbe imported = ask("import cwd_only_module");
+  std::this_thread::sleep_for(20ms);
+  std::ofstream(work / "new_file.txt") << "x\n";  // the folder's mtime changes
+  const PythonProbe again = ask(code_);
+  fs::current_path(before);
+  ASSERT_TRUE(p.ok) << p.output;
+  EXPECT_FALSE(imported.ok) << imported.output;
+  EXPECT_TRUE(again.ok && again.remembered);
+  EXPECT_EQ(runs(), 2u);
+}
+
 TEST_F(PythonProbeTest, AFailedAnswerIsNotRemembered) {
   EXPECT_FALSE(ask("raise SystemExit(3)").ok);
   EXPECT_FALSE(ask("raise SystemExit(3)").ok);

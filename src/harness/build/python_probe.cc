@@ -14,6 +14,15 @@ namespace solbench::harness {
 namespace fs = std::filesystem;
 namespace {
 
+// Put before every probe: `python -c` puts the working directory ('') first on the
+// import path, where the workers (which run in scratch folders of their own) have
+// nothing. Without it the answer also depended on the working directory's mtime,
+// which any file made or removed there changes: an agent evaluating from a busy
+// folder asked again in every evaluation (25-100 ms).
+constexpr const char* kNoWorkingDirectory =
+    "import sys as _sb_sys0\n"
+    "if _sb_sys0.path and _sb_sys0.path[0] == '': del _sb_sys0.path[0]\n";
+
 // Appended to every probe: the import path's folders, as watch lines.
 constexpr const char* kImportPathWatch = R"PY(
 import os as _sb_os, sys as _sb_sys
@@ -35,7 +44,7 @@ int64_t mtime_ns(const std::string& path) {
 // variables that move its import path and the working directory.
 std::string memo_id(const fs::path& python, const std::string& what, const std::string& code) {
   std::string id =
-      "python-probe/1|" + what + "|" + sha256_hex(code).substr(0, 16) + "|" + file_identity(python);
+      "python-probe/2|" + what + "|" + sha256_hex(code).substr(0, 16) + "|" + file_identity(python);
   const Settings& env = settings();
   for (const auto& [name, value] : env.python_import_env) id += "|" + name + "=" + value;
   id += "|HOME=" + env.home.string();
@@ -82,7 +91,8 @@ PythonProbe remembered_python_probe(const BuildCache* cache, const fs::path& pyt
     }
   RunOptions ro;
   ro.timeout = timeout;
-  CommandResult r = run_command({python.string(), "-c", code + "\n" + kImportPathWatch}, ro);
+  CommandResult r = run_command(
+      {python.string(), "-c", kNoWorkingDirectory + code + "\n" + kImportPathWatch}, ro);
   p.timed_out = r.status.timed_out;
   p.ok = r.ok();
   bool fresh = false;
