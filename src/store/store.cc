@@ -443,6 +443,22 @@ constexpr const char* kKeyMatches =
     "definition_hash = ?1 AND workload_uuid = ?2 AND gpu_model = ?3 AND driver = ?4 AND "
     "torch = ?5 AND timer = ?6";
 
+// The newest row of `table` under `key` (its `columns`), as `read` makes it of the
+// statement at that row; nullopt when there is none.
+template <typename Read>
+auto latest_under(detail::Database& db, const char* columns, const char* table, const BaselineKey& key,
+                  const char* doing, Read&& read) -> decltype(read(std::declval<Statement&>())) {
+  Statement s(db,
+              fmt::format("SELECT {} FROM {} WHERE {} ORDER BY id DESC LIMIT 1", columns, table,
+                          kKeyMatches),
+              doing);
+  bind_key(s.start(), key);
+  if (!s.step()) return std::nullopt;
+  auto row = read(s);
+  s.reset();
+  return row;
+}
+
 }  // namespace
 
 void Store::put_baseline(const Baseline& b) {
@@ -463,22 +479,17 @@ void Store::put_baseline(const Baseline& b) {
 
 std::optional<Baseline> Store::baseline(const BaselineKey& key) {
   const std::lock_guard lock(impl_->mutex);
-  Statement s(impl_->db,
-              fmt::format("SELECT t_b_ms, method, recorded, reason FROM baselines WHERE {} "
-                          "ORDER BY id DESC LIMIT 1",
-                          kKeyMatches),
-              "looking up a baseline");
-  bind_key(s.start(), key);
-  if (!s.step()) return std::nullopt;
-  Baseline b;
-  b.key = key;
-  b.t_b_ms = s.real(0);
-  // The schema's CHECK admits only the two names.
-  b.method = parse_method(s.text(1)).value_or(BaselineMethod::Eager);
-  b.recorded = s.text(2);
-  b.reason = s.text(3);
-  s.reset();
-  return b;
+  return latest_under(impl_->db, "t_b_ms, method, recorded, reason", "baselines", key,
+                      "looking up a baseline", [&](Statement& s) {
+                        Baseline b;
+                        b.key = key;
+                        b.t_b_ms = s.real(0);
+                        // The schema's CHECK admits only the two names.
+                        b.method = parse_method(s.text(1)).value_or(BaselineMethod::Eager);
+                        b.recorded = s.text(2);
+                        b.reason = s.text(3);
+                        return std::optional<Baseline>(std::move(b));
+                      });
 }
 
 void Store::put_reference_time(const ReferenceTime& r) {
@@ -498,23 +509,18 @@ void Store::put_reference_time(const ReferenceTime& r) {
 
 std::optional<ReferenceTime> Store::reference_time(const BaselineKey& key) {
   const std::lock_guard lock(impl_->mutex);
-  Statement s(impl_->db,
-              fmt::format("SELECT t_ref_ms, timing_json, recorded FROM reference_times WHERE {} "
-                          "ORDER BY id DESC LIMIT 1",
-                          kKeyMatches),
-              "looking up a reference time");
-  bind_key(s.start(), key);
-  if (!s.step()) return std::nullopt;
-  ReferenceTime r;
-  r.key = key;
-  r.t_ref_ms = s.real(0);
-  // Written by put_reference_time, but the file is anyone's: a row that does not
-  // parse is no hit.
-  r.timing = json::parse(s.text(1), nullptr, /*allow_exceptions=*/false);
-  r.recorded = s.text(2);
-  s.reset();
-  if (!r.timing.is_object()) return std::nullopt;
-  return r;
+  return latest_under(impl_->db, "t_ref_ms, timing_json, recorded", "reference_times", key,
+                      "looking up a reference time", [&](Statement& s) {
+                        ReferenceTime r;
+                        r.key = key;
+                        r.t_ref_ms = s.real(0);
+                        // Written by put_reference_time, but the file is anyone's: a
+                        // row that does not parse is no hit.
+                        r.timing = json::parse(s.text(1), nullptr, /*allow_exceptions=*/false);
+                        r.recorded = s.text(2);
+                        return r.timing.is_object() ? std::optional<ReferenceTime>(std::move(r))
+                                                    : std::nullopt;
+                      });
 }
 
 }  // namespace solbench::store

@@ -19,6 +19,17 @@ import torch.backends.cudnn  # noqa: E402
 from solbench_py import identity, provenance, record  # noqa: E402
 
 
+def found_while_replaced(before, obj, name, value) -> str:
+    """What torch_changes(before) says while obj.name is `value` (put back after; the
+    monkeypatch fixture's own setattr would be a harness function replaced)."""
+    saved = getattr(obj, name)
+    setattr(obj, name, value)
+    try:
+        return identity.torch_changes(before)
+    finally:
+        setattr(obj, name, saved)
+
+
 @pytest.fixture
 def solution(tmp_path, monkeypatch):
     """The solution's folder on SOLUTION_ROOTS and two functions defined there; the
@@ -59,24 +70,15 @@ def test_an_unchanged_state_is_answered_without_a_full_look(solution):
 def test_a_torch_function_replaced_after_a_clean_look_is_found(solution, monkeypatch):
     before, ns, full = solution
     assert identity.torch_changes(before) == ""
-    saved = torch.rsqrt
-    torch.rsqrt = ns["fast"]
-    try:
-        assert "torch.rsqrt" in identity.torch_changes(before)
-    finally:
-        torch.rsqrt = saved
+    assert "torch.rsqrt" in found_while_replaced(before, torch, "rsqrt", ns["fast"])
     assert identity.torch_changes(before) == ""
 
 
 def test_a_harness_functions_code_replaced_in_place_is_found(solution):
     before, ns, _ = solution
     assert identity.torch_changes(before) == ""
-    saved = record.write_call.__code__
-    record.write_call.__code__ = ns["fast"].__code__
-    try:
-        assert "solbench_py.record.write_call.__code__" in identity.torch_changes(before)
-    finally:
-        record.write_call.__code__ = saved
+    assert "solbench_py.record.write_call.__code__" in found_while_replaced(
+        before, record.write_call, "__code__", ns["fast"].__code__)
     assert identity.torch_changes(before) == ""
 
 
@@ -85,12 +87,8 @@ def test_the_solutions_code_put_in_configuration_after_a_clean_look_is_found(sol
     cudnn = sys.modules["torch.backends.cudnn"]
     assert identity.torch_changes(before) == ""
     # Set directly.
-    saved = cudnn.is_available
-    cudnn.is_available = ns["fast"]
-    try:
-        assert "torch.backends.cudnn.is_available" in identity.torch_changes(before)
-    finally:
-        cudnn.is_available = saved
+    assert "torch.backends.cudnn.is_available" in found_while_replaced(
+        before, cudnn, "is_available", ns["fast"])
     assert identity.torch_changes(before) == ""
     # In a list the configuration held already: the list's identity does not change.
     hooks = []
