@@ -47,8 +47,8 @@ struct RunHooks {
   // another follows, which begins once it has exited (runner_judged.cc).
   std::vector<Child>* exiting = nullptr;
   // A Judge with timing_after_go: "go" is sent once this is ready, naming the
-  // workloads (positions in the Judge's plan) whose T_ref it does not time
-  // (RunnerOptions::known_reference).
+  // workloads whose T_ref it does not time (RunnerOptions::known_reference): plan
+  // positions here, each worker's own in its "go" (positions_in_worker).
   std::shared_future<void> go;
   std::vector<size_t> reference_known;
   // The evaluation's secret (values.h), which the judge shares; 0: the worker's
@@ -92,6 +92,10 @@ void prepare_spares(const std::vector<const WorkerPlan*>& plans, const json& fir
 // early. `early`: the first worker, started ahead (a Judge with work_follows).
 RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
                          const RunHooks* hooks, std::optional<Launch> early = {});
+// Of `plan_positions`, those a worker whose plan holds the plan's workloads
+// `indices` (in that order) has, as its own positions. Unit-tested.
+std::vector<size_t> positions_in_worker(const std::vector<size_t>& plan_positions,
+                                        const std::vector<int>& indices);
 
 // ---------------------------------------------------------------- runner_judged.cc
 

@@ -168,7 +168,8 @@ void WorkerRun::start_go(std::mutex& write_mu) {
     return;
   }
   if (!hooks_ || !hooks_->go.valid() || !plan_.judge.timing_after_go) return;
-  *go_thread_ = std::thread([fd, &write_mu, go = hooks_->go, known = hooks_->reference_known] {
+  *go_thread_ = std::thread([fd, &write_mu, go = hooks_->go,
+                             known = positions_in_worker(hooks_->reference_known, indices_)] {
     go.wait();
     std::lock_guard<std::mutex> lock(write_mu);
     write_frame(fd, make_frame(FrameType::Go, {{"reference_known", known}}),
@@ -555,6 +556,16 @@ void WorkerRun::stop_reading() {
 }
 
 }  // namespace
+
+std::vector<size_t> positions_in_worker(const std::vector<size_t>& plan_positions,
+                                        const std::vector<int>& indices) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < indices.size(); ++k)
+    if (std::find(plan_positions.begin(), plan_positions.end(), static_cast<size_t>(indices[k])) !=
+        plan_positions.end())
+      out.push_back(k);
+  return out;
+}
 
 RunnerResult run_workers(const WorkerPlan& plan, const RunnerOptions& opts,
                          const RunHooks* hooks, std::optional<Launch> early) {

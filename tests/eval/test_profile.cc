@@ -520,6 +520,16 @@ TEST(MergeJudged, AKnownTRefStandsForTheJudgesOwnOnlyWhereThereIsNone) {
   EXPECT_NE(m.log.find("timing the reference failed"), std::string::npos) << m.log;
 }
 
+// "go" names a Judge's own positions: a Judge started again after a crash has the
+// workloads left (plan positions 2 and 4 here) from its position 0.
+TEST(MergeJudged, GoNamesTheKnownReferencesByTheWorkersOwnPositions) {
+  using harness::runner_detail::positions_in_worker;
+  EXPECT_EQ(positions_in_worker({0, 2, 3}, {0, 1, 2, 3, 4}), (std::vector<size_t>{0, 2, 3}));
+  EXPECT_EQ(positions_in_worker({0, 2, 3}, {2, 4}), (std::vector<size_t>{0}));
+  EXPECT_EQ(positions_in_worker({1}, {2, 4}), (std::vector<size_t>{}));
+  EXPECT_EQ(positions_in_worker({}, {0, 1}), (std::vector<size_t>{}));
+}
+
 // The trace: solbench_profile.reference beside the solution's, only with a T_ref.
 TEST(MergeJudged, TheTraceHasTheReferencesProfileUnderTheSolutions) {
   Diagnostics diags;
