@@ -7,6 +7,7 @@ harness, or puts its own code in torch's configuration is named.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import sys
 import types
@@ -228,7 +229,7 @@ class _Seen:
         self.recheck = []   # configuration values judged again each time
         self.spaces = []
         self.classes = []   # (class, its __mro__)
-        self.module_count = len(sys.modules)
+        self.module_names = list(sys.modules)  # every name, in order: one swapped shows
         self.roots = len(provenance.SOLUTION_ROOTS)
 
     def read(self, d):
@@ -236,9 +237,11 @@ class _Seen:
         return d
 
     def unchanged(self) -> bool:
-        if len(sys.modules) != self.module_count or len(provenance.SOLUTION_ROOTS) != self.roots:
-            return False
         mods = sys.modules
+        names = list(mods)
+        if len(names) != len(self.module_names) or any(map(_is_not, names, self.module_names)) \
+                or len(provenance.SOLUTION_ROOTS) != self.roots:
+            return False
         for name, mod in self.modules:
             if mods.get(name) is not mod:
                 return False
@@ -249,7 +252,10 @@ class _Seen:
                for (_, c), (k, mro) in zip(_torch_classes(), self.classes)):
             return False
         for d, keys, values in self.dicts:
-            if len(d) != len(keys) or any(map(_is_not, map(d.get, keys), values)):
+            # A key gone reads as _MISSING, never as a None it held: with its size the
+            # same, every key it had still there means no key was swapped for another.
+            if len(d) != len(keys) or \
+                    any(map(_is_not, map(d.get, keys, itertools.repeat(_MISSING)), values)):
                 return False
         for f, code in self.codes:
             if getattr(f, "__code__", None) is not code:

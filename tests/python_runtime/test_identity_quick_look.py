@@ -107,6 +107,41 @@ def test_the_solutions_code_put_in_configuration_after_a_clean_look_is_found(sol
     assert "torch.backends.cudnn.solbench_test_fn" in identity.torch_changes(before)
 
 
+def test_a_key_holding_none_swapped_for_another_holding_the_solutions_code_is_found(
+        solution, monkeypatch):
+    # The dict keeps its size; the key that went held None, which is also what a
+    # plain look-up of a missing key gives.
+    before, ns, _ = solution
+    cudnn = sys.modules["torch.backends.cudnn"]
+    monkeypatch.setattr(cudnn, "solbench_test_none", None, raising=False)
+    assert identity.torch_changes(before) == ""
+    del cudnn.solbench_test_none
+    cudnn.solbench_test_swapped = ns["fast"]
+    try:
+        assert "torch.backends.cudnn.solbench_test_swapped" in identity.torch_changes(before)
+    finally:
+        del cudnn.solbench_test_swapped
+        cudnn.solbench_test_none = None
+
+
+def test_a_configuration_module_brought_in_for_another_of_the_same_count_is_looked_at(solution):
+    # sys.modules keeps its size: one module goes, a configuration namespace comes,
+    # holding the solution's code.
+    before, ns, _ = solution
+    import types
+    assert identity.torch_changes(before) == ""
+    gone_name = next(n for n in sys.modules if n.startswith("json."))
+    gone = sys.modules.pop(gone_name)
+    fake = types.ModuleType("torch.backends.solbench_test_config")
+    fake.hook = ns["fast"]
+    sys.modules["torch.backends.solbench_test_config"] = fake
+    try:
+        assert "torch.backends.solbench_test_config.hook" in identity.torch_changes(before)
+    finally:
+        del sys.modules["torch.backends.solbench_test_config"]
+        sys.modules[gone_name] = gone
+
+
 @pytest.mark.parametrize("value, settled", [
     (3, True), ("text", True), (None, True), (torch.float32, True), (int, True),
     (torch, True), ([1], False), ((1, 2), False), ({"a": 1}, False), (len, True),
