@@ -223,6 +223,7 @@ class _Seen:
 
     def __init__(self):
         self.dicts = []     # (dict or mappingproxy, its keys, their values)
+        self.owners = []    # (object, the __dict__ read of it)
         self.modules = []   # (name, sys.modules' entry)
         self.codes = []     # (function, its __code__)
         self.accepted = []  # torch entries replaced by torch's own
@@ -235,6 +236,13 @@ class _Seen:
     def read(self, d):
         self.dicts.append((d, list(d), list(d.values())))
         return d
+
+    def read_vars(self, obj):
+        """vars(obj), read; an object's __dict__ can be replaced whole, so which dict
+        it is is kept too (a module's and a class's cannot)."""
+        d = vars(obj)
+        self.owners.append((obj, d))
+        return self.read(d)
 
     def unchanged(self) -> bool:
         mods = sys.modules
@@ -251,6 +259,9 @@ class _Seen:
         if any(c is not k or c.__mro__ is not mro
                for (_, c), (k, mro) in zip(_torch_classes(), self.classes)):
             return False
+        for o, d in self.owners:
+            if vars(o) is not d:
+                return False
         for d, keys, values in self.dicts:
             # A key gone reads as _MISSING, never as a None it held: with its size the
             # same, every key it had still there means no key was swapped for another.
@@ -283,8 +294,9 @@ def _config_entries(ns, seen=None):
     """(key, value) of what namespace `ns` holds: its dict, and for torch's
     ConfigModule its table (values, or entries whose fields hold the values)."""
     read = (lambda d: d) if seen is None else seen.read
+    read_vars = vars if seen is None else seen.read_vars
     try:
-        d = read(vars(ns))
+        d = read_vars(ns)
     except TypeError:
         return
     for k, v in list(d.items()):
@@ -296,7 +308,7 @@ def _config_entries(ns, seen=None):
             yield k, entry
             if runtime_type(type(entry)) and \
                     isinstance(getattr(entry, "__dict__", None), dict):
-                for fv in list(read(vars(entry)).values()):  # _ConfigEntry: default, user_override, ...
+                for fv in list(read_vars(entry).values()):  # _ConfigEntry: default, user_override, ...
                     yield k, fv
 
 

@@ -142,6 +142,25 @@ def test_a_configuration_module_brought_in_for_another_of_the_same_count_is_look
         sys.modules[gone_name] = gone
 
 
+def test_a_settings_objects_dict_replaced_whole_is_looked_at(solution, monkeypatch):
+    # torch's settings objects (torch.backends.cuda.matmul and the like) are read
+    # through their __dict__, which can be replaced by another dict at once.
+    before, ns, _ = solution
+    cudnn = sys.modules["torch.backends.cudnn"]
+
+    class _Settings:  # a class of torch's own, as far as the look can tell
+        __module__ = "torch.backends.solbench_test"
+
+    settings = _Settings()
+    settings.flag = True
+    monkeypatch.setattr(cudnn, "solbench_test_settings", settings, raising=False)
+    assert identity.torch_changes(before) == ""
+    settings.__dict__ = {"flag": True, "hook": ns["fast"]}
+    assert "torch.backends.cudnn.solbench_test_settings.hook" in identity.torch_changes(before)
+    settings.__dict__ = {"flag": True}
+    assert identity.torch_changes(before) == ""
+
+
 @pytest.mark.parametrize("value, settled", [
     (3, True), ("text", True), (None, True), (torch.float32, True), (int, True),
     (torch, True), ([1], False), ((1, 2), False), ({"a": 1}, False), (len, True),
