@@ -44,9 +44,10 @@ def _torch_classes() -> list:
 
 def _class_entries(prefix: str, cls, seen=None) -> dict:
     """name -> object of a class's methods that count: Tensor's public ones and the
-    dunders the reference uses through syntax; every callable of the others."""
+    dunders the reference uses through syntax; every callable of the others. (`seen`,
+    here and below: the _Seen that notes what a look reads; None: a throwaway one.)"""
     out = {}
-    for k, v in _resolve_class(cls, seen).items():
+    for k, v in _resolve_class(cls, seen if seen is not None else _Seen()).items():
         if prefix == "torch.Tensor" and k.startswith("__") and k not in _TENSOR_DUNDERS:
             continue
         if prefix != "torch.Tensor" and not callable(v):
@@ -55,13 +56,13 @@ def _class_entries(prefix: str, cls, seen=None) -> dict:
     return out
 
 
-def _resolve_class(cls, seen=None) -> dict:
+def _resolve_class(cls, seen) -> dict:
     """name -> object as attribute lookup on `cls` finds it (first class of the MRO)."""
     out: dict = {}
     for klass in reversed(cls.__mro__):
         if klass is object:
             continue
-        out.update(vars(klass) if seen is None else seen.read(vars(klass)))
+        out.update(seen.read(vars(klass)))
     return out
 
 
@@ -91,15 +92,14 @@ def _harness_functions(seen=None) -> dict:
     calls them between the solution's calls to make inputs and copy and record
     outputs, so a solution that replaces one could change what is recorded."""
     out = {}
-    read = (lambda d: d) if seen is None else seen.read
+    seen = seen if seen is not None else _Seen()
     for mod_name, mod in list(sys.modules.items()):
         if not _harness_module(mod_name):
             continue
-        if seen is not None:
-            seen.modules.append((mod_name, mod))
+        seen.modules.append((mod_name, mod))
         if mod is None:
             continue
-        for k, v in list(read(vars(mod)).items()):
+        for k, v in list(seen.read(vars(mod)).items()):
             if k.startswith("__") or not callable(v):
                 continue
             if isinstance(v, type):
@@ -107,21 +107,19 @@ def _harness_functions(seen=None) -> dict:
                 # holds those the C++ worker looks up there (runtime.Workload).
                 if not _harness_module(getattr(v, "__module__", "") or ""):
                     continue
-                for mk, mv in read(vars(v)).items():
+                for mk, mv in seen.read(vars(v)).items():
                     if callable(mv) and (not mk.startswith("__") or mk == "__init__"):
                         out[f"{mod_name}.{k}.{mk}"] = id(mv)
                         code = getattr(mv, "__code__", None)
                         if code is not None:
                             out[f"{mod_name}.{k}.{mk}.__code__"] = id(code)
-                            if seen is not None:
-                                seen.codes.append((mv, code))
+                            seen.codes.append((mv, code))
                 continue
             out[f"{mod_name}.{k}"] = id(v)
             code = getattr(v, "__code__", None)
             if code is not None:
                 out[f"{mod_name}.{k}.__code__"] = id(code)
-                if seen is not None:
-                    seen.codes.append((v, code))
+                seen.codes.append((v, code))
     return out
 
 
@@ -154,14 +152,14 @@ def torch_changes(before: dict) -> str:
 
 
 def _full_look(before: dict, seen=None) -> str:
+    seen = seen if seen is not None else _Seen()
     now = {}
     spaces = _torch_namespaces()
     classes = _torch_classes()
-    if seen is not None:
-        seen.spaces = [m for _, m in spaces]
-        seen.classes = [(c, c.__mro__) for _, c in classes]
+    seen.spaces = [m for _, m in spaces]
+    seen.classes = [(c, c.__mro__) for _, c in classes]
     for prefix, mod in spaces:
-        d = vars(mod) if seen is None else seen.read(vars(mod))
+        d = seen.read(vars(mod))
         for k in d:
             now[f"{prefix}.{k}"] = d[k]
     for prefix, cls in classes:
@@ -180,7 +178,7 @@ def _full_look(before: dict, seen=None) -> str:
         elif id(v) != ident:
             if not runtime_object(v):
                 changed.append(name)
-            elif seen is not None:
+            else:
                 seen.accepted.append(v)
     # A Tensor method added under a new name in torch.Tensor itself shadows nothing
     # the reference uses; only replacements and removals count.
@@ -290,13 +288,11 @@ _LAST_CLEAN: list = [None]  # (the fingerprint, the _Seen of its last full look 
 # table (_config) and the settings objects they hold (torch.backends.cuda.matmul), not
 # through getattr on the namespaces (properties, __getattr__).
 
-def _config_entries(ns, seen=None):
+def _config_entries(ns, seen):
     """(key, value) of what namespace `ns` holds: its dict, and for torch's
     ConfigModule its table (values, or entries whose fields hold the values)."""
-    read = (lambda d: d) if seen is None else seen.read
-    read_vars = vars if seen is None else seen.read_vars
     try:
-        d = read_vars(ns)
+        d = seen.read_vars(ns)
     except TypeError:
         return
     for k, v in list(d.items()):
@@ -304,19 +300,20 @@ def _config_entries(ns, seen=None):
             yield k, v
     table = d.get("_config")
     if isinstance(table, dict):
-        for k, entry in list(read(table).items()):
+        for k, entry in list(seen.read(table).items()):
             yield k, entry
             if runtime_type(type(entry)) and \
                     isinstance(getattr(entry, "__dict__", None), dict):
-                for fv in list(read_vars(entry).values()):  # _ConfigEntry: default, user_override, ...
+                for fv in list(seen.read_vars(entry).values()):  # _ConfigEntry: default, user_override, ...
                     yield k, fv
 
 
 def _config_replacements(seen=None) -> list:
     """Paths of the configuration entries that hold the solution's code, each with
-    _CONFIG_NOTE. `seen` (_Seen) notes what the look reads."""
+    _CONFIG_NOTE."""
     if not provenance.SOLUTION_ROOTS:
         return []
+    seen = seen if seen is not None else _Seen()
     found = []
     classes: dict = {}  # solution_code's verdicts on classes, for this look only
     for name, mod in list(sys.modules.items()):
@@ -325,8 +322,7 @@ def _config_replacements(seen=None) -> list:
             config = _CONFIG_NAMES[name] = is_config_namespace(name)
         if not config:
             continue
-        if seen is not None:
-            seen.modules.append((name, mod))
+        seen.modules.append((name, mod))
         if mod is None:
             continue
         spaces = [(name, mod)]
@@ -342,7 +338,7 @@ def _config_replacements(seen=None) -> list:
                     path = f"{space}.{k}{_CONFIG_NOTE}"
                     if path not in found:
                         found.append(path)
-                elif seen is not None and not _settled(v):
+                elif not _settled(v):
                     seen.recheck.append(v)
     return found
 
