@@ -542,7 +542,8 @@ void Evaluation::judge(size_t k, const WorkloadOutcome& out, const json& env) {
   // reference's own worker), kept for the next evaluation in this environment. One
   // timed in a solution's process (SOLBENCH_REFERENCE_WORKER=0) is the solution's to
   // slow down or speed up, and never kept.
-  const bool clean = req_.reference || out.extra.value("reference_timed_in", "") == "reference worker";
+  const bool clean =
+      req_.reference || out.extra.value("reference_timed_in", "") == "reference worker";
   if (clean && out.status == Status::Passed && out.reference_timing &&
       !out.extra.value("reference_timing_cached", false) &&
       !solution_env_.value("hardware", "").empty())

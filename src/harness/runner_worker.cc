@@ -151,9 +151,9 @@ bool WorkerRun::send_first(const WorkerPlan& sub) {
 // holds (or "cancel"). Joined before the channel closes or the run returns.
 void WorkerRun::start_go(std::mutex& write_mu) {
   const int fd = child().channel_fd();
-  const auto send = [fd, &write_mu](FrameType type) {
+  const auto send = [fd, &write_mu](FrameType type, json fields = json::object()) {
     std::lock_guard<std::mutex> lock(write_mu);
-    write_frame(fd, make_frame(type), deadline_after(std::chrono::seconds(10)));
+    write_frame(fd, make_frame(type, std::move(fields)), deadline_after(std::chrono::seconds(10)));
   };
   if (plan_.gpu_after_go) {
     if (!opts_.go.valid()) {  // nobody will say: go now
@@ -168,12 +168,10 @@ void WorkerRun::start_go(std::mutex& write_mu) {
     return;
   }
   if (!hooks_ || !hooks_->go.valid() || !plan_.judge.timing_after_go) return;
-  *go_thread_ = std::thread([fd, &write_mu, go = hooks_->go,
+  *go_thread_ = std::thread([go = hooks_->go, send,
                              known = positions_in_worker(hooks_->reference_known, indices_)] {
     go.wait();
-    std::lock_guard<std::mutex> lock(write_mu);
-    write_frame(fd, make_frame(FrameType::Go, {{"reference_known", known}}),
-                deadline_after(std::chrono::seconds(10)));
+    send(FrameType::Go, {{"reference_known", known}});
   });
 }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <fstream>
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -280,19 +280,14 @@ bool is_elf(const fs::path& p) {
          magic[3] == 'F';
 }
 
-std::vector<std::string> runtime_program_dirs(const std::string& python) {
+// Remembered in `cache` (may be null) while the interpreter's import path is
+// unchanged (python_probe.h): 25-100 ms of every evaluation otherwise.
+std::vector<std::string> runtime_program_dirs(const std::string& python, const BuildCache* cache) {
   std::vector<std::string> dirs;
-  // Remembered in the build cache while the interpreter's import path is unchanged
-  // (python_probe.h): 25-100 ms of every evaluation otherwise.
-  std::optional<BuildCache> cache;
-  try {
-    cache.emplace();
-  } catch (const std::exception&) {
-  }
   const auto found = find_program(python);
   if (!found) return dirs;
-  const PythonProbe r = remembered_python_probe(cache ? &*cache : nullptr, *found, "runtime-programs",
-                                                kProbe, std::chrono::seconds(30));
+  const PythonProbe r = remembered_python_probe(cache, *found, "runtime-programs", kProbe,
+                                                std::chrono::seconds(30));
   if (!r.ok) return dirs;
   const std::string& text = r.output;
   const size_t line = text.rfind('[');
@@ -469,16 +464,12 @@ std::string driver_program(const BuildCache* cache, const std::vector<std::strin
 // The drivers' internal programs. A compiler installed elsewhere (e.g. /opt/gcc)
 // keeps them beside itself: ask each driver where cc1, the assembler and the
 // linker are.
-void add_driver_programs(const std::set<std::vector<std::string>>& drivers, std::set<std::string>& out) {
+void add_driver_programs(const std::set<std::vector<std::string>>& drivers, const BuildCache* cache,
+                         std::set<std::string>& out) {
   for (const char* d : {"/usr/lib/gcc", "/usr/libexec/gcc"}) add_existing(out, d);
-  std::optional<BuildCache> cache;
-  try {
-    cache.emplace();
-  } catch (const std::exception&) {
-  }
   for (const auto& drv : drivers)
     for (const char* prog : {"cc1", "as", "ld"}) {
-      const std::string path = driver_program(cache ? &*cache : nullptr, drv, prog);
+      const std::string path = driver_program(cache, drv, prog);
       if (path.find('/') == std::string::npos) {
         if (auto p = find_program(prog)) add_program(out, *p);
         continue;
@@ -523,12 +514,19 @@ Toolchains find_toolchains(const std::string& python) {
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = memo.find(py); it != memo.end()) return it->second;
 
+  // The probes' answers are remembered in the build cache (none where it cannot open).
+  std::optional<BuildCache> cache;
+  try {
+    cache.emplace();
+  } catch (const std::exception&) {
+  }
+  const BuildCache* remembered = cache ? &*cache : nullptr;
   Toolchains result;
   std::set<std::string> out;
   const auto drivers = add_compiler_drivers(out, result);
-  add_driver_programs(drivers, out);
+  add_driver_programs(drivers, remembered, out);
   add_system_programs(out);
-  for (const auto& d : runtime_program_dirs(py)) add_existing(out, d);
+  for (const auto& d : runtime_program_dirs(py, remembered)) add_existing(out, d);
 
   result.executables.assign(out.begin(), out.end());
   memo[py] = result;

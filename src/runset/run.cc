@@ -1019,8 +1019,9 @@ RunReport Runner::run() {
   // the compile in progress (in session 51 the public L2/036's job was stopped by five
   // such evaluations in turn, and its evaluation waited 168.5 s for it).
   size_t alone_first = 0;
-  if (lane_possible()) lane_gpu_bytes_ = lane_gpu_memory();
-  if (o_.slots.size() == 1 && lane_possible()) {
+  const bool lane = lane_possible();
+  if (lane) lane_gpu_bytes_ = lane_gpu_memory();
+  if (o_.slots.size() == 1 && lane) {
     const auto mid = std::stable_partition(shared.begin(), shared.end(),
                                            [&](size_t t) { return needs_gpu_alone(t); });
     if (const size_t n = size_t(mid - shared.begin()); n > 0) {

@@ -98,11 +98,11 @@ std::optional<BaselineResult> cached_baseline(store::Store& db, const store::Bas
 
 namespace {
 
-// The automatic count (baseline.h): `late` (hand-back's late workers) follows the
-// rule for workers alone without its floor of workloads each; `handing_back`
+// The automatic count (baseline.h): `late` (hand-back's late workers, alone) follows
+// the rule for workers alone without its floor of workloads each; `how.handing_back`
 // (workers ahead that hand back at "go") the rule ahead without it.
-size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, bool alone,
-                    bool late, bool handing_back = false, bool shared_memory = false) {
+size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
+                    WorkerCountFor how, bool late) {
   if (n == 0) return 0;
   size_t k = 1;
   if (o.workers > 0) {
@@ -119,12 +119,12 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
     // Alone only where the GPU's memory is known: half of it is the budget then,
     // shared with the evaluations beside this one on the GPU (`run --jobs-per-gpu`).
     const uint64_t gpu_share = static_cast<uint64_t>(settings().baseline_gpu_share.value_or(1));
-    const Rule r = alone && o.gpu_memory_bytes > 0
+    const Rule r = how.alone && o.gpu_memory_bytes > 0
                        ? Rule{2, kMaxBaselineWorkersAlone,
                               late ? size_t{1} : kMinBaselineWorkloadsPerWorkerAlone,
                               o.gpu_memory_bytes / 2 / gpu_share}
                        : Rule{4, kMaxBaselineWorkers,
-                              handing_back ? size_t{1} : kMinBaselineWorkloadsPerWorker,
+                              how.handing_back ? size_t{1} : kMinBaselineWorkloadsPerWorker,
                               kBaselineParallelBytes};
     const unsigned cpus =
         std::max(1u, o.cpus                        ? o.cpus
@@ -134,7 +134,7 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
     k = std::min(k, std::max<size_t>(1, n / r.workloads_each));
     // Workers alone that hold shares of the GPU's memory for what they hold on it
     // (memory_shares.h) wait for memory there: the CPUs count them.
-    if (!(shared_memory && alone && o.gpu_memory_bytes > 0)) {
+    if (!(how.shared_memory && how.alone && o.gpu_memory_bytes > 0)) {
       const uint64_t each = std::max<uint64_t>(1, largest_bytes * kBaselineFootprint);
       k = std::min<size_t>(k, std::max<uint64_t>(1, r.memory / each));
     }
@@ -146,13 +146,14 @@ size_t worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes, b
 
 size_t baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
                              WorkerCountFor how) {
-  return worker_count(o, n, largest_bytes, how.alone, /*late=*/false,
-                      how.handing_back && !how.alone, how.shared_memory);
+  how.handing_back = how.handing_back && !how.alone;
+  return worker_count(o, n, largest_bytes, how, /*late=*/false);
 }
 
 size_t late_baseline_worker_count(const MeasureOptions& o, size_t n, uint64_t largest_bytes,
                                   bool shared_memory) {
-  return worker_count(o, n, largest_bytes, /*alone=*/true, /*late=*/true, false, shared_memory);
+  return worker_count(o, n, largest_bytes, {.alone = true, .shared_memory = shared_memory},
+                      /*late=*/true);
 }
 
 size_t memory_share_units(const MeasureOptions& o) {

@@ -151,7 +151,6 @@ size_t late_baseline_worker_count(const MeasureOptions& options, size_t n,
 // SOLBENCH_BASELINE_MEMORY_SHARES=0; 0: none.
 size_t memory_share_units(const MeasureOptions& options);
 
-
 struct MeasureRun {
   std::vector<BaselineResult> results;  // aligned with `indices`
   json env = json::object();            // a baseline worker's environment

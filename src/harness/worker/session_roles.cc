@@ -123,9 +123,10 @@ class Baseline final : public InProcess {
       run.o.phases_ms = before;
       a = ahead_.find(run.index);
     }
-    const uint64_t bytes = workload_input_bytes(run.spec) + workload_output_bytes(run.spec);
-    const size_t shares = shared_memory ? memory_shares_for(bytes) : 0;
-    const MemorySharesHold hold(s_.memory_shares, shares);
+    // (Shares that are not open hold nothing and wait for nothing.)
+    const MemorySharesHold hold(
+        s_.memory_shares,
+        memory_shares_for(workload_input_bytes(run.spec) + workload_output_bytes(run.spec)));
     if (shared_memory) {
       run.o.phases_ms["memory_shares"] = static_cast<double>(s_.memory_shares.held());
       run.o.phases_ms["memory_share_wait_ms"] =
@@ -174,10 +175,8 @@ class Baseline final : public InProcess {
       return false;
     {
       // Its inputs and the worker's context on the GPU while it compiles (memory_shares.h).
-      const MemorySharesHold hold(
-          s_.memory_shares, s_.memory_shares.is_open()
-                                ? memory_shares_while_compiling(workload_input_bytes(run.spec))
-                                : 0);
+      const MemorySharesHold hold(s_.memory_shares,
+                                  memory_shares_while_compiling(workload_input_bytes(run.spec)));
       if (s_.memory_shares.is_open()) run.o.phases_ms["compile_share_wait_ms"] = hold.waited_ms();
       precompile(run, /*run_graphs=*/false);
     }

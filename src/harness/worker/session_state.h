@@ -309,6 +309,13 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // reference's profile after its timed loop (o.reference_profile).
   void time_reference(size_t index, py::object& w, const py::list& input_sets,
                       const py::list& ref_sets, WorkloadOutcome& o);
+  // Whether workload `index`'s T_ref is the parent's (reference_known): then `o`'s
+  // phases say so and nothing is timed.
+  bool reference_is_known(size_t index, WorkloadOutcome& o) {
+    if (!reference_known.count(index)) return false;
+    o.phases_ms["reference_timing_known"] = 1;
+    return true;
+  }
 };
 
 namespace detail {

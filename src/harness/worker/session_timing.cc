@@ -94,10 +94,7 @@ void WorkerSession::Impl::time_reference(size_t index, py::object& w, const py::
     gate();
     o.phases_ms["reference_timing_go_wait_ms"] = gsw.ms();
   }
-  if (reference_known.count(index)) {  // the parent has it (RunnerOptions::known_reference)
-    o.phases_ms["reference_timing_known"] = 1;
-    return;
-  }
+  if (reference_is_known(index, o)) return;  // the parent has it (RunnerOptions::known_reference)
   progress(index, WorkloadPhase::ReferenceTiming);
   Stopwatch rsw;
   std::unique_ptr<detail::Candidate> ref;

@@ -361,10 +361,7 @@ WorkloadOutcome WorkerSession::judge_ahead(size_t index) {
 WorkloadOutcome WorkerSession::time_owed_reference(size_t index, WorkloadOutcome o) {
   Impl& s = *impl_;
   if (s.reference_owed.erase(index) == 0) return o;
-  if (s.reference_known.count(index)) {  // the parent has it: nothing to time
-    o.phases_ms["reference_timing_known"] = 1;
-    return o;
-  }
+  if (s.reference_is_known(index, o)) return o;  // before the timing sets: nothing to time
   Stopwatch sw;
   const json& spec = s.plan.workloads.at(index);
   const bool recorded = index < s.plan.judge.records.size() && s.plan.judge.records[index];
