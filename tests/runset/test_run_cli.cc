@@ -1032,7 +1032,6 @@ TEST_F(RunAhead, AnEvaluationTooLargeToShareTheGpuWithTheJobsPausesTheLane) {
   EXPECT_EQ(job_starts(kSoftmax), 1u) << read(log_);
 }
 
-
 TEST_F(RunAhead, EvaluationsTooLargeToShareTheGpuWithTheJobsGoFirstAndStopNone) {
   // Softmax, the data set's last problem, with one workload of batch 8192: 4.2 GB of
   // values, 8 times that over what a 40 GiB GPU leaves beside the jobs. It is
