@@ -351,27 +351,47 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
     return x ^ (x >> 31)
 
 
-def _device_fingerprint(t: torch.Tensor) -> str:
-    flat = _bytes_of(t)
-    n = flat.numel()
-    pad = (-n) % 4
-    if pad:
-        flat = torch.cat([flat, flat.new_zeros(pad)])
-    words = flat.view(torch.int32)
-    s1 = torch.zeros((), dtype=torch.int64, device=t.device)
-    s2 = torch.zeros((), dtype=torch.int64, device=t.device)
+# In a worker on a GPU, the worker's kernel (src/harness/timing/gpu/fingerprint.h):
+# (data, bytes, sums, stream) -> None, queuing the same two sums in one pass.
+_native_sums = None
+
+
+def _device_sums(t: torch.Tensor) -> torch.Tensor:
+    """A device fingerprint's two sums, as an int64 tensor of 2 on t's device; no
+    synchronisation (digests reads every tensor's at once)."""
+    if _native_sums is not None and t.device.type == "cuda":
+        flat = _bytes_of(t)
+        if flat.data_ptr() % 16:
+            flat = flat.clone()  # a view at an odd offset: the kernel reads 16 bytes at a time
+        sums = torch.empty(2, dtype=torch.int64, device=t.device)
+        with torch.cuda.device(t.device):
+            _native_sums(flat.data_ptr(), flat.numel(), sums.data_ptr(),
+                         torch.cuda.current_stream(t.device).cuda_stream)
+        return sums
+    words = _words_of(t)
+    sums = torch.zeros(2, dtype=torch.int64, device=t.device)
     for start in range(0, words.numel(), _WORDS):
         w = words[start:start + _WORDS].to(torch.int64)
         k = _mix(torch.arange(start, start + w.numel(), dtype=torch.int64, device=t.device))
-        s1 += (w * k).sum()
-        s2 += (w * w * (k | 1)).sum()
-    return _sha256(f"fp1|{_dtype_name(t.dtype)}|{list(t.shape)}|{n}|{int(s1)}|{int(s2)}"
+        sums += torch.stack(((w * k).sum(), (w * w * (k | 1)).sum()))
+    return sums
+
+
+def _words_of(t: torch.Tensor) -> torch.Tensor:
+    flat = _bytes_of(t)
+    pad = (-flat.numel()) % 4
+    if pad:
+        flat = torch.cat([flat, flat.new_zeros(pad)])
+    return flat.view(torch.int32)
+
+
+def _fingerprint(t: torch.Tensor, s1: int, s2: int) -> str:
+    n = t.numel() * t.element_size()
+    return _sha256(f"fp1|{_dtype_name(t.dtype)}|{list(t.shape)}|{n}|{s1}|{s2}"
                    .encode()).hexdigest()
 
 
-def _digest(t: torch.Tensor) -> str:
-    if t.device.type != "cpu":
-        return _device_fingerprint(t)
+def _host_digest(t: torch.Tensor) -> str:
     h = _sha256(f"{_dtype_name(t.dtype)}|{list(t.shape)}|".encode())
     flat = _bytes_of(t)
     if flat.numel():
@@ -379,17 +399,36 @@ def _digest(t: torch.Tensor) -> str:
     return h.hexdigest()
 
 
+def _digests(values: list, fingerprinted=lambda t: t.device.type != "cpu") -> list:
+    """Each tensor's digest (None for a non-tensor). A device tensor's is a
+    fingerprint of its words, computed on its device; all of them are read back in
+    one copy per device, so that a call's digests wait for the GPU once, not twice
+    a tensor. (`fingerprinted`: which tensors get a fingerprint; tests take host
+    tensors that way.)"""
+    out = [None] * len(values)
+    by_device = {}
+    for i, v in enumerate(values):
+        if not isinstance(v, torch.Tensor):
+            continue
+        if not fingerprinted(v):
+            out[i] = _host_digest(v)
+        else:
+            by_device.setdefault(v.device, []).append(i)
+    for idx in by_device.values():
+        sums = torch.stack([_device_sums(values[i]) for i in idx]).tolist()
+        for i, (s1, s2) in zip(idx, sums):
+            out[i] = _fingerprint(values[i], s1, s2)
+    return out
+
+
 def digest(v):
     """SHA-256 (hex) of a tensor's dtype, shape and bytes; None for a non-tensor."""
-    if not isinstance(v, torch.Tensor):
-        return None
-    with harness_only():
-        return _digest(v)
+    return digests([v])[0]
 
 
 def digests(values: list) -> list:
     with harness_only():
-        return [_digest(v) if isinstance(v, torch.Tensor) else None for v in values]
+        return _digests(values)
 
 
 def write_call(path: str, outputs: list, inputs_after: list, inputs_before=None) -> str:
@@ -403,9 +442,7 @@ def write_call(path: str, outputs: list, inputs_after: list, inputs_before=None)
                 raise TypeError(f"output {i} is a {type(t).__name__}, not a plain tensor")
             entries.append({"dtype": _dtype_name(t.dtype), "shape": list(t.shape),
                             "device": str(t.device), "nbytes": t.numel() * t.element_size()})
-        header = {"outputs": entries,
-                  "inputs_after": [_digest(v) if isinstance(v, torch.Tensor) else None
-                                   for v in inputs_after]}
+        header = {"outputs": entries, "inputs_after": _digests(inputs_after)}
         if inputs_before is not None:
             header["inputs_before"] = list(inputs_before)
         head = MAGIC + _dumps(header, separators=(",", ":")).encode() + b"\n"

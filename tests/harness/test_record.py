@@ -226,18 +226,55 @@ def main() -> int:
 
     # The fingerprint GPU inputs get (computed here on host tensors: the same torch ops):
     # equal for equal bytes, different after one element, two swapped ones, or a size.
+    def fingerprint(t):
+        return record._digests([t], lambda _: True)[0]
     x = torch.randn(1000, 37).to(torch.bfloat16)
-    fx = record._device_fingerprint(x)
-    expect(fx == record._device_fingerprint(x.clone()), "fingerprint of a copy differs")
+    fx = fingerprint(x)
+    expect(fx == fingerprint(x.clone()), "fingerprint of a copy differs")
     y = x.clone()
     y[500, 3] = 1.5 if float(y[500, 3]) != 1.5 else -1.5
-    expect(fx != record._device_fingerprint(y), "one element changed, same fingerprint")
+    expect(fx != fingerprint(y), "one element changed, same fingerprint")
     z = x.clone().view(-1)
     i, j = 7, 8 if float(z[7]) != float(z[8]) else 9
     z[[i, j]] = z[[j, i]]
-    expect(fx != record._device_fingerprint(z.view(1000, 37)), "two elements swapped, same fingerprint")
-    expect(record._device_fingerprint(torch.zeros(5, dtype=torch.uint8))
-           != record._device_fingerprint(torch.zeros(6, dtype=torch.uint8)), "size not in it")
+    expect(fx != fingerprint(z.view(1000, 37)), "two elements swapped, same fingerprint")
+    expect(fingerprint(torch.zeros(5, dtype=torch.uint8))
+           != fingerprint(torch.zeros(6, dtype=torch.uint8)), "size not in it")
+    # The sums themselves, against their definition written out in integers
+    # (src/harness/timing/gpu/fingerprint.h; the kernel's GPU test checks the same
+    # known answer): 103 bytes, so a zero-padded last word, and sizes around a word.
+    def sums_by_definition(data: bytes):
+        m = 1 << 64
+
+        def shr(x, n):  # arithmetic, on x read as int64
+            return ((x - m if x >> 63 else x) >> n) % m
+
+        def mix(x):
+            x ^= shr(x, 30)
+            x = x * 0xBF58476D1CE4E5B9 % m
+            x ^= shr(x, 27)
+            x = x * 0x94D049BB133111EB % m
+            return x ^ shr(x, 31)
+        data += bytes(-len(data) % 4)
+        s1 = s2 = 0
+        for i in range(len(data) // 4):
+            w = int.from_bytes(data[4 * i:4 * i + 4], "little", signed=True) % m
+            k = mix(i)
+            s1, s2 = (s1 + w * k) % m, (s2 + w * w * (k | 1)) % m
+        return [v - m if v >> 63 else v for v in (s1, s2)]
+    known = torch.tensor([(i * 37 + 11) % 256 for i in range(103)], dtype=torch.uint8)
+    expect(record._device_sums(known).tolist() == sums_by_definition(bytes(known.tolist()))
+           == [-3804806806805524125, 6957446008639672006], "the known answer's sums")
+    for n in (0, 1, 3, 4, 5, 64, 999):
+        b = torch.randint(0, 256, (n,), dtype=torch.uint8, generator=g)
+        expect(record._device_sums(b).tolist() == sums_by_definition(bytes(b.tolist())),
+               f"sums of {n} bytes")
+
+    # Several at once (one read-back for them all): each as it is alone.
+    several = [x, 3, torch.arange(10, dtype=torch.int16), None, y]
+    expect(record._digests(several, lambda _: True)
+           == [fx, None, fingerprint(several[2]), None, fingerprint(y)],
+           "fingerprints read back together differ from each alone")
 
     for f in failures:
         print("FAIL:", f)

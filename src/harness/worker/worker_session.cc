@@ -12,6 +12,7 @@
 
 #include "bridge/python.h"
 #include "harness/checks/threads.h"
+#include "harness/timing/gpu/fingerprint.h"
 #include "harness/worker/code_seal.h"
 #include "harness/worker/session_state.h"
 
@@ -44,6 +45,17 @@ WorkerSession::~WorkerSession() = default;
 namespace {
 // runtime.init's result, once per process (a spare starts it before its plan).
 std::optional<std::pair<Device, json>> g_runtime_started;
+
+// record.py's device fingerprints through our kernel (gpu/fingerprint.h), in
+// every worker on a GPU before any solution code runs; the Recorder and the
+// Judge are both workers, so both compute them the same way.
+void install_device_fingerprint(const Device& device) {
+  if (!device.is_cuda() || !gpu::can_fingerprint()) return;
+  py::module_::import("solbench_py.record").attr("_native_sums") =
+      py::cpp_function([](uintptr_t data, size_t bytes, uintptr_t sums, uintptr_t stream) {
+        gpu::fingerprint(data, bytes, sums, stream);
+      });
+}
 }  // namespace
 
 json WorkerSession::start_runtime(const Device& device,
@@ -54,6 +66,7 @@ json WorkerSession::start_runtime(const Device& device,
   try {
     py::module_ runtime = py::module_::import("solbench_py.runtime");
     json env = from_py(runtime.attr("init")(device.str(), py::arg("kernels") = false));
+    install_device_fingerprint(device);
     before_kernels();
     runtime.attr("warm_kernels")(device.str());
     after_kernels();
@@ -119,6 +132,7 @@ json WorkerSession::Impl::start_python(json& phases) {
   bridge::ensure_interpreter();
   runtime = py::module_::import("solbench_py.runtime");
   record_mod = py::module_::import("solbench_py.record");
+  if (!prepared) install_device_fingerprint(plan.device);
   json env = prepared ? g_runtime_started->second : from_py(runtime.attr("init")(plan.device.str()));
   if (plan.role == WorkerRole::Recorder) {
     // The records' folder exists before any solution code runs (a solution cannot

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/timing/gpu/cuda_check.h"
+#include "harness/timing/gpu/fingerprint.h"
 
 namespace solbench::gpu {
 namespace {
@@ -169,6 +170,58 @@ __global__ void calib_fill_kernel(T* p, size_t n) {
   }
 }
 
+// record.py's _mix: splitmix64's finaliser on int64 with arithmetic shifts; the
+// products wrap (computed unsigned).
+__device__ __forceinline__ uint64_t fingerprint_weight(uint64_t i) {
+  int64_t x = static_cast<int64_t>(i);
+  x ^= x >> 30;
+  x = static_cast<int64_t>(static_cast<uint64_t>(x) * 0xBF58476D1CE4E5B9ull);
+  x ^= x >> 27;
+  x = static_cast<int64_t>(static_cast<uint64_t>(x) * 0x94D049BB133111EBull);
+  x ^= x >> 31;
+  return static_cast<uint64_t>(x);
+}
+
+__device__ __forceinline__ void fingerprint_add(uint32_t word, uint64_t i, uint64_t& s1,
+                                                uint64_t& s2) {
+  const uint64_t w = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(word)));
+  const uint64_t k = fingerprint_weight(i);
+  s1 += w * k;
+  s2 += w * w * (k | 1);
+}
+
+// Sums modulo 2^64 do not depend on the order of the additions: any split of the
+// words over threads gives record.py's values.
+__global__ void fingerprint_kernel(const uint4* __restrict__ vec, size_t n_vec,
+                                   const unsigned char* __restrict__ rest, size_t rest_bytes,
+                                   unsigned long long* sums) {
+  uint64_t s1 = 0, s2 = 0;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  const size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (size_t j = tid; j < n_vec; j += stride) {
+    const uint4 v = vec[j];
+    fingerprint_add(v.x, 4 * j, s1, s2);
+    fingerprint_add(v.y, 4 * j + 1, s1, s2);
+    fingerprint_add(v.z, 4 * j + 2, s1, s2);
+    fingerprint_add(v.w, 4 * j + 3, s1, s2);
+  }
+  // The last 0-15 bytes: up to four words, the last zero-padded.
+  if (tid < (rest_bytes + 3) / 4) {
+    uint32_t word = 0;
+    for (size_t b = 0; b < 4 && 4 * tid + b < rest_bytes; ++b)
+      word |= static_cast<uint32_t>(rest[4 * tid + b]) << (8 * b);
+    fingerprint_add(word, 4 * n_vec + tid, s1, s2);
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    s1 += __shfl_down_sync(0xffffffffu, s1, off);
+    s2 += __shfl_down_sync(0xffffffffu, s2, off);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], static_cast<unsigned long long>(s1));
+    atomicAdd(&sums[1], static_cast<unsigned long long>(s2));
+  }
+}
+
 unsigned grid_for(size_t n, int threads, int per_sm) {
   const size_t want = (n + threads - 1) / threads;
   return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(want, size_t(sm_count()) * per_sm)));
@@ -184,6 +237,21 @@ void launch_l2_read(const void* buf, size_t bytes, cudaStream_t stream) {
   constexpr int threads = 512;
   l2_read_kernel<<<grid_for(n, threads, 4), threads, 0, stream>>>(
       static_cast<const uint4*>(buf), n, 0x9e3779b9u, nullptr);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+bool can_fingerprint() { return true; }
+
+void fingerprint(uintptr_t data, size_t bytes, uintptr_t sums, uintptr_t stream) {
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+  auto* out = reinterpret_cast<unsigned long long*>(sums);
+  SB_CUDA_CHECK(cudaMemsetAsync(out, 0, 2 * sizeof(unsigned long long), s));
+  const size_t n_vec = bytes / sizeof(uint4);
+  constexpr int threads = 256;
+  fingerprint_kernel<<<grid_for(std::max<size_t>(n_vec, 1), threads, 8), threads, 0, s>>>(
+      reinterpret_cast<const uint4*>(data), n_vec,
+      reinterpret_cast<const unsigned char*>(data) + n_vec * sizeof(uint4),
+      bytes - n_vec * sizeof(uint4), out);
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

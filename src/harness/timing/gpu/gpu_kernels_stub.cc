@@ -1,6 +1,7 @@
 // Built instead of gpu_kernels.cu when CMake found no CUDA compiler.
 #include <stdexcept>
 
+#include "harness/timing/gpu/fingerprint.h"
 #include "harness/timing/gpu/gpu_kernels.h"
 
 namespace solbench::gpu {
@@ -11,6 +12,8 @@ namespace {
 }  // namespace
 
 bool kernels_available() { return false; }
+bool can_fingerprint() { return false; }
+void fingerprint(uintptr_t, size_t, uintptr_t, uintptr_t) { unavailable(); }
 void launch_l2_read(const void*, size_t, cudaStream_t) { unavailable(); }
 void launch_copy(void*, const void*, size_t, cudaStream_t) { unavailable(); }
 void launch_spin(uint64_t, cudaStream_t) { unavailable(); }

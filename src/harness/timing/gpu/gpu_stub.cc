@@ -4,6 +4,7 @@
 
 #include "harness/timing/gpu/call_profile.h"
 #include "harness/timing/gpu/device.h"
+#include "harness/timing/gpu/fingerprint.h"
 #include "harness/timing/gpu/gpu_errors.h"
 #include "harness/timing/gpu/gpu_timer_factory.h"
 
@@ -14,6 +15,9 @@ constexpr const char* kNoCuda = "solbench was built without CUDA (no CUDA toolki
 }
 
 bool built_with_cuda() { return false; }
+
+bool can_fingerprint() { return false; }
+void fingerprint(uintptr_t, size_t, uintptr_t, uintptr_t) { throw std::runtime_error(kNoCuda); }
 
 std::unique_ptr<harness::Timer> make_gpu_timer(int, void*, const json&) {
   throw std::runtime_error(kNoCuda);
