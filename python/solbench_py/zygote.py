@@ -12,6 +12,7 @@ import sys
 
 import torch
 
+from . import record
 from .loading import load_reference, reference_function
 from .worker import release_memory
 from .workload import Workload
@@ -141,8 +142,9 @@ _WARM_ROUND = 1_000_003
 def warm_spare(warm: dict, device: str) -> int:
     """A spare worker's warm-up (zygote.h, "Spares") on the first workload of the
     evaluation that asked for it, the likely next one's too: the kernels that make
-    its inputs, and with warm["run_reference"] (a reference worker's spare) the
-    reference's and the comparison's, are loaded before any evaluation wants them.
+    its inputs and those of the harness's own steps on them (_warm_harness), and
+    with warm["run_reference"] (a reference worker's spare) the reference's and the
+    comparison's, are loaded before any evaluation wants them.
     The values are drawn for a round no evaluation uses, and the memory is handed
     back. Returns the steps run."""
     source = warm.get("reference_source") or ""
@@ -158,8 +160,10 @@ def warm_spare(warm: dict, device: str) -> int:
     w = Workload(warm["workload"], device, ref, custom_fn)
     steps = 0
     try:
-        x = w.make_inputs(_WARM_ROUND, int.from_bytes(os.urandom(7), "little"))
+        seed = int.from_bytes(os.urandom(7), "little")
+        x = w.make_inputs(_WARM_ROUND, seed)
         steps = 1
+        _warm_harness(w, x, device, seed)
         if warm.get("run_reference") and ref is not None:
             refs = w.run_reference(x)
             w.check(refs, refs, True)
@@ -167,3 +171,21 @@ def warm_spare(warm: dict, device: str) -> int:
     finally:
         release_memory(device)
     return steps
+
+
+def _warm_harness(w: Workload, x: list, device: str, seed: int) -> None:
+    """What the harness does around a call, once, on these inputs: outputs made
+    and poisoned, the inputs' digests, a record written and read back, and a
+    timed call's arguments drawn. In a fresh process each of these pays its
+    kernels' first loads, its pinned buffers and its threads' start: about 70 ms
+    for the digests alone, and as much for the first record, on an H200 (they cost
+    1-3 ms a call after that), which every evaluation's first round paid."""
+    outs = w.alloc_outputs()
+    before = record.digests(x)
+    path = os.path.join(os.getcwd(), "_warm.rec")
+    try:
+        record.read_call(path, record.write_call(path, outs, x, before), device)
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+    w.arg_pool([x], None, 2, True).next(seed)
