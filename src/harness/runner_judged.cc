@@ -227,6 +227,8 @@ class JudgedBatch {
   void hand_over();
   // known_ and the Judge's positions it holds (what "go" names).
   std::vector<size_t> look_up_known_references();
+  bool may_leave_recorder_exiting() const;
+  void leave_exiting(size_t first_recorder);
   RunnerOptions judge_options();
   void emit(const RunnerEvent& e) {
     if (opts_.on_event) opts_.on_event(e);
@@ -395,6 +397,30 @@ std::vector<size_t> JudgedBatch::look_up_known_references() {
   return known;
 }
 
+// Whether the evaluation may end without seeing the Recorder exit: nothing waits
+// for it (every T_ref is known, no batch follows) and what it can hold on the GPU
+// is small (its largest workload's inputs and outputs within kUnawaitedBytes), so
+// that its memory is not one a next evaluation could miss while CUDA tears its
+// context down (about 0.1 s on an H200, after its last result).
+bool JudgedBatch::may_leave_recorder_exiting() const {
+  constexpr uint64_t kUnawaitedBytes = 1ull << 30;
+  if (judge_exiting_ != nullptr) return false;
+  for (int i : batch_) {
+    const json& spec = plan_.workloads[static_cast<size_t>(i)];
+    if (workload_input_bytes(spec) + workload_output_bytes(spec) > kUnawaitedBytes) return false;
+  }
+  return true;
+}
+
+// The Recorders said "done" and exit on their own: their Children's end (with
+// this batch) kills what is left of them, as for a Judge, and the zygote's keeper
+// reaps them.
+void JudgedBatch::leave_exiting(size_t first_recorder) {
+  for (size_t i = first_recorder; i < result_.workers.size(); ++i)
+    if (result_.workers[i].value("exit", "") == kExitingBesideJudge)
+      result_.workers[i]["exit"] = "done (its exit not awaited)";
+}
+
 // The Judge's events as the Recorder's workloads' (RunnerOptions::reference_worker);
 // each result merged with the Recorder's outcome and reported.
 RunnerOptions JudgedBatch::judge_options() {
@@ -437,7 +463,7 @@ void JudgedBatch::run(uint64_t secret) {
   std::vector<Child> exiting;
   const RunHooks hooks = recorder_hooks(secret, &exiting);
   recorded_ = run_workers(sp, recorder_options(), &hooks);
-  Reaper reaper(exiting, result_.workers, result_.workers.size());
+  const size_t first_recorder = result_.workers.size();
   for (auto& w : recorded_.workers) result_.workers.push_back(std::move(w));
   if (!recorded_.env.empty()) result_.env = recorded_.env;
   if (!recorded_.sandbox.empty()) result_.sandbox = recorded_.sandbox;
@@ -451,14 +477,21 @@ void JudgedBatch::run(uint64_t secret) {
   if (judged_.empty() || (early && streamed && !streamed_all)) {  // an early Judge unused
     if (early) take_back_caches(judge_plan_.sandbox, early->scratch.path());
     early.reset();
-    if (judged_.empty()) return;
+    if (judged_.empty()) {
+      const Reaper awaited(exiting, result_.workers, first_recorder);  // its end awaits the exits
+      return;
+    }
   }
   RunHooks judge_hooks;
   judge_hooks.reference_known = look_up_known_references();
   // Nothing is timed after the Recorder's exit when every T_ref is known: "go" at once.
-  judge_hooks.go = judge_hooks.reference_known.size() == judged_.size()
-                       ? ready_future()
-                       : reaper.gone();
+  const bool all_known = judge_hooks.reference_known.size() == judged_.size();
+  std::optional<Reaper> reaper;
+  if (all_known && may_leave_recorder_exiting())
+    leave_exiting(first_recorder);
+  else
+    reaper.emplace(exiting, result_.workers, first_recorder);
+  judge_hooks.go = all_known ? ready_future() : reaper->gone();
   judge_hooks.streamed = early && streamed_all;
   judge_hooks.exiting = judge_exiting_;
   RunnerResult jr = run_workers(judge_plan_, judge_options(), &judge_hooks, std::move(early));

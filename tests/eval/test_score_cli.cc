@@ -88,6 +88,9 @@ TEST_F(ScoreCli, TheReferenceTimeIsMeasuredOnceThenReusedFromTheStore) {
     EXPECT_GT(ref_ms(e), 0);
     measured[first.doc["results"][i]["workload"]["uuid"]] = ref_ms(e);
   }
+  // The Judge timed T_ref after the solution's worker had exited, seen exiting.
+  const auto recorder_exit = [](const CliRun& r) { return r.doc["workers"][0].value("exit", ""); };
+  EXPECT_EQ(recorder_exit(first), "exit 0") << first.doc["workers"].dump();
 
   CliRun second = run(args + " --db '" + db() + "'");
   ASSERT_EQ(second.rc, 0) << second.out << second.err;
@@ -102,6 +105,9 @@ TEST_F(ScoreCli, TheReferenceTimeIsMeasuredOnceThenReusedFromTheStore) {
     EXPECT_FALSE(phases.contains("reference_timing_ms")) << phases.dump();
     EXPECT_GT(e["performance"]["speedup_factor"].get<double>(), 0);
   }
+  // Nothing waited for the solution's worker to exit (small workloads, one batch).
+  EXPECT_EQ(recorder_exit(second), "done (its exit not awaited)") << second.doc["workers"].dump();
+  EXPECT_FALSE(second.doc["workers"][0].contains("exit_t_ns")) << second.doc["workers"].dump();
 
   for (const auto& [how, env] : {std::pair<std::string, std::string>{" --db '" + db() + "'",
                                                                      "SOLBENCH_REFERENCE_CACHE=0"},
@@ -113,6 +119,7 @@ TEST_F(ScoreCli, TheReferenceTimeIsMeasuredOnceThenReusedFromTheStore) {
       EXPECT_FALSE(e["solbench_reference_timing"].contains("cached")) << how << env;
       EXPECT_TRUE(e["solbench_phases_ms"].contains("reference_timing_ms")) << how << env;
     }
+    EXPECT_EQ(recorder_exit(again), "exit 0") << how << env;
   }
 }
 
