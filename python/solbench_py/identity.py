@@ -146,6 +146,7 @@ def torch_changes(before: dict) -> str:
     if last is not None and last[0] is before and last[1].unchanged():
         return ""
     seen = _Seen()
+    _FULL_LOOKS[0] += 1
     found = _full_look(before, seen)
     _LAST_CLEAN[0] = (before, seen) if not found else None
     return found
@@ -276,6 +277,7 @@ class _Seen:
 
 
 _LAST_CLEAN: list = [None]  # (the fingerprint, the _Seen of its last full look that found nothing)
+_FULL_LOOKS: list = [0]  # full looks so far in this process (the phases' checks_torch_full_looks)
 
 
 # ---------------------------------------------------------------- configuration

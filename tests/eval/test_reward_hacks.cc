@@ -192,6 +192,29 @@ TEST_F(RewardHack, AnHonestSolutionPasses) {
   json doc = eval(solution("honest", pytorch_source("", "")));
   ASSERT_FALSE(doc.empty());
   EXPECT_EQ(status(doc), "PASSED") << log(doc);
+  // The checks after its calls, by kind; torch's answered from its last clean look.
+  const json& phases = doc["results"][0]["evaluation"]["solbench_phases_ms"];
+  for (const char* kind : {"checks_threads_ms", "checks_torch_ms", "checks_hooks_ms"})
+    EXPECT_TRUE(phases.contains(kind)) << kind << " " << phases.dump();
+  EXPECT_FALSE(phases.contains("checks_torch_full_looks")) << phases.dump();
+}
+
+TEST_F(RewardHack, AModuleImportedInEveryCallMakesEveryTorchCheckAFullLook) {
+  // A standard module imported in every call replaces nothing (PASSED), but the
+  // quick look cannot vouch for modules that changed: after the correctness call
+  // and after the timed calls the torch check looks in full. (None of these modules
+  // reads the stack at import, as namedtuple and enum do: that would be blamed.)
+  json doc = eval(solution("imports", pytorch_source(
+      "import importlib\n"
+      "_next = iter(['colorsys', 'netrc', 'tabnanny', 'stringprep', 'graphlib', 'quopri',\n"
+      "              'filecmp', 'plistlib', 'mailbox', 'fileinput'])",
+      "    name = next(_next, None)\n"
+      "    if name:\n"
+      "        importlib.import_module(name)")));
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "PASSED") << log(doc);
+  const json& phases = doc["results"][0]["evaluation"]["solbench_phases_ms"];
+  EXPECT_GE(phases.value("checks_torch_full_looks", 0.0), 2.0) << phases.dump();
 }
 
 }  // namespace

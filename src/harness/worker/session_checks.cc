@@ -101,7 +101,6 @@ void WorkerSession::Impl::check_torch(const char* when) {
                  fmt::format("the solution replaced torch functions {} (the reference runs "
                              "them): {}",
                              when, changed)};
-  check_hooks(when);
 }
 
 // What the solution installed in the interpreter (hooks.py): code that runs
@@ -173,6 +172,7 @@ void WorkerSession::Impl::after_call(int round, const py::list& got,
   if (inputs_check) timed("inputs", inputs_check);
   timed("libraries", [&] { check_libraries("during a call"); });
   timed("torch", [&] { check_torch("during a call"); });
+  timed("hooks", [&] { check_hooks("during a call"); });
   std::string lazy;
   timed("outputs", [&] { lazy = runtime.attr("lazy_outputs")(got).cast<std::string>(); });
   if (!lazy.empty())
@@ -187,6 +187,7 @@ void WorkerSession::Impl::after_timed_calls(const std::string& lazy) {
   check_processes("after the timed calls");
   check_libraries("during the timed calls");
   check_torch("during the timed calls");
+  check_hooks("during the timed calls");
   if (!lazy.empty())
     throw Finish{Status::RewardHack,
                  "the outputs are not plain tensors (timed " + lazy +

@@ -145,6 +145,7 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   Stopwatch total;
   step_lock_wait_ms = 0;
   check_ms = json::object();
+  const long looks_before = torch_full_looks();
   RoleVerdict& v = *verdict;
   v.begin(index);
   try {
@@ -186,6 +187,10 @@ WorkloadOutcome WorkerSession::Impl::evaluate(size_t index) {
   // Its untimed steps' waits for timed loops on this GPU (its own or others').
   if (step_lock_wait_ms > 0) o.phases_ms["step_lock_wait_ms"] = step_lock_wait_ms;
   for (const auto& [kind, ms] : check_ms.items()) o.phases_ms["checks_" + kind + "_ms"] = ms;
+  // How many of checks_torch's looks were full ones (identity.torch_changes): the
+  // quick look answers only while nothing it read has changed.
+  if (const long looks = torch_full_looks() - looks_before; looks > 0)
+    o.phases_ms["checks_torch_full_looks"] = static_cast<double>(looks);
   o.phases_ms["total_ms"] = total.ms();
   return o;
 }
@@ -203,6 +208,15 @@ WorkerSession::Impl::GpuStep::~GpuStep() {
     // It never throws; a destructor must not let anything out all the same.
   }
   s_.timing_lock.release(LockMode::Shared);
+}
+
+long WorkerSession::Impl::torch_full_looks() const {
+  if (torch_fingerprint.is_none()) return 0;
+  try {
+    return py::module_::import("solbench_py.identity").attr("_FULL_LOOKS")[py::int_(0)].cast<long>();
+  } catch (py::error_already_set&) {
+    return 0;
+  }
 }
 
 void WorkerSession::Impl::release_device_memory() {

@@ -207,6 +207,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   void check_threads_before_span();
   void check_libraries(const char* when);
   void check_torch(const char* when);
+  long torch_full_looks() const;  // identity.torch_changes' full looks so far (0 without)
   void check_hooks(const char* when);
   // "" or what the solution installed since hook_baseline, said with `when`.
   std::string hooks_installed(const char* when);
