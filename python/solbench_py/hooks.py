@@ -116,8 +116,26 @@ def _dispatch(op: str):
         return None
 
 
-def state() -> dict:
-    """The interpreter's hooks as they are now (before the solution is loaded)."""
+def _overloads(op: str) -> list:
+    """`op`'s overloads by full name ("aten::fill_" -> "aten::fill_.Scalar",
+    "aten::fill_.Tensor"). The dispatch dump of a bare name is empty where the
+    operator has no default overload (fill_, add_, mul_, empty, bernoulli_), so
+    that a kernel registered for one of those would go unseen."""
+    import torch
+    try:
+        names = [s.overload_name for s in torch._C._jit_get_schemas_for_operator(op)]
+    except Exception:  # noqa: BLE001 - an operator this torch does not have
+        return [op]
+    # Out variants (out=...) are never what the harness calls.
+    return [f"{op}.{n}" if n else op for n in names if not n.endswith("out")] or [op]
+
+
+def state(dispatch_names=None) -> dict:
+    """The interpreter's hooks as they are now (before the solution is loaded).
+    `dispatch_names`: the operators whose dispatch tables to read (changes() reads
+    those of the state it compares with); by default every overload of _WINDOW_OPS."""
+    if dispatch_names is None:
+        dispatch_names = [name for op in _WINDOW_OPS for name in _overloads(op)]
     st = {
         "sys.settrace": sys.gettrace(),
         "sys.setprofile": sys.getprofile(),
@@ -127,7 +145,7 @@ def state() -> dict:
         "signals": {},
         "timers": [signal.getitimer(t)[0] > 0 for t in _TIMERS],
         "builtins": {k: v for k, v in vars(builtins).items() if callable(v)},
-        "dispatch": {op: _dispatch(op) for op in _WINDOW_OPS},
+        "dispatch": {name: _dispatch(name) for name in dispatch_names},
     }
     for s in signal.valid_signals():
         try:
@@ -164,7 +182,7 @@ def _run_lines(dump) -> set:
 
 def changes(before: dict) -> str:
     """What the solution installed since `before` ('' when nothing), at most 5."""
-    now = state()
+    now = state(list(before["dispatch"]))
     found = []
     for k in ("sys.settrace", "sys.setprofile"):
         if now[k] is not before[k] and not runtime_object(now[k]):
@@ -191,7 +209,8 @@ def changes(before: dict) -> str:
         if before["builtins"].get(k, v) is not v and not runtime_object(v):
             found.append(f"a replacement of builtins.{k}")
     for op, dump in now["dispatch"].items():
-        if _run_lines(dump) - _run_lines(before["dispatch"].get(op)):
+        was = before["dispatch"].get(op)
+        if dump != was and _run_lines(dump) - _run_lines(was):
             found.append(f"a kernel of its own for {op}")
     mon_before = before.get("sys.monitoring")
     if mon_before is not None:
