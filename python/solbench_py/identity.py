@@ -152,8 +152,7 @@ def torch_changes(before: dict) -> str:
     return found
 
 
-def _full_look(before: dict, seen=None) -> str:
-    seen = seen if seen is not None else _Seen()
+def _full_look(before: dict, seen) -> str:
     now = {}
     spaces = _torch_namespaces()
     classes = _torch_classes()
@@ -310,12 +309,11 @@ def _config_entries(ns, seen):
                     yield k, fv
 
 
-def _config_replacements(seen=None) -> list:
+def _config_replacements(seen) -> list:
     """Paths of the configuration entries that hold the solution's code, each with
     _CONFIG_NOTE."""
     if not provenance.SOLUTION_ROOTS:
         return []
-    seen = seen if seen is not None else _Seen()
     found = []
     classes: dict = {}  # solution_code's verdicts on classes, for this look only
     for name, mod in list(sys.modules.items()):

@@ -16,7 +16,7 @@ std::optional<harness::TimingResult> stored_reference_time(
   try {
     const std::optional<store::ReferenceTime> r = db->reference_time(key);
     if (!r) return std::nullopt;
-    harness::TimingResult t = harness::TimingResult::from_json(r->timing);
+    harness::TimingResult t = harness::TimingResult::from_json(r->timing, "its timing");
     if (t.stats.median_ms != r->t_ref_ms)
       throw std::runtime_error("its timing's median is not its T_ref");
     return t;

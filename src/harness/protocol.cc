@@ -56,11 +56,7 @@ json timing_json(const std::optional<TimingResult>& t) {
 std::optional<TimingResult> timing_from(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  try {
-    return TimingResult::from_json(*it);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(std::string(key) + e.what());
-  }
+  return TimingResult::from_json(*it, key);
 }
 
 // r<N>.rec or s<N>.rec: the only names a record's files have (record.py), so a

@@ -116,9 +116,8 @@ json TimingResult::to_json(bool with_samples) const {
   return j;
 }
 
-// Messages start with what is wrong after the object's own name (the caller's key).
-TimingResult TimingResult::from_json(const json& j) {
-  if (!j.is_object()) throw std::runtime_error(" is not an object");
+TimingResult TimingResult::from_json(const json& j, const std::string& name) {
+  if (!j.is_object()) throw std::runtime_error(name + " is not an object");
   TimingResult t;
   t.stats = TimingStats::from_json(j);
   t.converged = j.value("converged", false);
@@ -127,9 +126,9 @@ TimingResult TimingResult::from_json(const json& j) {
   t.wall_ms = j.value("wall_ms", 0.0);
   if (auto s = j.find("samples_ms"); s != j.end()) {
     if (!s->is_array() || s->size() > 1000000)
-      throw std::runtime_error(".samples_ms is not an array of times");
+      throw std::runtime_error(name + ".samples_ms is not an array of times");
     for (const auto& v : *s) {
-      if (!v.is_number()) throw std::runtime_error(".samples_ms holds a non-number");
+      if (!v.is_number()) throw std::runtime_error(name + ".samples_ms holds a non-number");
       t.samples_ms.push_back(v.get<double>());
     }
   }

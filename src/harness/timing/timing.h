@@ -66,9 +66,10 @@ struct TimingResult {
   double wall_ms = 0;              // whole loop, incl. prepare/finish
 
   json to_json(bool with_samples = false) const;
-  // What to_json wrote; throws std::runtime_error (json::exception for a stats
-  // field of the wrong type) when it is not that.
-  static TimingResult from_json(const json& j);
+  // What to_json wrote; throws std::runtime_error naming `name` (the object's key
+  // where it was read; json::exception for a stats field of the wrong type) when it
+  // is not that.
+  static TimingResult from_json(const json& j, const std::string& name);
 };
 
 // Runs the loop. Exceptions from the Measurable propagate (the caller reports
