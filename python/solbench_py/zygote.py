@@ -12,7 +12,7 @@ import sys
 
 import torch
 
-from . import record
+from . import inputs as inputs_mod, record
 from .loading import load_reference, reference_function
 from .worker import release_memory
 from .workload import Workload
@@ -139,14 +139,18 @@ def after_fork(environ: dict) -> None:
 _WARM_ROUND = 1_000_003
 
 
-def warm_spare(warm: dict, device: str) -> int:
+def warm_spare(warm: dict, device: str, values: bool = True) -> int:
     """A spare worker's warm-up (zygote.h, "Spares") on the first workload of the
     evaluation that asked for it, the likely next one's too: the kernels that make
     its inputs and those of the harness's own steps on them (_warm_harness), and
     with warm["run_reference"] (a reference worker's spare) the reference's and the
     comparison's, are loaded before any evaluation wants them.
     The values are drawn for a round no evaluation uses, and the memory is handed
-    back. Returns the steps run."""
+    back; `values` False (inputs too large to make twice) warms the matrix products
+    only. Returns the steps run."""
+    _warm_products(warm["workload"], device)
+    if not values:
+        return 0
     source = warm.get("reference_source") or ""
     custom = warm.get("custom_inputs_entrypoint") or ""
     ref = custom_fn = None
@@ -192,3 +196,29 @@ def _warm_harness(w: Workload, x: list, device: str, seed: int) -> None:
         if os.path.exists(path):
             os.remove(path)
     w.arg_pool([x], None, 2, True).next(seed)
+
+
+_PRODUCT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _warm_products(spec: dict, device: str) -> None:
+    """A small matrix product in each floating dtype of the workload's inputs. In a
+    fresh process the first cuBLAS product of a dtype costs 65-90 ms (H200: bfloat16
+    86 ms, then float32 64 ms more; the worker's start warms float32 only), which a
+    solution's first call paid (gemma3 SwiGLU's first F.linear: 86 ms, the next 0.2
+    ms); after a 16x16 product the first large one took 3.8 ms. No values of the
+    evaluation are involved, and inputs of any size get it."""
+    if not device.startswith("cuda"):
+        return
+    done = []
+    for i in spec.get("inputs") or ():
+        try:
+            dt = inputs_mod.torch_dtype(i.get("dtype"))
+        except (ValueError, inputs_mod.UnsupportedDtype):
+            continue
+        if dt in _PRODUCT_DTYPES and dt not in done:
+            done.append(dt)
+            a = torch.ones(16, 16, dtype=dt, device=device)
+            a @ a
+    if done:
+        torch.cuda.synchronize(device)

@@ -3,9 +3,9 @@
 keeps out of the solution's reach:
   - a call's outputs and input digests written and read back bit for bit (bfloat16,
     bool, int64, 0-d, empty), as data: the file is checked against its digest, a
-    SHA-256 tree over the header and each output's CHUNK-byte pieces (computed here
-    from the file's bytes, with the real CHUNK and with one of 1 KiB, which cuts
-    outputs into several pieces);
+    SHA-256 tree over the header and each output's LEAF-byte leaves (computed here
+    from the file's bytes, with the real LEAF and with one of 1 KiB in pieces of 4
+    KiB, which cuts outputs into several leaves hashed by several threads);
   - a changed byte, a truncated or extended file, a file that is not a record, a
     missing one: RecordChanged; a header with an unknown dtype or wrong sizes under
     a matching digest: RecordError; an existing path is never overwritten;
@@ -54,17 +54,17 @@ def tree_digest(data: bytes) -> str:
     pos = 0
     for o in json.loads(head[len(record.MAGIC):])["outputs"]:
         n = o["nbytes"]
-        for s in range(0, n, record.CHUNK):
-            top.update(hashlib.sha256(body[pos + s:pos + min(s + record.CHUNK, n)]).digest())
+        for s in range(0, n, record.LEAF):
+            top.update(hashlib.sha256(body[pos + s:pos + min(s + record.LEAF, n)]).digest())
         pos += n
     return top.hexdigest()
 
 
 def several_pieces(d) -> None:
-    """Outputs of several pieces each (CHUNK of 1 KiB): read back, digest, a change
-    in a middle piece."""
-    kept = record.CHUNK
-    record.CHUNK = 1024
+    """Outputs of several leaves each (LEAF of 1 KiB, CHUNK of 4 KiB): read back,
+    digest, a change in a middle leaf."""
+    kept = record.CHUNK, record.LEAF
+    record.CHUNK, record.LEAF = 4096, 1024
     try:
         g = torch.Generator().manual_seed(2)
         outs = [torch.randn(1500, generator=g), torch.arange(700, dtype=torch.int16)]
@@ -83,7 +83,7 @@ def several_pieces(d) -> None:
         expect(raises(lambda: record.read_call(p, sha, "cpu"), record.RecordChanged),
                "a change in a middle piece")
     finally:
-        record.CHUNK = kept
+        record.CHUNK, record.LEAF = kept
 
 
 def main() -> int:

@@ -168,3 +168,74 @@ def test_a_settings_objects_dict_replaced_whole_is_looked_at(solution, monkeypat
 ])
 def test_settled_is_decided_by_the_type_alone(value, settled):
     assert identity._settled(value) is settled
+
+
+def test_an_object_of_a_python_class_in_configuration_is_watched_by_its_class(solution, monkeypatch):
+    # Most configuration values a look cannot settle are objects of Python classes
+    # (torch's _ConfigEntry): the quick look keeps their class, the class's dicts and
+    # its functions' code instead of asking solution_code again. Every way the
+    # solution's code can get into such a value's verdict is still found.
+    before, ns, full = solution
+    cudnn = sys.modules["torch.backends.cudnn"]
+
+    class _Base:
+        __module__ = "torch.backends.solbench_test"
+
+    class _Entry(_Base):
+        __module__ = "torch.backends.solbench_test"
+
+        def value(self):
+            return 1
+
+    entry = _Entry()
+    monkeypatch.setattr(cudnn, "solbench_test_entry", entry, raising=False)
+    monkeypatch.setattr(cudnn, "solbench_test_class", _Entry, raising=False)
+    assert identity.torch_changes(before) == ""
+    looks = len(full)
+    assert identity.torch_changes(before) == ""
+    assert len(full) == looks, "an unchanged object of a Python class needs no full look"
+    seen = identity._LAST_CLEAN[0][1]
+    assert any(v is entry for v in seen.typed) and not any(v is entry for v in seen.recheck)
+
+    # A method of the solution's set on its class (or a base class).
+    for klass in (_Entry, _Base):
+        klass.hook = ns["fast"]
+        try:
+            found = identity.torch_changes(before)
+            assert "torch.backends.cudnn.solbench_test_entry" in found, (klass, found)
+            assert "torch.backends.cudnn.solbench_test_class" in found, (klass, found)
+        finally:
+            del klass.hook
+        assert identity.torch_changes(before) == ""
+    # The code of a method it has, replaced by the solution's.
+    saved = _Entry.value.__code__
+    _Entry.value.__code__ = ns["other"].__code__
+    try:
+        assert "torch.backends.cudnn.solbench_test_entry" in identity.torch_changes(before)
+    finally:
+        _Entry.value.__code__ = saved
+    assert identity.torch_changes(before) == ""
+
+    # Its __class__ set to a class of the solution's.
+    class Theirs(_Base):
+        __module__ = "torch.backends.solbench_test"
+        run = ns["fast"]
+
+    entry.__class__ = Theirs
+    try:
+        assert "torch.backends.cudnn.solbench_test_entry" in identity.torch_changes(before)
+    finally:
+        entry.__class__ = _Entry
+    assert identity.torch_changes(before) == ""
+
+    # A base of its class swapped for a class of the solution's.
+    class TheirBase:
+        __module__ = "torch.backends.solbench_test"
+        run = ns["fast"]
+
+    _Entry.__bases__ = (TheirBase,)
+    try:
+        assert "torch.backends.cudnn.solbench_test_entry" in identity.torch_changes(before)
+    finally:
+        _Entry.__bases__ = (_Base,)
+    assert identity.torch_changes(before) == ""

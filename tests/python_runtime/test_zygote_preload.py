@@ -83,3 +83,27 @@ def test_what_the_zygote_imported_is_frozen_before_it_forks():
     assert out["before"] > 50_000  # torch's objects, tracked before
     assert out["frozen"] >= out["before"]
     assert out["after"] < 1_000 and out["young"] >= 1_000
+
+
+def test_a_spare_warms_one_matrix_product_per_floating_dtype_of_the_inputs(monkeypatch):
+    # zygote._warm_products: from the workload's input specs (no values are made, so
+    # inputs of any size get it), each float dtype once, integers and unknown names
+    # left out, one synchronisation; nothing on the CPU.
+    sys.path.insert(0, str(REPO / "python"))
+    import torch
+    from solbench_py import zygote
+    made = []
+    real_ones = torch.ones
+    monkeypatch.setattr(zygote.torch, "ones",
+                        lambda *a, dtype=None, device=None: made.append((dtype, device))
+                        or real_ones(*a))
+    monkeypatch.setattr(zygote.torch.cuda, "synchronize", lambda d: made.append(("sync", d)))
+    spec = {"inputs": [{"name": "x", "dtype": "bfloat16"}, {"name": "n", "dtype": "int64"},
+                       {"name": "w", "dtype": "bfloat16"}, {"name": "s", "dtype": "float32"},
+                       {"name": "q", "dtype": "no_such_dtype"}, {"name": "e"}]}
+    zygote._warm_products(spec, "cuda:1")
+    assert made == [(torch.bfloat16, "cuda:1"), (torch.float32, "cuda:1"), ("sync", "cuda:1")]
+    made.clear()
+    zygote._warm_products(spec, "cpu")
+    zygote._warm_products({"inputs": [{"name": "n", "dtype": "int32"}]}, "cuda:0")
+    assert made == []

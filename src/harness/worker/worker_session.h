@@ -94,8 +94,8 @@ class WorkerSession {
                             const std::function<void()>& after_kernels);
   // A spare's warm-up after start_runtime (runtime.warm_spare): `warm` is
   // {workload, seed, reference_source, custom_inputs_entrypoint, run_reference}.
-  // Returns the steps run; never throws (a warm-up is a courtesy). Skips workloads
-  // with more than 256 MiB of inputs.
+  // Returns the steps run; never throws (a warm-up is a courtesy). For workloads
+  // with more than 256 MiB of inputs it warms the inputs' dtypes' matrix products only.
   static int warm_spare(const json& warm, const Device& device);
   // Triton's first launch paid ahead by a spare for a Python solution
   // (solbench_py.triton_warm): `launch` false compiles a kernel of its own (no GPU
