@@ -373,9 +373,12 @@ class Judging final : public RoleVerdict {
     const py::list refs = t.time("reference_ms", [&] {
       return s_.reference_outputs(run.w, inputs, "the reference failed: ");
     });
+    // (check_ms's parts beside it: the record read, the inputs' digests, the comparison.)
     t.time("check_ms", [&] {
-      py::dict got = load(c, what);
-      const py::tuple seen = judge_inputs(run.w, inputs, got, got["inputs_before"], what);
+      py::dict got = t.time("check_read_ms", [&] { return load(c, what); });
+      const py::tuple seen = t.time("check_inputs_ms", [&] {
+        return judge_inputs(run.w, inputs, got, got["inputs_before"], what);
+      });
       const auto unreproduced = seen[0].cast<std::vector<std::string>>();
       if (!unreproduced.empty())
         throw Finish{Status::RuntimeError,
@@ -387,7 +390,7 @@ class Judging final : public RoleVerdict {
       if (!changed.empty())
         throw WorkerSession::Impl::inputs_changed(
             changed, fmt::format("in correctness round {}", c.round + 1));
-      s_.compare_outputs(run, c.round, got["outputs"], refs);
+      t.time("check_compare_ms", [&] { s_.compare_outputs(run, c.round, got["outputs"], refs); });
     });
   }
 

@@ -390,17 +390,25 @@ void WorkerSession::Impl::verify_sampled_calls(WorkloadRun& run, detail::Sampled
                                                int sets) {
   Stopwatch vsw;
   detail::SampledCalls verdict;
+  // verify_ms's parts: the calls' inputs made again, the reference on them, what
+  // the calls left (a Judge: their records read, the inputs' digests), the comparison.
+  detail::PhaseTimes t{"verify_inputs_ms", "verify_reference_ms", "verify_observed_ms",
+                       "verify_compare_ms"};
   for (size_t i = 0; i < src.size(); ++i) {
     const GpuStep step(*this);
     const std::string what = src.name(i);
-    const py::list pristine = src.pristine(i);
-    const py::list refs =
-        reference_outputs(run.w, pristine, "the reference failed on a timed call's inputs: ");
-    const auto [outputs, changed] = src.observed(i, pristine, verdict.input_change.empty());
+    const py::list pristine = t.time("verify_inputs_ms", [&] { return src.pristine(i); });
+    const py::list refs = t.time("verify_reference_ms", [&] {
+      return reference_outputs(run.w, pristine, "the reference failed on a timed call's inputs: ");
+    });
+    const auto [outputs, changed] = t.time(
+        "verify_observed_ms", [&] { return src.observed(i, pristine, verdict.input_change.empty()); });
     if (!changed.empty()) verdict.changed_input(what, changed);
-    const json summary = from_py(run.w.attr("check")(outputs, refs, true));
+    const json summary =
+        t.time("verify_compare_ms", [&] { return from_py(run.w.attr("check")(outputs, refs, true)); });
     if (summary.value("status", "OK") != "OK") verdict.wrong_output(what, summary.value("message", ""));
   }
+  if (src.size() > 0) t.write(run.o.phases_ms);
   verdict.finish(run.o, src.size(), sets, run.w, src.values(), vsw.ms());
 }
 
