@@ -264,8 +264,7 @@ class _Seen:
         klass = v if isinstance(v, type) else type(v)
         self.typed.append(v)
         self.types.append(type(v))
-        self._class(klass)
-        for k in klass.__mro__:
+        for k in klass.__mro__:  # klass itself first
             self._class(k)
 
     def _class(self, k) -> None:
