@@ -142,14 +142,21 @@ def torch_changes(before: dict) -> str:
     modules it looked at are the same and the values whose verdict can change in place
     (functions, containers, instances of Python classes) still are not the solution's,
     its answer is again "" and it is not run (docs/anti-hack.md)."""
-    last = _LAST_CLEAN[0]
-    if last is not None and last[0] is before and last[1].unchanged():
+    if unchanged_since(before):
         return ""
     seen = _Seen()
     _FULL_LOOKS[0] += 1
     found = _full_look(before, seen)
     _LAST_CLEAN[0] = (before, seen) if not found else None
     return found
+
+
+def unchanged_since(before: dict) -> bool:
+    """Whether the quick look finds everything as the last full look at `before`
+    found it, when that found nothing replaced; False where only a full look could
+    say (torch_changes' first step)."""
+    last = _LAST_CLEAN[0]
+    return last is not None and last[0] is before and last[1].unchanged()
 
 
 def _full_look(before: dict, seen) -> str:

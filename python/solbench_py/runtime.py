@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .baseline import compiled_reference, importable_reference, precompile
 from .guard import ExecRefused, install_exec_guard, violations
-from .identity import torch_changes, torch_fingerprint
+from .identity import torch_changes, torch_fingerprint, unchanged_since
 from .loading import (cannot_run_here, load_extension, load_reference, load_solution,
                       missing_runtime, reference_function)
 from .native import native_args
@@ -42,5 +42,5 @@ __all__ = [
     "load_extension", "load_reference", "load_solution", "missing_runtime", "native_args",
     "normalize_outputs", "pool_layout", "precompile", "reference_function", "release_memory",
     "same_bits", "synchronize", "thread_origins", "torch_changes", "torch_fingerprint",
-    "violations", "warm_kernels", "warm_spare", "zygote_check", "zygote_preload",
+    "unchanged_since", "violations", "warm_kernels", "warm_spare", "zygote_check", "zygote_preload",
 ]

@@ -150,6 +150,8 @@ def warm_spare(warm: dict, device: str, values: bool = True) -> int:
     only. Returns the steps run."""
     _warm_products(warm["workload"], device)
     if not values:
+        if device.startswith("cuda"):
+            _warm_harness_light(warm["workload"], device)
         return 0
     source = warm.get("reference_source") or ""
     custom = warm.get("custom_inputs_entrypoint") or ""
@@ -198,6 +200,39 @@ def _warm_harness(w: Workload, x: list, device: str, seed: int) -> None:
     w.arg_pool([x], None, 2, True).next(seed)
 
 
+def _dtypes_of(entries) -> list:
+    """The torch dtypes of a workload spec's inputs or outputs, each once, in order;
+    names this torch does not know are left out."""
+    out = []
+    for e in entries or ():
+        try:
+            dt = inputs_mod.torch_dtype(e.get("dtype"))
+        except (ValueError, inputs_mod.UnsupportedDtype):
+            continue
+        if dt not in out:
+            out.append(dt)
+    return out
+
+
+def _warm_harness_light(spec: dict, device: str) -> None:
+    """_warm_harness without the workload's values, for inputs too large to make
+    twice: a record of a few KiB of each output dtype written and read back, and
+    the digests of a small tensor, so that the pinned buffers, the copy streams and
+    the fingerprint kernel are there before the first round. (gemma3 SwiGLU on an
+    H200, 302 MB of inputs, no warm-up of them: the Judge's five record reads took
+    50 ms and its sampled calls' 33 ms, against 2.3 ms for RMSNorm's warmed ones.)"""
+    dtypes = _dtypes_of(spec.get("outputs"))
+    outs = [torch.zeros(4096, dtype=dt, device=device) for dt in dtypes or [torch.uint8]]
+    x = [torch.zeros(4096, dtype=torch.uint8, device=device)]
+    path = os.path.join(os.getcwd(), "_warm.rec")
+    try:
+        record.read_call(path, record.write_call(path, outs, x, record.digests(x)), device)
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+    release_memory(device)
+
+
 _PRODUCT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
@@ -210,15 +245,9 @@ def _warm_products(spec: dict, device: str) -> None:
     evaluation are involved, and inputs of any size get it."""
     if not device.startswith("cuda"):
         return
-    done = []
-    for i in spec.get("inputs") or ():
-        try:
-            dt = inputs_mod.torch_dtype(i.get("dtype"))
-        except (ValueError, inputs_mod.UnsupportedDtype):
-            continue
-        if dt in _PRODUCT_DTYPES and dt not in done:
-            done.append(dt)
-            a = torch.ones(16, 16, dtype=dt, device=device)
-            a @ a
+    done = [dt for dt in _dtypes_of(spec.get("inputs")) if dt in _PRODUCT_DTYPES]
+    for dt in done:
+        a = torch.ones(16, 16, dtype=dt, device=device)
+        a @ a
     if done:
         torch.cuda.synchronize(device)

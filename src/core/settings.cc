@@ -132,6 +132,7 @@ void read_evaluation(const Reader& r, Settings& s) {
   s.spare_workers = r.one_or_zero("SOLBENCH_SPARE_WORKERS") == true;
   s.early_reference_worker = r.one_or_zero("SOLBENCH_EARLY_REFERENCE_WORKER");
   s.stream_judge = r.one_or_zero("SOLBENCH_STREAM_JUDGE");
+  s.rounds_ahead = r.one_or_zero("SOLBENCH_ROUNDS_AHEAD");
   s.reference_cache = r.unless_zero("SOLBENCH_REFERENCE_CACHE");
   if (const char* v = r.raw("SOLBENCH_RECORD_BUDGET_BYTES"))
     s.record_budget_bytes = std::strtoull(v, nullptr, 10);

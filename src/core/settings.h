@@ -165,6 +165,10 @@ struct Settings {
   // once the solution's worker is done; default ("1") each workload as its record
   // exists, judged beside the solution's worker (harness/runner_judged.cc).
   std::optional<bool> stream_judge;
+  // SOLBENCH_ROUNDS_AHEAD: "0" a streamed reference worker gets a workload's record
+  // whole, once the solution's worker reported it; default ("1") its correctness
+  // rounds first, judged while the solution's timed calls run.
+  std::optional<bool> rounds_ahead;
   // SOLBENCH_REFERENCE_CACHE: "0" times T_ref in every evaluation instead of taking
   // it from the results store where the same environment measured it (docs/store.md).
   bool reference_cache = true;

@@ -282,6 +282,7 @@ json WorkOrder::to_json() const {
   if (cancel) return make_frame(FrameType::Cancel);
   json j = make_frame(FrameType::Work, {{"workloads", workloads}});
   if (!records.empty()) j["records"] = records_json(records);
+  if (part != RecordPart::Whole) j["part"] = part == RecordPart::Rounds ? "rounds" : "rest";
   return j;
 }
 
@@ -296,6 +297,17 @@ WorkOrder WorkOrder::from_json(const json& j) {
     if (type != FrameType::Work) throw std::runtime_error("expected a \"work\" or \"cancel\" frame");
     for (const auto& x : j.at("workloads")) w.workloads.push_back(x);
     w.records = records_from_json(j, w.workloads.size(), "work order");
+    const std::string part = j.value("part", "");
+    if (part == "rounds" || part == "rest") {
+      w.part = part == "rounds" ? RecordPart::Rounds : RecordPart::Rest;
+      if (w.workloads.size() != 1 || w.records.size() != 1)
+        throw std::runtime_error("malformed work order: a part of a record is one workload's");
+      if (w.part == RecordPart::Rounds && !w.records[0])
+        throw std::runtime_error("malformed work order: its rounds without a record");
+    } else if (!part.empty()) {
+      throw std::runtime_error("malformed work order: part \"" + part.substr(0, 20) +
+                               "\" (expected rounds or rest)");
+    }
     return w;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed work order: ") + e.what());

@@ -43,7 +43,8 @@ std::string strip_workload_markers(std::string text);
 
 enum class FrameType {
   Plan, Work, Cancel, Go,                                      // parent -> worker
-  Hello, Ready, LoadFailed, Fatal, Keep, Begin, Progress, Result, Restart, Done,  // worker -> parent
+  Hello, Ready, LoadFailed, Fatal, Keep, Begin, Progress, Rounds, Result, Restart,  // worker ->
+  Done,                                                        //   parent
   Values,                                                      // both ways
 };
 enum class FrameFrom { Parent, Worker, Both };
@@ -59,7 +60,7 @@ struct FrameSpec {
 
 inline constexpr FrameSpec kFrames[] = {
     {FrameType::Plan, "plan", FrameFrom::Parent, "...WorkerPlan", "the worker's first frame"},
-    {FrameType::Work, "work", FrameFrom::Parent, "workloads, records?",
+    {FrameType::Work, "work", FrameFrom::Parent, "workloads, records?, part?",
      "a Judge's work (WorkOrder), for a plan with judge.work_follows; with judge.streamed "
      "one frame per workload, as the Recorder reports each"},
     {FrameType::Cancel, "cancel", FrameFrom::Parent, "",
@@ -88,6 +89,9 @@ inline constexpr FrameSpec kFrames[] = {
      "a workload started (a streamed Judge's: its T_ref; judged_t_ns: when its judging began)"},
     {FrameType::Progress, "progress", FrameFrom::Worker, "index, phase, round?",
      "a phase of the workload in progress (WorkloadPhase)"},
+    {FrameType::Rounds, "rounds", FrameFrom::Worker, "index, record",
+     "a Recorder's correctness rounds, recorded, before it times the solution: a streamed "
+     "Judge may judge them meanwhile (WorkOrder's RecordPart)"},
     {FrameType::Result, "result", FrameFrom::Worker, "...WorkloadOutcome, record?",
      "one per workload; a Recorder's carries its record"},
     {FrameType::Restart, "restart", FrameFrom::Worker, "reason",
@@ -131,6 +135,7 @@ struct RecordedCall {
   int pool_call = -1;  // index among the argument pool's calls (warm-up included)
   std::string file;    // a name in the record's folder
   std::string sha256;  // of the file's bytes, as the worker wrote them
+  bool operator==(const RecordedCall&) const = default;
 };
 
 struct CallRecord {
@@ -280,10 +285,17 @@ struct WorkerPlan {
 
 // The second frame of a plan with judge.work_follows: {"type": "work", workloads,
 // records}, or {"type": "cancel"} when nothing is left to judge.
+// A streamed Judge may get one workload's record in two parts ("part"): its
+// correctness rounds while the Recorder still times the solution (Rounds), then
+// the whole record once the Recorder reported (Rest; no record: the workload is
+// not the Judge's after all, and what it judged of the rounds is dropped).
+enum class RecordPart { Whole, Rounds, Rest };
+
 struct WorkOrder {
   bool cancel = false;
   std::vector<json> workloads;
   std::vector<std::optional<CallRecord>> records;
+  RecordPart part = RecordPart::Whole;  // Rounds and Rest: one workload
   json to_json() const;
   static WorkOrder from_json(const json& j);  // throws std::runtime_error when malformed
 };

@@ -42,6 +42,12 @@ uint64_t evaluation_secret(const WorkerPlan& plan);
 struct RunHooks {
   std::function<void(WorkloadOutcome&, const std::filesystem::path& scratch, size_t pos)>
       on_result;
+  // A Recorder's correctness rounds, recorded before it times the solution
+  // (FrameType::Rounds): all of the plan's rounds, validated, no sample; the
+  // worker's scratch folder holds their files. `index`: the workload's in the plan.
+  std::function<void(const CallRecord&, const std::filesystem::path& scratch, size_t pos,
+                     size_t index)>
+      on_rounds;
   // A Recorder that said "done" is not waited for here but handed over, to exit
   // beside the judging (JudgeOptions::timing_after_go); so is a Judge whose batch
   // another follows, which begins once it has exited (runner_judged.cc).

@@ -2,8 +2,14 @@
 // workloads a Recorder runs the solution and records its calls, then a Judge that
 // never loads solution code judges the records and times the reference; the two
 // outcomes of a workload are merged into one.
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <thread>
 
@@ -126,6 +132,45 @@ std::string record_problem(const WorkerPlan& plan, const json& spec, const Workl
   return "";
 }
 
+// Moves the files `names` (every entry where `names` is empty) of the Recorder's
+// record folder scratch/judge/<pos> into `dst`, which exists, and says whether all
+// of them moved. The worker may still run (its rounds are moved while it times):
+// nothing on the way is followed if it is a symbolic link, so that a folder of its
+// scratch swapped for one cannot make the parent move (then delete) files of its
+// own; an entry that is a link moves as the link, which the Judge refuses to read.
+bool move_recorded(const fs::path& scratch, size_t pos, const fs::path& dst,
+                   const std::vector<std::string>& names) {
+  constexpr int kDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  const Fd top{::open(scratch.c_str(), kDir)};
+  const Fd judge{top.fd < 0 ? -1 : ::openat(top.fd, "judge", kDir)};
+  const Fd src{judge.fd < 0 ? -1 : ::openat(judge.fd, std::to_string(pos).c_str(), kDir)};
+  const Fd to{::open(dst.c_str(), kDir)};
+  if (src.fd < 0 || to.fd < 0) return false;
+  std::vector<std::string> all = names;
+  if (all.empty()) {
+    const int listed = ::dup(src.fd);
+    DIR* d = listed < 0 ? nullptr : ::fdopendir(listed);
+    if (!d) {
+      if (listed >= 0) ::close(listed);
+      return false;
+    }
+    while (const dirent* e = ::readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        all.emplace_back(e->d_name);
+    ::closedir(d);
+  }
+  bool moved = true;
+  for (const std::string& n : all)
+    if (::renameat(src.fd, n.c_str(), to.fd, n.c_str()) != 0) moved = false;
+  return moved;
+}
+
 // Workloads per batch, so that the records on disk stay within a budget: one
 // batch is one solution's worker and one reference worker. A workload's record
 // holds its outputs once per correctness round and per sampled timed call.
@@ -223,6 +268,9 @@ class JudgedBatch {
   // Why the Recorder's outcome at `pos`, which has a record, cannot go to the Judge
   // ("" when it can: its record is then made ready for it).
   std::string not_for_judge(size_t pos, WorkloadOutcome& o) const;
+  bool send_to_judge(const WorkOrder& work);
+  void stream_rounds(const CallRecord& r, const fs::path& scratch, size_t pos, size_t index);
+  void withdraw_ahead();
   void stream(WorkloadOutcome& o);
   void hand_over();
   // known_ and the Judge's positions it holds (what "go" names).
@@ -245,6 +293,10 @@ class JudgedBatch {
   // positions sent to it so far, in order; -1 once a send failed.
   int stream_fd_ = -1;
   std::vector<size_t> streamed_;
+  // The position whose rounds it got ahead of the rest (RecordPart::Rounds), and
+  // those rounds: the rest (or a withdrawal) is owed before anything else.
+  std::optional<size_t> ahead_;
+  std::vector<RecordedCall> ahead_rounds_;
   WorkerPlan judge_plan_;
   RunnerResult recorded_;       // the Recorder's outcomes, by position in the batch
   std::vector<size_t> judged_;  // positions in the batch the Judge gets
@@ -265,17 +317,67 @@ RunHooks JudgedBatch::recorder_hooks(uint64_t secret, std::vector<Child>* exitin
   RunHooks hooks;
   hooks.value_secret = secret;
   hooks.exiting = exiting;
+  hooks.on_rounds = [this](const CallRecord& r, const fs::path& scratch, size_t pos,
+                           size_t index) {
+    if (stream_fd_ >= 0 && settings().rounds_ahead.value_or(true))
+      stream_rounds(r, scratch, pos, index);
+  };
   hooks.on_result = [this](WorkloadOutcome& o, const fs::path& scratch, size_t pos) {
-    if (!o.record) return;
-    const fs::path src = scratch / "judge" / std::to_string(pos);
+    if (ahead_ && *ahead_ != static_cast<size_t>(o.index)) withdraw_ahead();  // its worker died
+    if (!o.record) {
+      if (ahead_) withdraw_ahead();
+      return;
+    }
     const fs::path dst = records_.path() / std::to_string(o.index);
     std::error_code ec;
-    if (fs::is_directory(fs::symlink_status(src, ec))) fs::rename(src, dst, ec);
-    if (!fs::is_directory(fs::symlink_status(dst, ec))) fs::create_directory(dst, ec);
+    fs::create_directory(dst, ec);  // or made when its rounds went ahead
+    move_recorded(scratch, pos, dst, {});
     o.record->dir = dst.string();
     if (stream_fd_ >= 0) stream(o);
   };
   return hooks;
+}
+
+bool JudgedBatch::send_to_judge(const WorkOrder& work) {
+  if (write_frame(stream_fd_, work.to_json(), deadline_after(std::chrono::seconds(5))).ok())
+    return true;
+  stream_fd_ = -1;
+  streamed_.clear();
+  ahead_.reset();
+  return false;
+}
+
+// The Recorder's rounds of the workload at batch position `index`, judged while
+// it times the solution: their files leave its scratch folder now (their digests
+// are in the frame, so what it writes to them later only fails its own record).
+void JudgedBatch::stream_rounds(const CallRecord& r, const fs::path& scratch, size_t pos,
+                                size_t index) {
+  if (ahead_) withdraw_ahead();  // an earlier workload's result never came
+  if (index >= batch_.size()) return;
+  const fs::path dst = records_.path() / std::to_string(index);
+  std::error_code ec;
+  if (!fs::create_directory(dst, ec)) return;
+  std::vector<std::string> files;
+  for (const RecordedCall& c : r.rounds) files.push_back(c.file);
+  if (!move_recorded(scratch, pos, dst, files)) return;  // the whole record at its result
+  WorkOrder work;
+  work.part = RecordPart::Rounds;
+  work.workloads = {plan_.workloads[batch_[index]]};
+  work.records = {r};
+  work.records[0]->dir = dst.string();
+  if (!send_to_judge(work)) return;
+  ahead_ = index;
+  ahead_rounds_ = r.rounds;
+}
+
+// The workload whose rounds went ahead is not the Judge's after all.
+void JudgedBatch::withdraw_ahead() {
+  WorkOrder work;
+  work.part = RecordPart::Rest;
+  work.workloads = {plan_.workloads[batch_[*ahead_]]};
+  work.records = {std::nullopt};
+  ahead_.reset();
+  send_to_judge(work);
 }
 
 // The Judge's work, one workload at a time, as the Recorder reports each (its
@@ -284,14 +386,28 @@ RunHooks JudgedBatch::recorder_hooks(uint64_t secret, std::vector<Child>* exitin
 // the usual way once the Recorder is done.
 void JudgedBatch::stream(WorkloadOutcome& o) {
   const size_t pos = static_cast<size_t>(o.index);
-  if (pos >= batch_.size() || !o.record || !not_for_judge(pos, o).empty()) return;
-  const WorkOrder work{false, {plan_.workloads[batch_[pos]]}, {*o.record}};
-  if (!write_frame(stream_fd_, work.to_json(), deadline_after(std::chrono::seconds(5))).ok()) {
-    stream_fd_ = -1;
-    streamed_.clear();
+  const bool rest = ahead_ == pos;
+  if (rest && o.record->rounds != ahead_rounds_) {
+    // The harness reports the rounds it sent ahead: other ones are not its report.
+    o.status = Status::RewardHack;
+    o.log = "the worker's report cannot be believed: its correctness rounds are not the ones it "
+            "reported before timing" + (o.log.empty() ? "" : "\n" + o.log);
+    o.correctness.reset();
+    o.timing.reset();
+    o.reference_timing.reset();
+    if (!opts_.keep_scratch) remove_tree_quietly(o.record->dir);
+    o.record.reset();
+  }
+  if (pos >= batch_.size() || !o.record || !not_for_judge(pos, o).empty()) {
+    if (rest) withdraw_ahead();
     return;
   }
-  streamed_.push_back(pos);
+  WorkOrder work;
+  work.part = rest ? RecordPart::Rest : RecordPart::Whole;
+  work.workloads = {plan_.workloads[batch_[pos]]};
+  work.records = {*o.record};
+  ahead_.reset();
+  if (send_to_judge(work)) streamed_.push_back(pos);
 }
 
 // The Recorder's events with plan indices; its recorded results wait for the Judge.
@@ -463,6 +579,7 @@ void JudgedBatch::run(uint64_t secret) {
   std::vector<Child> exiting;
   const RunHooks hooks = recorder_hooks(secret, &exiting);
   recorded_ = run_workers(sp, recorder_options(), &hooks);
+  if (stream_fd_ >= 0 && ahead_) withdraw_ahead();  // its Recorder ended without a result
   const size_t first_recorder = result_.workers.size();
   for (auto& w : recorded_.workers) result_.workers.push_back(std::move(w));
   if (!recorded_.env.empty()) result_.env = recorded_.env;

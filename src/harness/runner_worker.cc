@@ -54,6 +54,7 @@ class WorkerRun {
   bool on_keep(const json& m);
   bool on_begin(const json& m);
   void on_progress(const json& m);
+  void on_rounds(const json& m);
   bool on_result(const json& m, const ChannelInbox::Item& item);
   void on_restart(const json& m);
   void on_done();
@@ -296,6 +297,9 @@ bool WorkerRun::handle(std::optional<ChannelInbox::Item> item) {
     case FrameType::Progress:
       on_progress(m);
       return true;
+    case FrameType::Rounds:
+      on_rounds(m);
+      return true;
     case FrameType::Result:
       return on_result(m, *item);
     case FrameType::Restart:
@@ -398,6 +402,24 @@ void WorkerRun::on_progress(const json& m) {
   e.phase = parse_phase(m.value("phase", ""));
   e.round = m.value("round", -1);
   event(e);
+}
+
+// Whatever is wrong with it, the frame is let go: the result frame's record,
+// checked as always, decides.
+void WorkerRun::on_rounds(const json& m) {
+  if (current_ < 0 || !hooks_ || !hooks_->on_rounds || m.value("index", -1) != current_) return;
+  CallRecord r;
+  try {
+    r = CallRecord::from_json(m.at("record"));
+  } catch (const std::exception&) {
+    return;
+  }
+  r.dir.clear();
+  if (r.rounds.size() != static_cast<size_t>(plan_.rounds) || !r.samples.empty() || r.timed ||
+      !r.failed_stage.empty())
+    return;
+  hooks_->on_rounds(r, launched_->scratch.path(), static_cast<size_t>(current_),
+                    static_cast<size_t>(indices_[current_]));
 }
 
 bool WorkerRun::on_result(const json& m, const ChannelInbox::Item& item) {

@@ -98,6 +98,8 @@ TEST(Settings, SwitchesOfZeroAndOne) {
   EXPECT_EQ(read({{"SOLBENCH_EARLY_REFERENCE_WORKER", "0"}}).early_reference_worker, false);
   EXPECT_FALSE(read({{"SOLBENCH_EARLY_REFERENCE_WORKER", "auto"}}).early_reference_worker);
   EXPECT_EQ(read({{"SOLBENCH_STREAM_JUDGE", "0"}}).stream_judge, false);
+  EXPECT_EQ(read({{"SOLBENCH_ROUNDS_AHEAD", "0"}}).rounds_ahead, false);
+  EXPECT_FALSE(read({}).rounds_ahead.has_value());
   EXPECT_FALSE(read({}).stream_judge);  // unset: on wherever a reference worker starts early
   EXPECT_EQ(read({{"SOLBENCH_TORCH_PCH", "0"}}).torch_pch, false);
   EXPECT_EQ(read({{"SOLBENCH_TORCH_PCH", "1"}}).torch_pch, true);

@@ -38,6 +38,19 @@ inline std::string pytorch_source(const std::string& prelude, const std::string&
          "\n    return out\n";
 }
 
+// The solution document of a pytorch-language RMSNorm whose main.py is `code`.
+inline json python_solution_json(const std::string& name, const std::string& code) {
+  return {{"name", name},
+          {"definition", kRmsnormDef},
+          {"author", "test"},
+          {"spec",
+           {{"languages", {"pytorch"}},
+            {"target_hardware", {"cpu"}},
+            {"entry_point", "main.py::run"},
+            {"destination_passing_style", false}}},
+          {"sources", {{{"path", "main.py"}, {"content", code}}}}};
+}
+
 class PythonSolutionEval : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -51,17 +64,8 @@ class PythonSolutionEval : public ::testing::Test {
   }
 
   fs::path solution(const std::string& name, const std::string& code) {
-    json sol = {{"name", name},
-                {"definition", kRmsnormDef},
-                {"author", "test"},
-                {"spec",
-                 {{"languages", {"pytorch"}},
-                  {"target_hardware", {"cpu"}},
-                  {"entry_point", "main.py::run"},
-                  {"destination_passing_style", false}}},
-                {"sources", {{{"path", "main.py"}, {"content", code}}}}};
     const fs::path p = dir_ / (name + ".json");
-    std::ofstream(p) << sol.dump(2);
+    std::ofstream(p) << python_solution_json(name, code).dump(2);
     return p;
   }
 

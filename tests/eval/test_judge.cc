@@ -27,6 +27,8 @@ using testing::kB2;
 using testing::kFast;
 using testing::pytorch_source;
 
+const std::string kTwoRounds = " --rounds 2 --time-budget-ms 20 ";
+
 // `n` results, each PASSED, judged in the reference worker (8 sampled calls checked)
 // and with T_ref timed there.
 void expect_judged_and_timed(const json& doc, size_t n) {
@@ -124,6 +126,31 @@ TEST(CallRecordJson, RoundTripsAndRefusesWhatCouldLeaveItsFolder) {
   order_bad["records"].erase(1);
   EXPECT_THROW(harness::WorkOrder::from_json(order_bad), std::runtime_error);
   EXPECT_THROW(harness::WorkOrder::from_json(json{{"type", "plan"}}), std::runtime_error);
+  // A record in two parts: its rounds (a record of one workload), then its rest
+  // (the whole record, or none: withdrawn).
+  harness::WorkOrder rounds;
+  rounds.part = harness::RecordPart::Rounds;
+  rounds.workloads = {json::object()};
+  rounds.records = {r};
+  EXPECT_EQ(rounds.to_json().value("part", ""), "rounds");
+  EXPECT_EQ(harness::WorkOrder::from_json(rounds.to_json()).part, harness::RecordPart::Rounds);
+  harness::WorkOrder rest = rounds;
+  rest.part = harness::RecordPart::Rest;
+  rest.records = {std::nullopt};
+  const harness::WorkOrder rest_back = harness::WorkOrder::from_json(rest.to_json());
+  EXPECT_EQ(rest_back.part, harness::RecordPart::Rest);
+  ASSERT_EQ(rest_back.records.size(), 1u);
+  EXPECT_FALSE(rest_back.records[0].has_value());
+  EXPECT_FALSE(order.to_json().contains("part"));  // a whole record, as before
+  json part_bad = rounds.to_json();
+  part_bad["records"] = json::array({nullptr});
+  EXPECT_THROW(harness::WorkOrder::from_json(part_bad), std::runtime_error);  // rounds of nothing
+  part_bad = order.to_json();
+  part_bad["part"] = "rest";
+  EXPECT_THROW(harness::WorkOrder::from_json(part_bad), std::runtime_error);  // two workloads
+  part_bad = rounds.to_json();
+  part_bad["part"] = "samples";
+  EXPECT_THROW(harness::WorkOrder::from_json(part_bad), std::runtime_error);
   bad = p.to_json();
   bad["judge"]["records"].erase(1);
   EXPECT_THROW(harness::WorkerPlan::from_json(bad), std::runtime_error);
@@ -145,6 +172,15 @@ json in_process(const std::function<json()>& eval) {
   ::setenv("SOLBENCH_REFERENCE_WORKER", "0", 1);
   json doc = eval();
   ::unsetenv("SOLBENCH_REFERENCE_WORKER");
+  return doc;
+}
+
+// Evaluates with the reference worker started beside the solution's, as on a GPU
+// (streamed: it gets each workload's rounds, then the rest, as they are recorded).
+json beside(const std::function<json()>& eval) {
+  ::setenv("SOLBENCH_EARLY_REFERENCE_WORKER", "1", 1);
+  json doc = eval();
+  ::unsetenv("SOLBENCH_EARLY_REFERENCE_WORKER");
   return doc;
 }
 
@@ -367,11 +403,12 @@ TEST_F(Judge, AStreamedJudgeJudgesEachWorkloadWhileTheSolutionsWorkerGoesOn) {
   const json& recorded = doc["workers"][0]["workloads"];
   ASSERT_EQ(judged.size(), 2u) << judge;
   ASSERT_EQ(recorded.size(), 2u) << doc["workers"][0];
-  // The first workload's judging began after its record existed and before the
-  // solution's worker was done with the second (its 3 s sleep); every T_ref after.
+  // The first workload's judging began after its rounds were recorded (before its
+  // timed calls: the rounds go ahead) and before the solution's worker was done
+  // with the second (its 3 s sleep); every T_ref after.
   const int64_t second_done = recorded[1].value("result_t_ns", int64_t{0});
   const int64_t first_judged = judged[0].value("judged_t_ns", int64_t{0});
-  EXPECT_GT(first_judged, recorded[0].value("result_t_ns", int64_t{0})) << judge;
+  EXPECT_GT(first_judged, recorded[0].value("begin_t_ns", int64_t{0})) << judge;
   EXPECT_LT(first_judged, second_done) << doc["workers"] << judge;
   for (const auto& w : judged) EXPECT_GT(w.value("begin_t_ns", int64_t{0}), second_done) << judge;
   for (const auto& e : fs::directory_iterator(dir_ / "staging"))
@@ -381,6 +418,62 @@ TEST_F(Judge, AStreamedJudgeJudgesEachWorkloadWhileTheSolutionsWorkerGoesOn) {
   EXPECT_FALSE(after["reference_workers"][0].value("streamed", false));
   EXPECT_FALSE(after["reference_workers"][0]["workloads"][0].contains("judged_t_ns"));
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(status(after, i), "PASSED") << log(after, i);
+}
+
+TEST_F(Judge, AStreamedJudgeJudgesTheRoundsWhileTheSolutionIsTimed) {
+  // The solution's first timed call sleeps: its correctness rounds, sent ahead
+  // (FrameType::Rounds), are judged meanwhile, and the Judge waits for the rest
+  // of the record (its sampled calls) before it goes on.
+  const fs::path sol = solution(
+      "slow_timing", pytorch_source("import time\ncalls = [0]",
+                                    "    calls[0] += 1\n"
+                                    "    if calls[0] == 3:\n"
+                                    "        time.sleep(2)"));
+  json doc = beside([&] { return eval(sol, std::string(" -w ") + kB1, kTwoRounds); });
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(status(doc), "PASSED") << log(doc);
+  const json& checks = doc["results"][0]["evaluation"]["solbench_checks"];
+  EXPECT_EQ(checks.value("reference_timed_in", ""), "reference worker") << checks;
+  EXPECT_GT(checks["verification"].value("checked_calls", 0), 0) << checks;
+  ASSERT_EQ(doc["reference_workers"].size(), 1u);
+  const json& judge = doc["reference_workers"][0];
+  EXPECT_TRUE(judge.value("streamed", false)) << judge;
+  const json& recorded = doc["workers"][0]["workloads"];
+  ASSERT_EQ(recorded.size(), 1u);
+  const int64_t judged = judge["workloads"][0].value("judged_t_ns", int64_t{0});
+  const int64_t result = recorded[0].value("result_t_ns", int64_t{0});
+  EXPECT_GT(judged, recorded[0].value("begin_t_ns", int64_t{0})) << judge;
+  EXPECT_LT(judged, result - 1'500'000'000) << doc["workers"] << judge;  // during the sleep
+  const json& phases = doc["results"][0]["evaluation"]["solbench_phases_ms"];
+  EXPECT_GT(phases.value("record_rest_wait_ms", 0.0), 1000.0) << phases;
+  for (const auto& e : fs::directory_iterator(dir_ / "staging"))
+    ADD_FAILURE() << "left behind: " << e.path();
+}
+
+TEST_F(Judge, RoundsSentAheadOfACrashAreWithdrawnAndTheNextWorkloadIsStillStreamed) {
+  // The first workload's rounds pass and go to the Judge; its first timed call
+  // ends the process. Its record is withdrawn (the crash decides), and the fresh
+  // worker's second workload is judged by the same streamed Judge.
+  const fs::path sol = solution(
+      "crash_in_timing", pytorch_source("calls = [0]",
+                                        "    calls[0] += 1\n"
+                                        "    if hidden_states.shape[0] == 1 and calls[0] == 3:\n"
+                                        "        os._exit(7)"));
+  const std::string both = std::string(" -w ") + kB1 + " -w " + kB2;
+  json doc = beside([&] { return eval(sol, both, kTwoRounds); });
+  ASSERT_FALSE(doc.empty());
+  ASSERT_EQ(doc["results"].size(), 2u);
+  EXPECT_EQ(status(doc, 0), "RUNTIME_ERROR") << log(doc, 0);
+  EXPECT_EQ(status(doc, 1), "PASSED") << log(doc, 1);
+  ASSERT_EQ(doc["workers"].size(), 2u) << doc["workers"];
+  ASSERT_EQ(doc["reference_workers"].size(), 1u) << doc["reference_workers"];
+  const json& judge = doc["reference_workers"][0];
+  EXPECT_TRUE(judge.value("streamed", false)) << judge;
+  ASSERT_EQ(judge["workloads"].size(), 1u) << judge;  // the second's (the only one it judged)
+  EXPECT_EQ(doc["results"][1]["evaluation"]["solbench_checks"].value("judged_in", ""),
+            "reference worker");
+  for (const auto& e : fs::directory_iterator(dir_ / "staging"))
+    ADD_FAILURE() << "left behind: " << e.path();
 }
 
 TEST_F(Judge, AStreamedJudgeThatDiesBeforeReportingLeavesItsWorkloadsToAFreshOne) {
@@ -408,11 +501,16 @@ TEST_F(Judge, AStreamedJudgeThatDiesBeforeReportingLeavesItsWorkloadsToAFreshOne
   EXPECT_EQ(status(doc, 0), "PASSED") << log(doc, 0);
   EXPECT_EQ(status(doc, 1), "RUNTIME_ERROR") << log(doc, 1);
   EXPECT_NE(log(doc, 1).find("reference worker"), std::string::npos) << log(doc, 1);
-  ASSERT_GE(doc["reference_workers"].size(), 2u) << doc["reference_workers"];
-  const json& first = doc["reference_workers"][0];
-  EXPECT_TRUE(first.value("streamed", false)) << first;
-  EXPECT_TRUE(first["workloads"].empty()) << first;
-  const json& fresh = doc["reference_workers"][1];
+  // Its death is seen when the rest of the second record is sent to it (it died
+  // judging that record's rounds, sent ahead): it is let go unreported; or, if it
+  // was still judging then, after "go", as a reference worker that reported nothing.
+  const json& refs = doc["reference_workers"];
+  ASSERT_GE(refs.size(), 1u) << refs;
+  for (size_t i = 0; i + 1 < refs.size(); ++i) {
+    EXPECT_TRUE(refs[i].value("streamed", false)) << refs[i];
+    EXPECT_TRUE(refs[i]["workloads"].empty()) << refs[i];
+  }
+  const json& fresh = refs.back();
   EXPECT_FALSE(fresh.value("streamed", false)) << fresh;
   ASSERT_FALSE(fresh["workloads"].empty()) << fresh;
   EXPECT_EQ(fresh["workloads"][0].value("index", -1), 0) << fresh;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/json.h"
+#include "python_solution_eval.h"
 #include "rmsnorm_native.h"
 #include "test_support.h"
 
@@ -242,6 +243,50 @@ TEST_F(Zygote, SparesMadeAfterOneEvaluationServeTheNextInTheirOwnSandbox) {
   for (int i = 0; i < 100 && worker_folders() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(worker_folders(), 0);
+}
+
+TEST_F(Zygote, ASpareKeepsTheTorchFingerprintItTookAndStillSeesAReplacementAtLoad) {
+  // A Python solution's spare took torch's fingerprint before it was claimed
+  // (WorkerSession::take_torch_baseline_ahead): a solution that replaces a torch
+  // function when it is loaded is still found, against that fingerprint.
+  const std::string address = "solbench-test-spare-fp-" + std::to_string(::getpid());
+  TestZygote zygote(address);
+  ASSERT_GT(zygote.pid, 0);
+  const std::string env = "SOLBENCH_ZYGOTE=" + address + " SOLBENCH_SPARE_WORKERS=1";
+  auto python = [&](const std::string& name, const std::string& prelude) {
+    const fs::path p = dir_ / (name + ".json");
+    std::ofstream(p) << testing::python_solution_json(name, testing::pytorch_source(prelude, ""))
+                            .dump(2);
+    return p;
+  };
+  // Time for the spares to stand by: one claimed before that skips its warm-up
+  // and the fingerprint (the requester would wait for them).
+  const auto settle = [] { std::this_thread::sleep_for(std::chrono::seconds(3)); };
+  const fs::path honest = python("honest", "");
+  json doc = eval(env, "-s '" + honest.string() + "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  settle();
+  doc = eval(env, "-s '" + honest.string() + "' -w " + kB1);  // a spare's, which kept it
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(status(doc, 0), "PASSED");
+  EXPECT_EQ(launch(doc["workers"]), "spare") << doc["workers"].dump();
+  EXPECT_EQ(doc["workers"][0]["phases_ms"].value("torch_fingerprint_by_spare", 0), 1)
+      << doc["workers"][0]["phases_ms"].dump();
+  // torch.rsqrt, which the reference calls, replaced by a function of the solution's.
+  const fs::path hack = python("replace_rsqrt",
+                               "_real = torch.rsqrt\n"
+                               "def _mine(x, *a, **k):\n"
+                               "    return _real(x, *a, **k)\n"
+                               "setattr(__import__('to' + 'rch'), 'rs' + 'qrt', _mine)\n");
+  settle();
+  doc = eval(env, "-s '" + hack.string() + "' -w " + kB1);
+  ASSERT_TRUE(doc.is_object()) << err_;
+  EXPECT_EQ(launch(doc["workers"]), "spare") << doc["workers"].dump();
+  EXPECT_EQ(status(doc, 0), "REWARD_HACK") << doc["results"][0]["evaluation"]["log"];
+  EXPECT_NE(doc["results"][0]["evaluation"]["log"].get<std::string>().find("torch.rsqrt"),
+            std::string::npos)
+      << doc["results"][0]["evaluation"]["log"];
 }
 
 TEST_F(Zygote, AJudgeSpareWarmedOnTheFirstWorkloadSkipsItsOwnWarmUp) {

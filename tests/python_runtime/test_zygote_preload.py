@@ -107,3 +107,36 @@ def test_a_spare_warms_one_matrix_product_per_floating_dtype_of_the_inputs(monke
     zygote._warm_products(spec, "cpu")
     zygote._warm_products({"inputs": [{"name": "n", "dtype": "int32"}]}, "cuda:0")
     assert made == []
+
+
+def test_a_spare_of_large_inputs_warms_a_small_record_of_each_output_dtype(monkeypatch, tmp_path):
+    # zygote._warm_harness_light: no values of the workload, a record of a few KiB
+    # per output dtype (each dtype once, unknown names left out) written, read back
+    # with its digest checked, and removed; the digests of a small tensor with it.
+    sys.path.insert(0, str(REPO / "python"))
+    import torch
+    from solbench_py import record, zygote
+    monkeypatch.chdir(tmp_path)
+    seen = {}
+    real_write, real_read = record.write_call, record.read_call
+
+    def write(path, outputs, inputs_after, inputs_before=None):
+        seen["written"] = [(t.dtype, t.numel()) for t in outputs]
+        seen["before"] = inputs_before
+        return real_write(path, outputs, inputs_after, inputs_before)
+
+    def read(path, sha, device):
+        got = real_read(path, sha, device)  # raises if the digest is not the written one
+        seen["read"] = [t.dtype for t in got["outputs"]]
+        return got
+    monkeypatch.setattr(record, "write_call", write)
+    monkeypatch.setattr(record, "read_call", read)
+    monkeypatch.setattr(zygote, "release_memory", lambda d: seen.setdefault("released", d))
+    spec = {"outputs": [{"name": "y", "dtype": "bfloat16"}, {"name": "z", "dtype": "float32"},
+                        {"name": "w", "dtype": "bfloat16"}, {"name": "q", "dtype": "no_such"}]}
+    zygote._warm_harness_light(spec, "cpu")
+    assert seen["written"] == [(torch.bfloat16, 4096), (torch.float32, 4096)]
+    assert seen["read"] == [torch.bfloat16, torch.float32]
+    assert len(seen["before"]) == 1 and len(seen["before"][0]) == 64
+    assert seen["released"] == "cpu"
+    assert list(tmp_path.iterdir()) == []

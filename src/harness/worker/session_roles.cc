@@ -9,6 +9,7 @@
 //               and input digests written for the Judge (python/solbench_py/record.py)
 //   Judging     Judge: no solution code; the inputs generated again, the reference
 //               run here, the Recorder's records read as data and compared; T_ref
+#include <exception>
 #include <map>
 
 #include <fmt/format.h>
@@ -256,7 +257,12 @@ class Recording final : public RoleVerdict {
                        (ec ? ec.message() : std::string("it exists already"))};
     run.candidate = s_.solution_candidate(run.w);
     s_.run_rounds(run);
-    if (s_.plan.time_solution) timing(run);
+    if (s_.plan.time_solution) {
+      // The rounds are on disk with their digests: a streamed Judge judges them
+      // while this worker times the solution (the parent decides; protocol.h).
+      s_.emit(make_frame(FrameType::Rounds, {{"index", run.index}, {"record", rec_.to_json()}}));
+      timing(run);
+    }
     attach(run.o, false);
   }
   void failed(WorkloadOutcome& o) override { attach(o, true); }
@@ -439,12 +445,33 @@ class Judging final : public RoleVerdict {
     dir_ = r.dir;
     s_.run_rounds(run);
     run.o.correctness = run.acc;
+    py::list input_sets, ref_sets;
+    int sets = -1;
+    const auto make_sets = [&] {
+      Stopwatch ssw;
+      sets = s_.timing_sets(run.spec, run.w, input_sets, ref_sets);
+      run.o.phases_ms["timing_sets_ms"] = ssw.ms();
+    };
+    if (s_.rest_owed == run.index) {
+      // The rounds came ahead: the timing sets (the same whatever the rest says)
+      // are made while the solution is still timed, then the rest (r is whole after
+      // it). Their failure counts only where the rest says the timing ran.
+      std::exception_ptr sets_failed;
+      try {
+        make_sets();
+      } catch (...) {
+        sets_failed = std::current_exception();
+      }
+      Stopwatch wsw;
+      const bool kept = s_.take_rest(run.index);
+      run.o.phases_ms["record_rest_wait_ms"] = wsw.ms();
+      if (!kept) throw Finish{Status::RuntimeError, "the record was withdrawn"};  // dropped
+      if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
+      if (sets_failed) std::rethrow_exception(sets_failed);
+    }
     if (r.failed_stage == "round") return judge_failed_round(run, r);
     if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
-    py::list input_sets, ref_sets;
-    Stopwatch ssw;
-    const int sets = s_.timing_sets(run.spec, run.w, input_sets, ref_sets);
-    run.o.phases_ms["timing_sets_ms"] = ssw.ms();
+    if (sets < 0) make_sets();
     if (r.failed_stage == "timing") return;
     s_.progress(run.index, WorkloadPhase::Judging);
     RecordSamples samples(*this, run, input_sets);

@@ -188,6 +188,14 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // T_ref is not timed but owed, and the GPU memory is freed by the caller.
   bool judging_ahead = false;
   std::set<size_t> reference_owed;  // workloads judged ahead whose T_ref is owed
+  // A record that came with its rounds only (WorkerSession::expect_rest): its
+  // workload, how its rest is read, and whether that rest withdrew it.
+  std::optional<size_t> rest_owed;
+  std::function<std::optional<CallRecord>()> read_rest;
+  bool rest_withdrawn = false;
+  // Reads the rest of workload i's record where it is owed: false when withdrawn;
+  // throws Finish when its rounds are not the ones judged.
+  bool take_rest(size_t i);
   json check_ms = json::object();   // after_call's host time by kind, this workload
   // Workloads whose T_ref the parent knows ("go"'s reference_known): not timed here.
   std::set<size_t> reference_known;
@@ -196,7 +204,7 @@ struct __attribute__((visibility("hidden"))) WorkerSession::Impl {
   // ---- start (worker_session.cc)
   json start_python(json& phases);
   void load_reference();
-  void seal_and_take_baselines(json& env);
+  void seal_and_take_baselines(json& env, json& phases);  // its parts' times into phases
   void load_solution(json& env);
   void check_after_load();
 

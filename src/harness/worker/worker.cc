@@ -505,10 +505,20 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
 // timing lock. A sticky CUDA error ends
 // the judging: after "go" the worker asks for a restart at once, and a fresh Judge
 // takes all its workloads (those judged here were judged in a context that broke).
+// A record may come in two parts (RecordPart): its rounds, judged at once, then
+// its rest, read in the middle of that judging (or after it, where a round failed
+// first); a withdrawn one is taken off again and nothing is held for it.
 [[noreturn]] void judge_streamed(WorkerChannel& ch, WorkerSession& session,
                                  const WorkerPlan& plan) {
   std::vector<std::pair<WorkloadOutcome, int64_t>> held;  // and when its judging began
   std::string spoiled;  // the sticky CUDA error's name
+  const auto read_rest = [&ch, &plan]() -> std::optional<CallRecord> {
+    FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
+    if (!f.ok()) quit(0);  // the parent is gone
+    WorkOrder rest = work_order(ch, plan, f.message);
+    if (rest.part != RecordPart::Rest) ch.fatal("expected the rest of a record whose rounds came");
+    return std::move(rest.records.front());
+  };
   for (;;) {
     FrameResult f = ch.read(deadline_after(std::chrono::hours(24 * 365)));
     if (!f.ok()) quit(0);  // the parent is gone
@@ -517,12 +527,19 @@ std::optional<solbench::gpu::CudaErrorStatus> sticky_cuda_error(const WorkerPlan
       break;
     }
     WorkOrder order = work_order(ch, plan, f.message);
+    if (order.part == RecordPart::Rest) {
+      if (!spoiled.empty()) continue;  // the rest of rounds not judged here
+      ch.fatal("the rest of a record whose rounds never came");
+    }
+    const bool rounds_only = order.part == RecordPart::Rounds;
     const size_t n = order.workloads.size();
     const size_t first = session.add_work(std::move(order.workloads), std::move(order.records));
     for (size_t i = first; i < first + n && spoiled.empty(); ++i) {
       const int64_t began = monotonic_ns();
+      if (rounds_only) session.expect_rest(i, read_rest);
       WorkloadOutcome o = session.judge_ahead(i);
       if (const auto e = sticky_cuda_error(plan, o)) spoiled = e->name;
+      if (rounds_only && !session.settle_rest(i)) continue;  // withdrawn
       held.emplace_back(std::move(o), began);
     }
   }

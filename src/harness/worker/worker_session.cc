@@ -45,6 +45,9 @@ WorkerSession::~WorkerSession() = default;
 namespace {
 // runtime.init's result, once per process (a spare starts it before its plan).
 std::optional<std::pair<Device, json>> g_runtime_started;
+// A spare's fingerprint of torch (take_torch_baseline_ahead); never freed: it is a
+// Python object, and the interpreter may be gone when statics are destroyed.
+py::object* g_torch_ahead = nullptr;
 
 // record.py's device fingerprints through our kernel (gpu/fingerprint.h), in
 // every worker on a GPU before any solution code runs; the Recorder and the
@@ -108,7 +111,7 @@ json WorkerSession::start() {
   Stopwatch ref_sw;
   s.load_reference();
   phases["reference_load_ms"] = ref_sw.ms();
-  s.seal_and_take_baselines(env);
+  s.seal_and_take_baselines(env, phases);
   if (s.plan.role == WorkerRole::Judge) {
     // A Judge loads no solution code at all: T_ref is measured where nothing the
     // solution did at import or in its calls can reach it.
@@ -120,7 +123,9 @@ json WorkerSession::start() {
   Stopwatch sol_sw;
   s.load_solution(env);
   phases["solution_load_ms"] = sol_sw.ms();
+  Stopwatch check_sw;
   s.check_after_load();
+  phases["check_after_load_ms"] = check_sw.ms();
   env["timer"] = s.timer->name();
   if (!s.static_findings.empty()) env["static_findings"] = s.static_findings;
   env["timer_details"] = s.timer->details();
@@ -167,32 +172,51 @@ void WorkerSession::Impl::load_reference() {
 // Before any solution code: the timer (the GPU timer loads CUPTI), then the seal
 // over all code loaded so far, then the baselines the solution is judged against
 // (threads, torch's functions, the interpreter's hooks).
-void WorkerSession::Impl::seal_and_take_baselines(json& env) {
+void WorkerSession::Impl::seal_and_take_baselines(json& env, json& phases) {
   // On a GPU the native entry launches on torch's current stream, and the timer
   // measures that stream's work (the GPU timer also sees other streams).
+  Stopwatch sw;
   stream = reinterpret_cast<void*>(runtime.attr("current_stream")(plan.device.str()).cast<uintptr_t>());
   timer = make_timer(plan.device, stream, plan.timer_options);
+  phases["timer_make_ms"] = sw.ms();
   timing_lock = DeviceLock(plan.timing_lock);
   memory_shares = MemoryShares(plan.memory_shares, static_cast<size_t>(std::max(0, plan.memory_share_units)));
   {
     // Its first call's costs here, where a spare or a worker ahead pays them before
     // anyone waits, not in the first timed loop (held exclusively). A GPU step:
     // the L2 flush must not run beside another process's timed loop.
+    Stopwatch wsw;
     const GpuStep step(*this);
     timer->warm_up();
+    phases["timer_warm_up_ms"] = wsw.ms();
   }
+  Stopwatch seal_sw;
   const SealReport seal = seal_loaded_code();
+  phases["code_seal_ms"] = seal_sw.ms();
   env["code_seal"] = {{"available", seal.available}, {"objects", seal.objects},
                       {"ranges", seal.ranges}, {"failed", seal.failed}};
   if (!seal.error.empty()) env["code_seal"]["error"] = seal.error;
   // The baseline's worker and the Judge (EntryKind::Reference) run no solution
   // code: torch.compile may start what it likes there.
   if (plan.entry.kind == EntryKind::Reference) return;
+  Stopwatch base_sw;
   for (const ThreadInfo& t : list_threads()) thread_baseline.push_back(t.tid);
   threads_explained.insert(thread_baseline.begin(), thread_baseline.end());
   thread_baseline_taken = true;
-  torch_fingerprint = runtime.attr("torch_fingerprint")();
+  // A spare's, where the quick look finds all it read as it was (the reference's
+  // load imported or replaced nothing of torch's); a fresh one otherwise, as a
+  // worker that was no spare takes.
+  if (g_torch_ahead && !g_torch_ahead->is_none() &&
+      runtime.attr("unchanged_since")(*g_torch_ahead).cast<bool>()) {
+    torch_fingerprint = *g_torch_ahead;
+    phases["torch_fingerprint_by_spare"] = 1;
+  } else {
+    torch_fingerprint = runtime.attr("torch_fingerprint")();
+  }
+  if (g_torch_ahead) *g_torch_ahead = py::none();  // one plan's
+  phases["torch_fingerprint_ms"] = base_sw.ms();
   hook_baseline = py::module_::import("solbench_py.hooks").attr("state")();
+  phases["baselines_ms"] = base_sw.ms();
 }
 
 namespace {
@@ -361,6 +385,20 @@ size_t WorkerSession::add_work(std::vector<json> workloads,
   return first;
 }
 
+double WorkerSession::take_torch_baseline_ahead() {
+  Stopwatch sw;
+  try {
+    py::module_ runtime = py::module_::import("solbench_py.runtime");
+    py::object fp = runtime.attr("torch_fingerprint")();
+    if (!runtime.attr("torch_changes")(fp).cast<std::string>().empty()) return sw.ms();
+    if (!g_torch_ahead) g_torch_ahead = new py::object();
+    *g_torch_ahead = std::move(fp);
+  } catch (const std::exception&) {
+    // The worker takes its own, as without a spare.
+  }
+  return sw.ms();
+}
+
 WorkloadOutcome WorkerSession::judge_ahead(size_t index) {
   Impl& s = *impl_;
   // Each step of its judging holds the GPU's timing lock shared (GpuStep), so the
@@ -372,6 +410,46 @@ WorkloadOutcome WorkerSession::judge_ahead(size_t index) {
   // What it cached, back for the Recorder's next workload.
   if (s.plan.device.is_cuda()) s.release_device_memory();
   return o;
+}
+
+void WorkerSession::expect_rest(size_t index, std::function<std::optional<CallRecord>()> read) {
+  impl_->rest_owed = index;
+  impl_->read_rest = std::move(read);
+  impl_->rest_withdrawn = false;
+}
+
+bool WorkerSession::Impl::take_rest(size_t index) {
+  if (rest_owed != index) return true;
+  rest_owed.reset();
+  std::optional<CallRecord> rest = read_rest();
+  read_rest = nullptr;
+  if (!rest) {
+    rest_withdrawn = true;
+    return false;
+  }
+  CallRecord& r = *plan.judge.records.at(index);
+  if (rest->rounds != r.rounds)  // the parent compares them too
+    throw Finish{Status::RuntimeError,
+                 "the solution's worker reported other correctness rounds than it recorded first"};
+  r = std::move(*rest);
+  return true;
+}
+
+bool WorkerSession::settle_rest(size_t index) {
+  Impl& s = *impl_;
+  try {
+    s.take_rest(index);  // where a failed round ended the judging before it
+  } catch (const Finish&) {
+    // That round's failure is the verdict.
+  }
+  if (!s.rest_withdrawn) return true;
+  s.rest_withdrawn = false;
+  s.reference_owed.erase(index);
+  if (index + 1 == s.plan.workloads.size()) {
+    s.plan.workloads.pop_back();
+    s.plan.judge.records.pop_back();
+  }
+  return false;
 }
 
 WorkloadOutcome WorkerSession::time_owed_reference(size_t index, WorkloadOutcome o) {

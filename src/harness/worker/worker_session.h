@@ -102,6 +102,13 @@ class WorkerSession {
   // work; outside the GPU's timing lock), true launches it once (under the lock).
   // Returns whether the step ran; never throws.
   static bool warm_triton(const Device& device, bool launch);
+  // A spare's last step before it stands by: torch's fingerprint and a first full
+  // look at it (identity.torch_changes), kept for its plan. The claimed worker then
+  // checks that fingerprint after its reference's load with a quick look, taking a
+  // new one only where that load changed something, and the look after the
+  // solution's load is a quick one too (35-80 ms of a warm call's start on an
+  // H200). Returns the milliseconds it took; never throws.
+  static double take_torch_baseline_ahead();
 
   // Runs the reference and the comparison once on `spec`'s first correctness
   // inputs and drops the results (a reference worker waiting for its work): the
@@ -139,6 +146,14 @@ class WorkerSession {
   WorkloadOutcome judge_ahead(size_t i);
   // ... and after "go": T_ref of workload i into `o`, where judge_ahead owes it.
   WorkloadOutcome time_owed_reference(size_t i, WorkloadOutcome o);
+  // Workload i's record came with its correctness rounds only (RecordPart::Rounds):
+  // its judging calls `read` for the rest (none: the record was withdrawn) once
+  // the rounds are judged.
+  void expect_rest(size_t i, std::function<std::optional<CallRecord>()> read);
+  // After judge_ahead(i): the rest read if the judging ended before it (a round
+  // failed); false when the record was withdrawn, workload i then taken off again
+  // (it was the last one added).
+  bool settle_rest(size_t i);
 
   // Evaluates plan.workloads[i]. Never throws for problems of the solution.
   WorkloadOutcome evaluate(size_t i);

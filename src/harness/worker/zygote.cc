@@ -453,6 +453,9 @@ namespace {
       let_go();
       prepared.sandbox_report["spare_warm_ms"] = static_cast<double>(monotonic_ns() - t) / 1e6;
     }
+    // Last: nothing of torch's that the warm-up imported may come after it.
+    if (::poll(&claimed, 1, 0) == 0)
+      prepared.sandbox_report["spare_torch_baseline_ms"] = WorkerSession::take_torch_baseline_ahead();
   } catch (const std::exception& e) {
     fail(e.what());
   }
