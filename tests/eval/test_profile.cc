@@ -170,6 +170,29 @@ TEST(CounterSummary, DerivesBytesFlopsByUnitAndRates) {
   EXPECT_EQ(j["passes"], 3);
 }
 
+TEST(CounterSummary, PmSampledBytesAreTheCallsAndAOneKernelCallsKernels) {
+  // The PM-sampled pass (bytes while the call ran) beside kernel replay's: for the
+  // call always, per kernel only where the call is one kernel.
+  CallCounters c = two_kernels();
+  c.sampled = harness::SampledDram{2.4e6, 0.7e6, 14, 1000};
+  json j = harness::counter_summary(c);
+  EXPECT_DOUBLE_EQ(j["total"]["dram_write_bytes_during"].get<double>(), 0.7e6);
+  EXPECT_DOUBLE_EQ(j["total"]["dram_read_bytes_during"].get<double>(), 2.4e6);
+  EXPECT_DOUBLE_EQ(j["total"]["dram_write_bytes"].get<double>(), 1.2e6);  // replay's, kept
+  EXPECT_FALSE(j["kernels"][0].contains("dram_write_bytes_during")) << j.dump();
+  EXPECT_EQ(j["sampled"]["samples"], 14);
+  c.kernels.pop_back();
+  j = harness::counter_summary(c);
+  EXPECT_DOUBLE_EQ(j["kernels"][0]["dram_write_bytes_during"].get<double>(), 0.7e6);
+  EXPECT_DOUBLE_EQ(j["kernels"][0]["dram_write_bytes"].get<double>(), 1e6);
+  // Not sampled: why, and no bytes.
+  c.sampled.reset();
+  c.sampled_why_not = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  j = harness::counter_summary(c);
+  EXPECT_EQ(j["sampled"]["reason"], "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  EXPECT_FALSE(j["total"].contains("dram_write_bytes_during"));
+}
+
 TEST(CounterSummary, AMetricTheGpuLacksIsNullNotZero) {
   CallCounters c = two_kernels();
   c.metrics.erase(std::remove(c.metrics.begin(), c.metrics.end(),

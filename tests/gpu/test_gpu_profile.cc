@@ -79,6 +79,33 @@ TEST_F(GpuProfile, RangeProfilerCountsTheBytesACopyMoves) {
   EXPECT_TRUE(k["fp32_flops"].is_null() || k["fp32_flops"].get<double>() < 1e6) << j.dump();
 }
 
+TEST_F(GpuProfile, ProfilerPmSamplingCountsWhatACopyWritesWhileItRuns) {
+  // PM sampling (sample_call_dram) counts the bytes while the copy runs: all of its
+  // reads, and its writes but those still in the L2 when it ends (at most the L2's
+  // size), which kernel replay counts too, written back after the kernel.
+  CudaStream s;
+  const size_t bytes = 256u << 20;
+  DeviceBuffer a(bytes), b(bytes);
+  const auto copy = [&] { launch_copy(b.get(), a.get(), bytes, s.get()); };
+  std::string why;
+  const auto replay = count_call(0, s.get(), json::object(), copy, &why);
+  if (!replay && why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) GTEST_SKIP() << why;
+  ASSERT_TRUE(replay) << why;
+  const auto sampled = sample_call_dram(0, s.get(), json::object(), 0.1, copy, &why);
+  ASSERT_TRUE(sampled) << why;
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const double l2 = double(prop.l2CacheSize);
+  EXPECT_NEAR(sampled->read_bytes, double(bytes), 0.05 * double(bytes));
+  EXPECT_LE(sampled->write_bytes, 1.02 * double(bytes));
+  EXPECT_GE(sampled->write_bytes, double(bytes) - 1.05 * l2);
+  EXPECT_GT(sampled->samples, 20u);  // a copy of 512 MiB takes more than 100 us
+  EXPECT_DOUBLE_EQ(sampled->interval_ns, 1000.0);
+  const double replay_writes = replay->kernels.at(0).values.at("dram__bytes_write.sum");
+  EXPECT_LE(sampled->write_bytes, replay_writes * 1.02)
+      << "sampled " << sampled->write_bytes << " replay " << replay_writes;
+}
+
 // `eval --profile` on the bundled CUDA RMSNorm (batch 8192, 64 MiB in and out): the
 // reference's call is profiled where T_ref is timed (the reference worker; with
 // SOLBENCH_REFERENCE_WORKER=0 the solution's worker), and the trace has it under

@@ -183,14 +183,30 @@ json counter_summary(const CallCounters& c) {
                 {"tensor_flops", tt},
                 {"fp32_flops", has(mets, kFfma) ? json(tot_fp32) : json(nullptr)},
                 {"sfu_ops", has(mets, kXu) ? json(tot_sfu) : json(nullptr)}};
-  return {{"allowed", true},
-          {"metrics", mets},
-          {"unavailable", c.unavailable},
-          {"replay", c.replay},
-          {"passes", c.passes},
-          {"kernels", kernels},
-          {"kernels_omitted", omitted},
-          {"total", total}};
+  json out = {{"allowed", true},
+              {"metrics", mets},
+              {"unavailable", c.unavailable},
+              {"replay", c.replay},
+              {"passes", c.passes},
+              {"kernels", kernels},
+              {"kernels_omitted", omitted},
+              {"total", total}};
+  // The PM-sampled call: bytes while it ran (ncu's count, writes the L2 defers past
+  // its end left out), beside kernel replay's (which counts them). Per kernel only
+  // where the call is one kernel: the samples are not attributed to kernels.
+  if (c.sampled) {
+    const SampledDram& s = *c.sampled;
+    out["total"]["dram_read_bytes_during"] = s.read_bytes;
+    out["total"]["dram_write_bytes_during"] = s.write_bytes;
+    if (c.kernels.size() == 1) {
+      out["kernels"][0]["dram_read_bytes_during"] = s.read_bytes;
+      out["kernels"][0]["dram_write_bytes_during"] = s.write_bytes;
+    }
+    out["sampled"] = {{"samples", s.samples}, {"interval_ns", s.interval_ns}};
+  } else if (!c.sampled_why_not.empty()) {
+    out["sampled"] = {{"reason", c.sampled_why_not}};
+  }
+  return out;
 }
 
 json counters_not_allowed(const std::string& reason) {

@@ -45,6 +45,16 @@ struct KernelCounters {
   std::map<std::string, double> values; // metric -> value
 };
 
+// DRAM bytes while one call ran, from CUPTI's PM sampling (a second pass of the
+// call, after the same L2 flush): counted from its first sample to its last, so
+// writes the L2 still holds when the call ends are not counted, as ncu does not
+// count them (kernel replay counts them: its ranges end after the write-back).
+struct SampledDram {
+  double read_bytes = 0, write_bytes = 0;
+  size_t samples = 0;       // decoded samples of the call's window
+  double interval_ns = 0;   // the sampling interval
+};
+
 // The counter pass: per kernel, the metrics that could be collected.
 struct CallCounters {
   std::vector<std::string> metrics;      // collected
@@ -52,6 +62,8 @@ struct CallCounters {
   std::vector<KernelCounters> kernels;
   std::string replay;                    // "kernel" (CUPTI replays each kernel per pass)
   int passes = 0;
+  std::optional<SampledDram> sampled;    // the PM-sampling pass, where it ran
+  std::string sampled_why_not;           // why it did not, where it was tried
 };
 
 // The metrics the counter pass asks for (those a GPU lacks are listed as

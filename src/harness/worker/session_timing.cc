@@ -190,9 +190,18 @@ json WorkerSession::Impl::profile_call(size_t index, py::object& w, detail::Cand
         c.bind(inputs, outputs());
         std::string why;
         counters_read = true;
-        const std::optional<CallCounters> counters =
+        std::optional<CallCounters> counters =
             gpu::count_call(device, stream, plan.timer_options, call, &why);
         c.release();
+        if (counters) {
+          // A third call, PM-sampled: DRAM bytes while it ran, as ncu counts them.
+          c.bind(inputs, outputs());
+          std::string not_sampled;
+          counters->sampled = gpu::sample_call_dram(device, stream, plan.timer_options,
+                                                    median_ms, call, &not_sampled);
+          c.release();
+          counters->sampled_why_not = not_sampled;
+        }
         p["counters"] = counters ? counter_summary(*counters) : counters_not_allowed(why);
       }
     } catch (const CallError& e) {

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -110,6 +112,10 @@ namespace {
 // Kernels one counter pass records (auto range: one range per kernel).
 constexpr size_t kMaxRanges = 1024;
 
+// cuptiProfilerInitialize, once per process (the range profiler and PM sampling
+// both need it); under count_call's or sample_call_dram's lock.
+bool g_profiler_initialized = false;
+
 struct CounterFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -153,6 +159,39 @@ void release_host(CUpti_Profiler_Host_Object* h) {
   (void)cuptiProfilerHostDeinitialize(&d);
 }
 
+// The configuration image of a host object for `n` metrics (added to it here).
+std::vector<uint8_t> config_image(CUpti_Profiler_Host_Object* host, const char** names, size_t n) {
+  auto add = SB_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = host;
+  add.ppMetricNames = names;
+  add.numMetrics = n;
+  check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+  auto size = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host;
+  check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  std::vector<uint8_t> config(size.configImageSize);
+  auto img = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  img.pHostObject = host;
+  img.configImageSize = config.size();
+  img.pConfigImage = config.data();
+  check(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage");
+  return config;
+}
+
+// The `n` metrics' values of range (or sample) `index` of a counter data image.
+void evaluate(CUpti_Profiler_Host_Object* host, std::vector<uint8_t>& data, size_t index,
+              const char** names, size_t n, double* values) {
+  auto ev = SB_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  ev.pHostObject = host;
+  ev.pCounterDataImage = data.data();
+  ev.counterDataImageSize = data.size();
+  ev.rangeIndex = index;
+  ev.ppMetricNames = names;
+  ev.numMetrics = n;
+  ev.pMetricValues = values;
+  check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+}
+
 void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::string>& wanted) {
   auto chip = SB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<size_t>(device);
@@ -180,25 +219,23 @@ void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::
   s.host = host_object(s);
   std::vector<const char*> names;
   for (const auto& m : s.metrics) names.push_back(m.c_str());
-  auto add = SB_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
-  add.pHostObject = s.host;
-  add.ppMetricNames = names.data();
-  add.numMetrics = names.size();
-  check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-  auto size = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-  size.pHostObject = s.host;
-  check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-  s.config.resize(size.configImageSize);
-  auto img = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-  img.pHostObject = s.host;
-  img.configImageSize = s.config.size();
-  img.pConfigImage = s.config.data();
-  check(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage");
+  s.config = config_image(s.host, names.data(), names.size());
   auto passes = SB_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   passes.configImageSize = s.config.size();
   passes.pConfigImage = s.config.data();
   check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
   s.passes = static_cast<int>(passes.numOfPasses);
+}
+
+// Device idle and the L2 flushed first (the timer's prepare(): clean lines), as every
+// timed call starts: DRAM reads are then the call's own. An empty window opens a
+// launch gate that SOLBENCH_GPU_BLOCK_LAUNCH=1 may have closed: nothing may hold the
+// stream while CUPTI replays kernels or samples the call.
+void settle(harness::Timer& timer) {
+  timer.prepare();
+  timer.begin();
+  timer.end();
+  timer.wait_idle();
 }
 
 // The range-profiler session on a context, disabled again whatever happens.
@@ -257,14 +294,7 @@ harness::CallCounters collect(const HostSetup& s, CUcontext ctx, harness::Timer&
   cfg.targetNestingLevel = 1;
   check(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig");
 
-  // Device idle and the L2 flushed first (the timer's prepare()), as every timed call
-  // starts: DRAM reads are then the call's own. An empty window opens a launch gate
-  // that SOLBENCH_GPU_BLOCK_LAUNCH=1 may have closed: nothing may hold the stream
-  // while CUPTI replays kernels.
-  flush_timer.prepare();
-  flush_timer.begin();
-  flush_timer.end();
-  flush_timer.wait_idle();
+  settle(flush_timer);
   auto st = SB_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   st.pRangeProfilerObject = session.get();
   check(cuptiRangeProfilerStart(&st), "cuptiRangeProfilerStart");
@@ -310,15 +340,7 @@ harness::CallCounters collect(const HostSetup& s, CUcontext ctx, harness::Timer&
     ri.rangeDelimiter = "/";
     if (cuptiRangeProfilerCounterDataGetRangeInfo(&ri) == CUPTI_SUCCESS && ri.rangeName)
       k.name = ri.rangeName;
-    auto ev = SB_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-    ev.pHostObject = s.host;
-    ev.pCounterDataImage = data.data();
-    ev.counterDataImageSize = data.size();
-    ev.rangeIndex = r;
-    ev.ppMetricNames = names.data();
-    ev.numMetrics = names.size();
-    ev.pMetricValues = values.data();
-    check(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+    evaluate(s.host, data, r, names.data(), names.size(), values.data());
     for (size_t i = 0; i < names.size(); ++i) k.values[s.metrics[i]] = values[i];
     out.kernels.push_back(std::move(k));
   }
@@ -350,6 +372,7 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
         try {
           auto pinit = SB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
           check(cuptiProfilerInitialize(&pinit), "cuptiProfilerInitialize");
+          g_profiler_initialized = true;
           auto sup = SB_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
           sup.cuDevice = device;
           sup.api = CUPTI_PROFILER_RANGE_PROFILING;
@@ -399,6 +422,191 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
     return std::nullopt;
   } catch (const std::runtime_error& e) {
     // No CUPTI here at all (the timer's constructor says why).
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+// ---------------------------------------------------------------- PM sampling
+
+namespace {
+
+// DRAM bytes written, then read (the order of the values evaluated per sample).
+const char* kPmMetrics[] = {"dram__bytes_write.sum", "dram__bytes_read.sum"};
+constexpr size_t kPmBufferBytes = size_t(64) << 20;  // the hardware buffer of raw samples
+constexpr uint32_t kPmMaxSamples = 40000;            // the counter data image's capacity
+constexpr double kPmMinIntervalNs = 1000;            // 1 us: a 15 us kernel gets 15 samples
+
+// The host side of PM sampling on this chip: its configuration image for the two
+// metrics, made once per process.
+struct PmSetup {
+  std::vector<uint8_t> availability, config;
+  std::string chip;
+  CUpti_Profiler_Host_Object* host = nullptr;  // kept for evaluating samples
+};
+
+PmSetup build_pm(int device) {
+  PmSetup s;
+  auto chip = SB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = static_cast<size_t>(device);
+  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+  s.chip = chip.pChipName;
+  auto av = SB_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
+  av.deviceIndex = static_cast<size_t>(device);
+  check(cuptiPmSamplingGetCounterAvailability(&av), "cuptiPmSamplingGetCounterAvailability");
+  s.availability.resize(av.counterAvailabilityImageSize);
+  av.pCounterAvailabilityImage = s.availability.data();
+  check(cuptiPmSamplingGetCounterAvailability(&av), "cuptiPmSamplingGetCounterAvailability");
+  auto init = SB_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  init.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+  init.pChipName = s.chip.c_str();
+  init.pCounterAvailabilityImage = s.availability.data();
+  check(cuptiProfilerHostInitialize(&init), "cuptiProfilerHostInitialize (PM sampling)");
+  s.host = init.pHostObject;
+  s.config = config_image(s.host, kPmMetrics, 2);
+  return s;
+}
+
+// PM sampling enabled on a device, disabled again whatever happens.
+class PmSession {
+ public:
+  explicit PmSession(int device) {
+    auto en = SB_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
+    en.deviceIndex = static_cast<size_t>(device);
+    check(cuptiPmSamplingEnable(&en), "cuptiPmSamplingEnable");
+    obj_ = en.pPmSamplingObject;
+  }
+  ~PmSession() {
+    if (started_) {
+      auto sp = SB_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params);
+      sp.pPmSamplingObject = obj_;
+      (void)cuptiPmSamplingStop(&sp);
+    }
+    auto d = SB_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params);
+    d.pPmSamplingObject = obj_;
+    (void)cuptiPmSamplingDisable(&d);
+  }
+  PmSession(const PmSession&) = delete;
+  PmSession& operator=(const PmSession&) = delete;
+  CUpti_PmSampling_Object* get() const { return obj_; }
+  void start() {
+    auto st = SB_CUPTI_PARAMS(CUpti_PmSampling_Start_Params);
+    st.pPmSamplingObject = obj_;
+    check(cuptiPmSamplingStart(&st), "cuptiPmSamplingStart");
+    started_ = true;
+  }
+  void stop() {
+    auto sp = SB_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params);
+    sp.pPmSamplingObject = obj_;
+    started_ = false;
+    check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop");
+  }
+
+ private:
+  CUpti_PmSampling_Object* obj_ = nullptr;
+  bool started_ = false;
+};
+
+// The samples' sums, the first left out: it spans from before the start (what the
+// L2 flush moved among it) to its first trigger, which the wait after the start lets
+// pass before the call. The device is idle around the call and the flush left the
+// L2 clean, so the rest is the call's own traffic while it ran.
+harness::SampledDram sum_samples(const PmSetup& s, CUpti_PmSampling_Object* obj,
+                                 std::vector<uint8_t>& data, double interval_ns) {
+  auto dec = SB_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
+  dec.pPmSamplingObject = obj;
+  dec.pCounterDataImage = data.data();
+  dec.counterDataImageSize = data.size();
+  check(cuptiPmSamplingDecodeData(&dec), "cuptiPmSamplingDecodeData");
+  if (dec.overflow || dec.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+    throw CounterFailure(fmt::format("the call outlasted PM sampling's buffers ({} samples of {} ns)",
+                                     kPmMaxSamples, interval_ns));
+  auto info = SB_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+  info.pCounterDataImage = data.data();
+  info.counterDataImageSize = data.size();
+  check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
+  if (info.numCompletedSamples < 2) throw CounterFailure("PM sampling decoded no sample of the call");
+  harness::SampledDram out;
+  out.interval_ns = interval_ns;
+  for (size_t i = 1; i < info.numCompletedSamples; ++i) {
+    double v[2] = {0, 0};
+    evaluate(s.host, data, i, kPmMetrics, 2, v);
+    out.write_bytes += v[0];
+    out.read_bytes += v[1];
+  }
+  out.samples = info.numCompletedSamples - 1;
+  return out;
+}
+
+}  // namespace
+
+std::optional<harness::SampledDram> sample_call_dram(int device, void* stream,
+                                                     const json& timer_options, double expected_ms,
+                                                     const std::function<void()>& call,
+                                                     std::string* why) {
+  static std::mutex mu;
+  static std::optional<PmSetup> setup;
+  static std::string setup_error;
+  try {
+    CuptiTimer* cupti = nullptr;
+    auto timer = make_cupti_timer(device, stream, pass_options(timer_options, false), &cupti);
+    std::lock_guard<std::mutex> lock(mu);
+    if (!setup && setup_error.empty()) {
+      try {
+        if (!g_profiler_initialized) {
+          auto pinit = SB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+          check(cuptiProfilerInitialize(&pinit), "cuptiProfilerInitialize");
+          g_profiler_initialized = true;
+        }
+        setup = build_pm(device);
+      } catch (const CounterFailure& e) {
+        setup_error = e.what();
+      }
+    }
+    if (!setup) throw CounterFailure(setup_error);
+    // At most about 20000 samples over the call (1 us each up to 20 ms).
+    const double interval_ns = std::max(kPmMinIntervalNs, std::max(expected_ms, 0.0) * 1e6 / 20000);
+    const auto wait = std::chrono::nanoseconds(static_cast<int64_t>(std::max(50e3, 5 * interval_ns)));
+    PmSession session(device);
+    auto cfg = SB_CUPTI_PARAMS(CUpti_PmSampling_SetConfig_Params);
+    cfg.pPmSamplingObject = session.get();
+    cfg.configSize = setup->config.size();
+    cfg.pConfig = setup->config.data();
+    cfg.hardwareBufferSize = kPmBufferBytes;
+    cfg.samplingInterval = static_cast<uint64_t>(interval_ns);
+    cfg.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+    cfg.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+    check(cuptiPmSamplingSetConfig(&cfg), "cuptiPmSamplingSetConfig");
+    auto dsize = SB_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+    dsize.pPmSamplingObject = session.get();
+    dsize.pMetricNames = kPmMetrics;
+    dsize.numMetrics = 2;
+    dsize.maxSamples = kPmMaxSamples;
+    check(cuptiPmSamplingGetCounterDataSize(&dsize), "cuptiPmSamplingGetCounterDataSize");
+    std::vector<uint8_t> data(dsize.counterDataSize);
+    auto init = SB_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+    init.pPmSamplingObject = session.get();
+    init.counterDataSize = data.size();
+    init.pCounterData = data.data();
+    check(cuptiPmSamplingCounterDataImageInitialize(&init),
+          "cuptiPmSamplingCounterDataImageInitialize");
+    settle(*timer);  // then the first sample's trigger passes before the call
+    session.start();
+    std::this_thread::sleep_for(wait);
+    call();
+    timer->wait_idle();  // bounded, as after every call
+    std::this_thread::sleep_for(wait);
+    session.stop();
+    return sum_samples(*setup, session.get(), data, interval_ns);
+  } catch (const CounterFailure& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  } catch (const WorkLeftRunning&) {
+    throw;
+  } catch (const CudaError& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  } catch (const std::runtime_error& e) {
     if (why) *why = e.what();
     return std::nullopt;
   }

@@ -33,4 +33,14 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
                                                 const std::function<void()>& call,
                                                 std::string* why);
 
+// Runs `call` once more with CUPTI's PM sampling of DRAM bytes (an interval of
+// 1 us, longer for calls expected over 20 ms), after the L2 flush and with the
+// device idle before and after, and sums the samples between: the bytes read and
+// written while the call ran. Returns nullopt with the reason in `why` where PM
+// sampling cannot run (no rights, an unsupported GPU, the buffer overflowed).
+std::optional<harness::SampledDram> sample_call_dram(int device, void* stream,
+                                                     const json& timer_options, double expected_ms,
+                                                     const std::function<void()>& call,
+                                                     std::string* why);
+
 }  // namespace solbench::gpu

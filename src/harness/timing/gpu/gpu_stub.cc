@@ -35,6 +35,13 @@ std::optional<harness::CallCounters> count_call(int, void*, const json&,
   return std::nullopt;
 }
 
+std::optional<harness::SampledDram> sample_call_dram(int, void*, const json&, double,
+                                                     const std::function<void()>&,
+                                                     std::string* why) {
+  if (why) *why = kNoCuda;
+  return std::nullopt;
+}
+
 CudaErrorStatus poll_cuda_error(bool) {
   CudaErrorStatus s;
   s.ok = false;
