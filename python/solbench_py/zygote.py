@@ -187,17 +187,22 @@ def _warm_harness(w: Workload, x: list, device: str, seed: int) -> None:
     H200, five rounds: the Recorder's digests 70-80 ms before, 7 ms after; its
     records 46-55 ms, 13 ms; the Judge's checks 70-84 ms, 17 ms.)"""
     outs = w.alloc_outputs()
-    before = record.digests(x)
-    path = os.path.join(os.getcwd(), "_warm.rec")
     # A few KiB of each output: the first loads do not depend on the size, and a
     # large record would hold the GPU's lock (shared) and the scratch folder's space.
-    heads = [t.reshape(-1)[:4096] for t in outs]
+    _record_round_trip([t.reshape(-1)[:4096] for t in outs], x, device)
+    w.arg_pool([x], None, 2, True).next(seed)
+
+
+def _record_round_trip(outs: list, x: list, device: str) -> None:
+    """The digests of `x`, then a record of `outs` written and read back (its digest
+    checked) in the scratch folder, and removed."""
+    before = record.digests(x)
+    path = os.path.join(os.getcwd(), "_warm.rec")
     try:
-        record.read_call(path, record.write_call(path, heads, x, before), device)
+        record.read_call(path, record.write_call(path, outs, x, before), device)
     finally:
         if os.path.exists(path):
             os.remove(path)
-    w.arg_pool([x], None, 2, True).next(seed)
 
 
 def _dtypes_of(entries) -> list:
@@ -223,13 +228,7 @@ def _warm_harness_light(spec: dict, device: str) -> None:
     50 ms and its sampled calls' 33 ms, against 2.3 ms for RMSNorm's warmed ones.)"""
     dtypes = _dtypes_of(spec.get("outputs"))
     outs = [torch.zeros(4096, dtype=dt, device=device) for dt in dtypes or [torch.uint8]]
-    x = [torch.zeros(4096, dtype=torch.uint8, device=device)]
-    path = os.path.join(os.getcwd(), "_warm.rec")
-    try:
-        record.read_call(path, record.write_call(path, outs, x, record.digests(x)), device)
-    finally:
-        if os.path.exists(path):
-            os.remove(path)
+    _record_round_trip(outs, [torch.zeros(4096, dtype=torch.uint8, device=device)], device)
     release_memory(device)
 
 

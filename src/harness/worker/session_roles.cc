@@ -452,11 +452,11 @@ class Judging final : public RoleVerdict {
       sets = s_.timing_sets(run.spec, run.w, input_sets, ref_sets);
       run.o.phases_ms["timing_sets_ms"] = ssw.ms();
     };
+    std::exception_ptr sets_failed;
     if (s_.rest_owed == run.index) {
       // The rounds came ahead: the timing sets (the same whatever the rest says)
       // are made while the solution is still timed, then the rest (r is whole after
       // it). Their failure counts only where the rest says the timing ran.
-      std::exception_ptr sets_failed;
       try {
         make_sets();
       } catch (...) {
@@ -466,11 +466,10 @@ class Judging final : public RoleVerdict {
       const bool kept = s_.take_rest(run.index);
       run.o.phases_ms["record_rest_wait_ms"] = wsw.ms();
       if (!kept) throw Finish{Status::RuntimeError, "the record was withdrawn"};  // dropped
-      if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
-      if (sets_failed) std::rethrow_exception(sets_failed);
     }
     if (r.failed_stage == "round") return judge_failed_round(run, r);
     if (r.failed_stage == "after" || (r.failed_stage.empty() && !r.timed)) return;
+    if (sets_failed) std::rethrow_exception(sets_failed);
     if (sets < 0) make_sets();
     if (r.failed_stage == "timing") return;
     s_.progress(run.index, WorkloadPhase::Judging);

@@ -105,9 +105,9 @@ class WorkerSession {
   // A spare's last step before it stands by: torch's fingerprint and a first full
   // look at it (identity.torch_changes), kept for its plan. The claimed worker then
   // checks that fingerprint after its reference's load with a quick look, taking a
-  // new one only where that load changed something, and the look after the
-  // solution's load is a quick one too (35-80 ms of a warm call's start on an
-  // H200). Returns the milliseconds it took; never throws.
+  // new one only where that load changed something (the fingerprint's 15-20 ms of a
+  // warm call's start on an H200; the look after the solution's load stays a full
+  // one). Returns the milliseconds it took; never throws.
   static double take_torch_baseline_ahead();
 
   // Runs the reference and the comparison once on `spec`'s first correctness

@@ -112,10 +112,6 @@ namespace {
 // Kernels one counter pass records (auto range: one range per kernel).
 constexpr size_t kMaxRanges = 1024;
 
-// cuptiProfilerInitialize, once per process (the range profiler and PM sampling
-// both need it); under count_call's or sample_call_dram's lock.
-bool g_profiler_initialized = false;
-
 struct CounterFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -130,6 +126,40 @@ void check(CUptiResult r, const char* what) {
   else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED)
     s += " (another profiler, e.g. ncu or nsys, may own CUPTI)";
   throw CounterFailure(s);
+}
+
+// cuptiProfilerInitialize, once per process: the range profiler and PM sampling
+// both need it. A failure is thrown each time it is asked for.
+void profiler_initialize() {
+  static std::mutex mu;
+  static bool done = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (done) return;
+  auto pinit = SB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  check(cuptiProfilerInitialize(&pinit), "cuptiProfilerInitialize");
+  done = true;
+}
+
+std::string chip_name(int device) {
+  auto chip = SB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = static_cast<size_t>(device);
+  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+  return chip.pChipName;
+}
+
+// What `f` returns, or nullopt with the reason in `why` where it threw: counters
+// not allowed, CUDA or CUPTI refusing. Work left running on the GPU is the
+// solution's doing and goes on up: the worker reports it, as after any call.
+template <typename F>
+auto or_reason(F&& f, std::string* why) -> std::optional<decltype(f())> {
+  try {
+    return f();
+  } catch (const WorkLeftRunning&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // also CounterFailure, CudaError, no CUPTI
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
 }
 
 // The host side's view of this chip, made once per process: which of the wanted
@@ -193,10 +223,7 @@ void evaluate(CUpti_Profiler_Host_Object* host, std::vector<uint8_t>& data, size
 }
 
 void build_host(HostSetup& s, int device, CUcontext ctx, const std::vector<std::string>& wanted) {
-  auto chip = SB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-  chip.deviceIndex = static_cast<size_t>(device);
-  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
-  s.chip = chip.pChipName;
+  s.chip = chip_name(device);
   auto avail = SB_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
   avail.ctx = ctx;
   check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
@@ -357,7 +384,7 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
   static std::optional<HostSetup> setup, core;
   static std::string setup_error;
   static int setup_device = -1;
-  try {
+  return or_reason([&] {
     CuptiTimer* cupti = nullptr;
     auto timer = make_cupti_timer(device, stream, pass_options(timer_options, false), &cupti);
     using GetCurrent = CUresult (*)(CUcontext*);
@@ -370,9 +397,7 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
       if (setup_device == -1) {
         setup_device = device;
         try {
-          auto pinit = SB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-          check(cuptiProfilerInitialize(&pinit), "cuptiProfilerInitialize");
-          g_profiler_initialized = true;
+          profiler_initialize();
           auto sup = SB_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
           sup.cuDevice = device;
           sup.api = CUPTI_PROFILER_RANGE_PROFILING;
@@ -412,19 +437,7 @@ std::optional<harness::CallCounters> count_call(int device, void* stream, const 
           c.unavailable.push_back(m);
       return c;
     }
-  } catch (const CounterFailure& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  } catch (const WorkLeftRunning&) {
-    throw;  // the solution's doing: the worker reports it, as after any call
-  } catch (const CudaError& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  } catch (const std::runtime_error& e) {
-    // No CUPTI here at all (the timer's constructor says why).
-    if (why) *why = e.what();
-    return std::nullopt;
-  }
+  }, why);
 }
 
 // ---------------------------------------------------------------- PM sampling
@@ -447,10 +460,7 @@ struct PmSetup {
 
 PmSetup build_pm(int device) {
   PmSetup s;
-  auto chip = SB_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-  chip.deviceIndex = static_cast<size_t>(device);
-  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
-  s.chip = chip.pChipName;
+  s.chip = chip_name(device);
   auto av = SB_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
   av.deviceIndex = static_cast<size_t>(device);
   check(cuptiPmSamplingGetCounterAvailability(&av), "cuptiPmSamplingGetCounterAvailability");
@@ -547,17 +557,13 @@ std::optional<harness::SampledDram> sample_call_dram(int device, void* stream,
   static std::mutex mu;
   static std::optional<PmSetup> setup;
   static std::string setup_error;
-  try {
+  return or_reason([&] {
     CuptiTimer* cupti = nullptr;
     auto timer = make_cupti_timer(device, stream, pass_options(timer_options, false), &cupti);
     std::lock_guard<std::mutex> lock(mu);
     if (!setup && setup_error.empty()) {
       try {
-        if (!g_profiler_initialized) {
-          auto pinit = SB_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-          check(cuptiProfilerInitialize(&pinit), "cuptiProfilerInitialize");
-          g_profiler_initialized = true;
-        }
+        profiler_initialize();
         setup = build_pm(device);
       } catch (const CounterFailure& e) {
         setup_error = e.what();
@@ -598,18 +604,7 @@ std::optional<harness::SampledDram> sample_call_dram(int device, void* stream,
     std::this_thread::sleep_for(wait);
     session.stop();
     return sum_samples(*setup, session.get(), data, interval_ns);
-  } catch (const CounterFailure& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  } catch (const WorkLeftRunning&) {
-    throw;
-  } catch (const CudaError& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  } catch (const std::runtime_error& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  }
+  }, why);
 }
 
 }  // namespace solbench::gpu
